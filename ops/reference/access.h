@@ -1,0 +1,110 @@
+// Element access for the reference kernels: read any dtype as double, write double into
+// any dtype, walk multi-indices, and broadcast offsets. Deliberately simple and slow: the
+// reference kernels are the oracle.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include "longrun/dtype.h"
+#include "longrun/tensor_desc.h"
+
+namespace longrun::ref {
+
+// Value of the element at `offset` (in elements) from view.data.
+inline double load(const TensorView& v, int64_t offset) {
+  const char* p = static_cast<const char*>(v.data) + offset * int64_t(dtype_size(v.desc.dtype()));
+  switch (v.desc.dtype()) {
+    case DType::f32: { float f; std::memcpy(&f, p, 4); return f; }
+    case DType::f16: { uint16_t h; std::memcpy(&h, p, 2); return f16_to_f32(h); }
+    case DType::bf16: { uint16_t h; std::memcpy(&h, p, 2); return bf16_to_f32(h); }
+    case DType::i32: { int32_t i; std::memcpy(&i, p, 4); return double(i); }
+    case DType::i64: { int64_t i; std::memcpy(&i, p, 8); return double(i); }
+    case DType::u8: return double(*reinterpret_cast<const uint8_t*>(p));
+  }
+  return 0.0;
+}
+
+// Exact integer load (ids, indices); floats are truncated.
+inline int64_t load_int(const TensorView& v, int64_t offset) {
+  const char* p = static_cast<const char*>(v.data) + offset * int64_t(dtype_size(v.desc.dtype()));
+  switch (v.desc.dtype()) {
+    case DType::i32: { int32_t i; std::memcpy(&i, p, 4); return i; }
+    case DType::i64: { int64_t i; std::memcpy(&i, p, 8); return i; }
+    case DType::u8: return *reinterpret_cast<const uint8_t*>(p);
+    default: return int64_t(load(v, offset));
+  }
+}
+
+// Stores `x` rounded to the view's dtype (f32: nearest; f16/bf16: via f32, nearest even;
+// integers: truncation toward zero).
+inline void store(const TensorView& v, int64_t offset, double x) {
+  char* p = static_cast<char*>(v.data) + offset * int64_t(dtype_size(v.desc.dtype()));
+  switch (v.desc.dtype()) {
+    case DType::f32: { float f = float(x); std::memcpy(p, &f, 4); return; }
+    case DType::f16: { uint16_t h = f32_to_f16(float(x)); std::memcpy(p, &h, 2); return; }
+    case DType::bf16: { uint16_t h = f32_to_bf16(float(x)); std::memcpy(p, &h, 2); return; }
+    case DType::i32: { int32_t i = int32_t(x); std::memcpy(p, &i, 4); return; }
+    case DType::i64: { int64_t i = int64_t(x); std::memcpy(p, &i, 8); return; }
+    case DType::u8: *reinterpret_cast<uint8_t*>(p) = uint8_t(x); return;
+  }
+}
+
+inline void store_int(const TensorView& v, int64_t offset, int64_t x) {
+  char* p = static_cast<char*>(v.data) + offset * int64_t(dtype_size(v.desc.dtype()));
+  switch (v.desc.dtype()) {
+    case DType::i32: { int32_t i = int32_t(x); std::memcpy(p, &i, 4); return; }
+    case DType::i64: std::memcpy(p, &x, 8); return;
+    case DType::u8: *reinterpret_cast<uint8_t*>(p) = uint8_t(x); return;
+    default: store(v, offset, double(x));
+  }
+}
+
+// Element offset of `index` in `d` (index has d.rank() entries).
+inline int64_t offset_of(const TensorDesc& d, std::span<const int64_t> index) {
+  int64_t o = 0;
+  for (int i = 0; i < d.rank(); ++i) o += index[size_t(i)] * d.stride(i);
+  return o;
+}
+
+// Offset in `src` of the element that broadcasts to output index `out_index`
+// (numpy rules: src is right-aligned; its dims of 1 repeat).
+inline int64_t broadcast_offset(const TensorDesc& src, std::span<const int64_t> out_index) {
+  const int shift = int(out_index.size()) - src.rank();
+  int64_t o = 0;
+  for (int i = 0; i < src.rank(); ++i)
+    if (src.dim(i) != 1) o += out_index[size_t(i + shift)] * src.stride(i);
+  return o;
+}
+
+// Calls fn(index) for every multi-index of `dims` in row-major order.
+template <typename Fn>
+void for_each_index(std::span<const int64_t> dims, Fn&& fn) {
+  for (int64_t d : dims)
+    if (d == 0) return;
+  std::vector<int64_t> idx(dims.size(), 0);
+  while (true) {
+    fn(std::span<const int64_t>(idx));
+    int i = int(dims.size()) - 1;
+    for (; i >= 0; --i) {
+      if (++idx[size_t(i)] < dims[size_t(i)]) break;
+      idx[size_t(i)] = 0;
+    }
+    if (i < 0) return;
+  }
+}
+
+// The "rows" of a tensor along one axis: calls fn(base_offset_in, base_offset_out) for
+// every combination of the other axes, for kernels that work on 1-D lines (softmax, dct,
+// cummax, topk, ...). `in` and `out` must have the same dims except along `axis`.
+template <typename Fn>
+void for_each_line(const TensorDesc& in, const TensorDesc& out, int axis, Fn&& fn) {
+  std::vector<int64_t> dims(in.dims().begin(), in.dims().end());
+  dims[size_t(axis)] = 1;
+  for_each_index(dims, [&](std::span<const int64_t> idx) { fn(offset_of(in, idx), offset_of(out, idx)); });
+}
+
+}  // namespace longrun::ref

@@ -1,0 +1,69 @@
+// The Backend interface: one device + one stream. A backend says which nodes it supports,
+// prepares a planned graph (picks kernels, prepacks weights, creates FFT plans, allocates
+// the arena and workspaces; no allocation during run) and executes it.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "longrun/graph.h"
+#include "longrun/planner.h"
+#include "longrun/status.h"
+#include "longrun/tensor_desc.h"
+
+namespace longrun {
+
+// Host memory for one run: views for the graph inputs and outputs, in the order of
+// Graph::inputs() / Graph::outputs(). Output views are written by execute().
+struct Bindings {
+  std::span<const TensorView> inputs;
+  std::span<const TensorView> outputs;
+};
+
+// Optional per-run hooks.
+struct RunHooks {
+  // Called after each node with (nodes done, total). Return false to cancel: the run stops
+  // before the next node and returns StatusCode::cancelled.
+  std::function<bool(int done, int total)> progress;
+  // When non-null, receives per-node wall time in milliseconds (index = node).
+  std::vector<double>* node_ms = nullptr;
+};
+
+// A graph prepared for one backend: kernels chosen, memory allocated.
+class Prepared {
+ public:
+  virtual ~Prepared() = default;
+  virtual const MemoryReport& memory_report() const = 0;
+};
+
+struct BackendOptions {
+  int threads = 1;   // 0: all hardware threads
+  std::string isa;   // cpu only: "", "scalar", "avx2", "avx512" ("" = best / LONGRUN_CPU_ISA)
+  int device = 0;    // cuda only
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+  // Whether the backend has a kernel for this node (dtype and attrs included). When not,
+  // *why names the reason.
+  virtual bool supports(const Graph& graph, const Node& node, std::string* why) const = 0;
+  virtual Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan) = 0;
+  virtual Status execute(Prepared& prepared, const Bindings& bindings, RunHooks* hooks) = 0;
+  virtual Status synchronize() = 0;
+  // One line for logs: "cpu (avx512, 2 threads)".
+  virtual std::string description() const = 0;
+};
+
+// "reference", "cpu", "cuda". Unknown names and backends not built or without a device
+// give an error that says so.
+Result<std::unique_ptr<Backend>> create_backend(std::string_view name, const BackendOptions& options = {});
+// Names of the backends compiled into this build (whether or not a device is present).
+std::vector<std::string> backend_names();
+
+}  // namespace longrun
