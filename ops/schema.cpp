@@ -41,11 +41,11 @@ const std::array<OpSchema, kNumOps>& table() {
   static const std::array<OpSchema, kNumOps> t = [] {
     std::array<OpSchema, kNumOps> s{};
     int i = 0;
-#define LR_OP(name, Attrs)                                                          \
-  {                                                                                 \
-    const Arity a = arity_of(OpKind::name);                                         \
-    s[i++] = OpSchema{#name, a.min_inputs, a.max_inputs, 1, a.inplace_input, a.is_view, \
-                      &infer_##name, &reference_##name};                            \
+#define LR_OP(name, Attrs)                                                              \
+  {                                                                                     \
+    const Arity a = arity_of(OpKind::name);                                             \
+    s[i++] = OpSchema{#name,           a.min_inputs, a.max_inputs,  1,                  \
+                      a.inplace_input, a.is_view,    &infer_##name, &reference_##name}; \
   }
 #include "longrun/ops/op_list.inc"
     return s;
@@ -64,7 +64,8 @@ const OpSchema& op_schema(OpKind kind) { return table()[size_t(kind)]; }
 
 Status infer_op(OpKind kind, const OpAttrs& attrs, std::span<const TensorDesc> inputs,
                 std::vector<TensorDesc>* outputs) {
-  if (size_t(kind) >= size_t(kNumOps)) return invalid_argument("unknown op kind " + std::to_string(int(kind)));
+  if (size_t(kind) >= size_t(kNumOps))
+    return invalid_argument("unknown op kind " + std::to_string(int(kind)));
   const OpSchema& s = op_schema(kind);
   if (attrs.index() != attrs_index(kind))
     return invalid_argument(std::string(s.name) + ": attribute struct does not belong to this op");
@@ -79,8 +80,7 @@ Status infer_op(OpKind kind, const OpAttrs& attrs, std::span<const TensorDesc> i
   }
   outputs->assign(size_t(s.num_outputs), TensorDesc{});
   Status st = s.infer(attrs, inputs, *outputs);
-  if (!st.ok() && st.message().rfind(std::string(s.name) + ":", 0) != 0)
-    return st.with_context(s.name);
+  if (!st.ok() && st.message().rfind(std::string(s.name) + ":", 0) != 0) return st.with_context(s.name);
   return st;
 }
 

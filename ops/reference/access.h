@@ -6,10 +6,14 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <numbers>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "longrun/dtype.h"
+#include "longrun/ops/schema.h"
 #include "longrun/tensor_desc.h"
 
 namespace longrun::ref {
@@ -18,11 +22,31 @@ namespace longrun::ref {
 inline double load(const TensorView& v, int64_t offset) {
   const char* p = static_cast<const char*>(v.data) + offset * int64_t(dtype_size(v.desc.dtype()));
   switch (v.desc.dtype()) {
-    case DType::f32: { float f; std::memcpy(&f, p, 4); return f; }
-    case DType::f16: { uint16_t h; std::memcpy(&h, p, 2); return f16_to_f32(h); }
-    case DType::bf16: { uint16_t h; std::memcpy(&h, p, 2); return bf16_to_f32(h); }
-    case DType::i32: { int32_t i; std::memcpy(&i, p, 4); return double(i); }
-    case DType::i64: { int64_t i; std::memcpy(&i, p, 8); return double(i); }
+    case DType::f32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+    case DType::f16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return f16_to_f32(h);
+    }
+    case DType::bf16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return bf16_to_f32(h);
+    }
+    case DType::i32: {
+      int32_t i;
+      std::memcpy(&i, p, 4);
+      return double(i);
+    }
+    case DType::i64: {
+      int64_t i;
+      std::memcpy(&i, p, 8);
+      return double(i);
+    }
     case DType::u8: return double(*reinterpret_cast<const uint8_t*>(p));
   }
   return 0.0;
@@ -32,8 +56,16 @@ inline double load(const TensorView& v, int64_t offset) {
 inline int64_t load_int(const TensorView& v, int64_t offset) {
   const char* p = static_cast<const char*>(v.data) + offset * int64_t(dtype_size(v.desc.dtype()));
   switch (v.desc.dtype()) {
-    case DType::i32: { int32_t i; std::memcpy(&i, p, 4); return i; }
-    case DType::i64: { int64_t i; std::memcpy(&i, p, 8); return i; }
+    case DType::i32: {
+      int32_t i;
+      std::memcpy(&i, p, 4);
+      return i;
+    }
+    case DType::i64: {
+      int64_t i;
+      std::memcpy(&i, p, 8);
+      return i;
+    }
     case DType::u8: return *reinterpret_cast<const uint8_t*>(p);
     default: return int64_t(load(v, offset));
   }
@@ -44,11 +76,31 @@ inline int64_t load_int(const TensorView& v, int64_t offset) {
 inline void store(const TensorView& v, int64_t offset, double x) {
   char* p = static_cast<char*>(v.data) + offset * int64_t(dtype_size(v.desc.dtype()));
   switch (v.desc.dtype()) {
-    case DType::f32: { float f = float(x); std::memcpy(p, &f, 4); return; }
-    case DType::f16: { uint16_t h = f32_to_f16(float(x)); std::memcpy(p, &h, 2); return; }
-    case DType::bf16: { uint16_t h = f32_to_bf16(float(x)); std::memcpy(p, &h, 2); return; }
-    case DType::i32: { int32_t i = int32_t(x); std::memcpy(p, &i, 4); return; }
-    case DType::i64: { int64_t i = int64_t(x); std::memcpy(p, &i, 8); return; }
+    case DType::f32: {
+      float f = float(x);
+      std::memcpy(p, &f, 4);
+      return;
+    }
+    case DType::f16: {
+      uint16_t h = f32_to_f16(float(x));
+      std::memcpy(p, &h, 2);
+      return;
+    }
+    case DType::bf16: {
+      uint16_t h = f32_to_bf16(float(x));
+      std::memcpy(p, &h, 2);
+      return;
+    }
+    case DType::i32: {
+      int32_t i = int32_t(x);
+      std::memcpy(p, &i, 4);
+      return;
+    }
+    case DType::i64: {
+      int64_t i = int64_t(x);
+      std::memcpy(p, &i, 8);
+      return;
+    }
     case DType::u8: *reinterpret_cast<uint8_t*>(p) = uint8_t(x); return;
   }
 }
@@ -56,7 +108,11 @@ inline void store(const TensorView& v, int64_t offset, double x) {
 inline void store_int(const TensorView& v, int64_t offset, int64_t x) {
   char* p = static_cast<char*>(v.data) + offset * int64_t(dtype_size(v.desc.dtype()));
   switch (v.desc.dtype()) {
-    case DType::i32: { int32_t i = int32_t(x); std::memcpy(p, &i, 4); return; }
+    case DType::i32: {
+      int32_t i = int32_t(x);
+      std::memcpy(p, &i, 4);
+      return;
+    }
     case DType::i64: std::memcpy(p, &x, 8); return;
     case DType::u8: *reinterpret_cast<uint8_t*>(p) = uint8_t(x); return;
     default: store(v, offset, double(x));
@@ -105,6 +161,73 @@ void for_each_line(const TensorDesc& in, const TensorDesc& out, int axis, Fn&& f
   std::vector<int64_t> dims(in.dims().begin(), in.dims().end());
   dims[size_t(axis)] = 1;
   for_each_index(dims, [&](std::span<const int64_t> idx) { fn(offset_of(in, idx), offset_of(out, idx)); });
+}
+
+// "[1,0,3]": how run-time error messages name an element position.
+inline std::string index_string(std::span<const int64_t> index) {
+  std::string s = "[";
+  for (size_t i = 0; i < index.size(); ++i) s += (i ? "," : "") + std::to_string(index[i]);
+  return s + "]";
+}
+
+// Re-checks a kernel call against the op's own shape inference: the attrs belong to the op,
+// the input descs pass inference, every output view has the inferred dims and dtype (its
+// strides may differ) and no non-empty view has a null pointer. The oracle then cannot index
+// out of the views it was given, whoever calls it.
+inline Status check_kernel_args(OpKind kind, const KernelArgs& a) {
+  const std::string name(op_name(kind));
+  if (a.attrs == nullptr) return invalid_argument(name + ": kernel called without attributes");
+  std::vector<TensorDesc> in, out;
+  for (const TensorView& v : a.inputs) in.push_back(v.desc);
+  LR_RETURN_IF_ERROR(infer_op(kind, *a.attrs, in, &out));
+  if (out.size() != a.outputs.size())
+    return invalid_argument(name + ": expected " + std::to_string(out.size()) + " outputs, found " +
+                            std::to_string(a.outputs.size()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    const TensorDesc& d = a.outputs[i].desc;
+    if (d.dtype() != out[i].dtype() || !d.same_shape(out[i]))
+      return invalid_argument(name + ": output " + std::to_string(i) + " is " + d.to_string() +
+                              ", expected " + out[i].to_string());
+    if (a.outputs[i].data == nullptr && d.numel() > 0)
+      return invalid_argument(name + ": output " + std::to_string(i) + " has no data");
+  }
+  for (size_t i = 0; i < a.inputs.size(); ++i)
+    if (a.inputs[i].data == nullptr && a.inputs[i].desc.numel() > 0)
+      return invalid_argument(name + ": input " + std::to_string(i) + " has no data");
+  return {};
+}
+
+// Scalar activations, written exactly as attrs.h states them (shared by the elementwise
+// kernels and the matmul epilogue so that both follow one definition).
+inline double relu(double x) { return std::isnan(x) ? x : (x > 0.0 ? x : 0.0); }  // NaN propagates (torch)
+inline double gelu_erf(double x) { return x * 0.5 * (1.0 + std::erf(x / std::numbers::sqrt2)); }
+inline double gelu_tanh(double x) {
+  const double c = std::sqrt(2.0 / std::numbers::pi);
+  return 0.5 * x * (1.0 + std::tanh(c * (x + 0.044715 * x * x * x)));
+}
+
+// Softmax of the logits in `line`, in place, max-subtracted. A -inf logit gets weight 0; a
+// line whose logits are all -inf (or that is empty) becomes zeros, never NaN; a NaN logit
+// makes the whole line NaN (as torch does).
+inline void softmax_in_place(std::span<double> line) {
+  double m = -std::numeric_limits<double>::infinity();
+  for (double x : line) {
+    if (std::isnan(x)) {
+      for (double& y : line) y = std::numeric_limits<double>::quiet_NaN();
+      return;
+    }
+    if (x > m) m = x;
+  }
+  if (m == -std::numeric_limits<double>::infinity()) {
+    for (double& y : line) y = 0.0;
+    return;
+  }
+  double sum = 0.0;
+  for (double& y : line) {
+    y = std::exp(y - m);
+    sum += y;
+  }
+  for (double& y : line) y /= sum;
 }
 
 }  // namespace longrun::ref

@@ -38,13 +38,38 @@ Result<std::vector<int64_t>> broadcast_dims(std::span<const int64_t> a, std::spa
     const int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
     const int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
     if (da != db && da != 1 && db != 1)
-      return invalid_argument("shapes do not broadcast: dim " + std::to_string(i) + " is " + std::to_string(da) +
-                              " vs " + std::to_string(db));
+      return invalid_argument("shapes do not broadcast: dim " + std::to_string(i) + " is " +
+                              std::to_string(da) + " vs " + std::to_string(db));
     out[i] = da == 1 ? db : da;
   }
   return out;
 }
 
-Result<TensorDesc> make_desc(DType dtype, std::span<const int64_t> dims) { return TensorDesc::make(dtype, dims); }
+std::string dims_string(std::span<const int64_t> dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+Status expect_dim(int index, const TensorDesc& d, int axis, int64_t expected, const std::string& what) {
+  if (axis >= 0 && axis < d.rank() && d.dim(axis) == expected) return {};
+  const std::string found = axis >= 0 && axis < d.rank() ? std::to_string(d.dim(axis)) : "no such dim";
+  return invalid_argument(describe_input(index, d) + ": dim " + std::to_string(axis) + " (" + what +
+                          ") expected " + std::to_string(expected) + ", found " + found);
+}
+
+Status expect_broadcasts_to(int index, const TensorDesc& d, std::span<const int64_t> target) {
+  bool ok = size_t(d.rank()) <= target.size();
+  for (int i = 0; ok && i < d.rank(); ++i) {
+    const int64_t t = target[target.size() - size_t(d.rank()) + size_t(i)];
+    ok = d.dim(i) == 1 || d.dim(i) == t;
+  }
+  if (ok) return {};
+  return invalid_argument(describe_input(index, d) + ": does not broadcast to " + dims_string(target));
+}
+
+Result<TensorDesc> make_desc(DType dtype, std::span<const int64_t> dims) {
+  return TensorDesc::make(dtype, dims);
+}
 
 }  // namespace longrun::shape

@@ -5,7 +5,7 @@ include(CMakePackageConfigHelpers)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/include/longrun ${PROJECT_SOURCE_DIR}/ops/include/longrun
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS longrun longrun_headers longrun_backend_deps longrun_compile_options
+install(TARGETS longrun longrun_headers longrun_backend_deps
         EXPORT longrunTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

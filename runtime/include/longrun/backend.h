@@ -41,9 +41,9 @@ class Prepared {
 };
 
 struct BackendOptions {
-  int threads = 1;   // 0: all hardware threads
-  std::string isa;   // cpu only: "", "scalar", "avx2", "avx512" ("" = best / LONGRUN_CPU_ISA)
-  int device = 0;    // cuda only
+  int threads = 1;  // 0: all hardware threads
+  std::string isa;  // cpu only: "", "scalar", "avx2", "avx512" ("" = best / LONGRUN_CPU_ISA)
+  int device = 0;   // cuda only
 };
 
 class Backend {

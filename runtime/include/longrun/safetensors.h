@@ -22,8 +22,8 @@ namespace longrun {
 
 struct SafetensorsEntry {
   std::string name;
-  TensorDesc desc;            // contiguous
-  uint64_t data_begin = 0;    // byte offsets relative to the data section
+  TensorDesc desc;          // contiguous
+  uint64_t data_begin = 0;  // byte offsets relative to the data section
   uint64_t data_end = 0;
   std::span<const std::byte> bytes;  // points into the mapped file
 };
@@ -34,8 +34,7 @@ class SafetensorsFile {
   static Result<std::shared_ptr<SafetensorsFile>> open(const std::string& path);
   // Validates an in-memory buffer (kept alive by `owner`); `label` names it in errors.
   static Result<std::shared_ptr<SafetensorsFile>> parse(std::span<const std::byte> buffer,
-                                                        std::shared_ptr<const void> owner,
-                                                        std::string label);
+                                                        std::shared_ptr<const void> owner, std::string label);
 
   const std::string& path() const { return label_; }
   // Tensors in file order (by offset). Filler tensors named "__pad*" are not listed.
@@ -56,8 +55,8 @@ class SafetensorsFile {
 
 struct SafetensorsWriteEntry {
   std::string name;
-  TensorDesc desc;                    // must be contiguous
-  std::span<const std::byte> bytes;   // exactly desc.nbytes()
+  TensorDesc desc;                   // must be contiguous
+  std::span<const std::byte> bytes;  // exactly desc.nbytes()
 };
 
 // Writes `path` atomically (temp file in the same directory, fsync, rename). Tensors are

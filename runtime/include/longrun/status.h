@@ -16,16 +16,16 @@ namespace longrun {
 
 enum class StatusCode : int {
   ok = 0,
-  invalid_argument,   // the caller passed something malformed (shape, dtype, name, option)
-  out_of_range,       // an index or size outside what is allowed
-  not_found,          // a named thing (file, tensor, backend) does not exist
-  unsupported,        // valid request that this build/backend/device cannot do
-  format_error,       // a file's bytes are not what its format promises
-  io_error,           // the operating system refused (open, read, mmap, rename)
-  overflow,           // size arithmetic would overflow
-  out_of_memory,      // an allocation failed or a memory limit was hit
-  cancelled,          // a run was cancelled through its hooks
-  internal,           // a bug in longrun: please report
+  invalid_argument,  // the caller passed something malformed (shape, dtype, name, option)
+  out_of_range,      // an index or size outside what is allowed
+  not_found,         // a named thing (file, tensor, backend) does not exist
+  unsupported,       // valid request that this build/backend/device cannot do
+  format_error,      // a file's bytes are not what its format promises
+  io_error,          // the operating system refused (open, read, mmap, rename)
+  overflow,          // size arithmetic would overflow
+  out_of_memory,     // an allocation failed or a memory limit was hit
+  cancelled,         // a run was cancelled through its hooks
+  internal,          // a bug in longrun: please report
 };
 
 std::string_view status_code_name(StatusCode code);
@@ -68,7 +68,7 @@ inline Status internal_error(std::string m) { return {StatusCode::internal, std:
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     assert(!std::get<Status>(v_).ok() && "Result constructed from an ok Status");
   }
@@ -107,15 +107,14 @@ class [[nodiscard]] Result {
 #define LR_CONCAT_(a, b) LR_CONCAT_INNER_(a, b)
 
 // Returns the Status of `expr` from the enclosing function if it is not ok.
-#define LR_RETURN_IF_ERROR(expr)                         \
-  do {                                                   \
-    ::longrun::Status lr_status_ = (expr);               \
-    if (!lr_status_.ok()) return lr_status_;             \
+#define LR_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::longrun::Status lr_status_ = (expr);   \
+    if (!lr_status_.ok()) return lr_status_; \
   } while (0)
 
 // `LR_ASSIGN_OR_RETURN(auto x, f());` declares x from a Result or returns its Status.
-#define LR_ASSIGN_OR_RETURN(lhs, expr) \
-  LR_ASSIGN_OR_RETURN_IMPL_(LR_CONCAT_(lr_result_, __LINE__), lhs, expr)
+#define LR_ASSIGN_OR_RETURN(lhs, expr) LR_ASSIGN_OR_RETURN_IMPL_(LR_CONCAT_(lr_result_, __LINE__), lhs, expr)
 #define LR_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
   auto tmp = (expr);                              \
   if (!tmp.ok()) return tmp.status();             \

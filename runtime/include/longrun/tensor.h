@@ -43,7 +43,7 @@ class Tensor {
   std::span<const std::byte> bytes() const { return {data_.get(), size_t(nbytes())}; }
   TensorView view() const { return {desc_, data_.get()}; }
 
-  Tensor clone() const;
+  Result<Tensor> clone() const;  // deep copy; fails only when the allocation fails
 
  private:
   TensorDesc desc_;

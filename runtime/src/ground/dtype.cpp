@@ -70,7 +70,7 @@ uint16_t f32_to_f16(float f) {
   const uint32_t abs = u & 0x7fffffffu;
   if (abs > 0x7f800000u) return uint16_t(sign | 0x7e00u | ((abs >> 13) & 0x3ffu));  // NaN
   if (abs >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // rounds to >= 65520 -> inf
-  if (abs < 0x38800000u) {                                   // result subnormal or zero
+  if (abs < 0x38800000u) {                                  // result subnormal or zero
     // value = abs_float; f16 subnormal unit is 2^-24. Round-to-nearest-even on the shifted
     // mantissa.
     const int e = int(abs >> 23);

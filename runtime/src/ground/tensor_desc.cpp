@@ -99,7 +99,8 @@ int TensorDesc::normalize_axis(int axis) const {
 
 Result<TensorDesc> TensorDesc::reshape(std::span<const int64_t> dims) const {
   if (!is_contiguous()) return invalid_argument("reshape of a non-contiguous view " + to_string());
-  if (dims.size() > size_t(kMaxRank)) return invalid_argument("reshape: rank exceeds " + std::to_string(kMaxRank));
+  if (dims.size() > size_t(kMaxRank))
+    return invalid_argument("reshape: rank exceeds " + std::to_string(kMaxRank));
   std::array<int64_t, kMaxRank> out{};
   int infer = -1;
   int64_t known = 1;
@@ -141,9 +142,11 @@ Result<TensorDesc> TensorDesc::permute(std::span<const int> perm) const {
   return d;
 }
 
-Result<TensorDesc> TensorDesc::slice(int axis, int64_t start, int64_t end, int64_t step, int64_t* offset) const {
+Result<TensorDesc> TensorDesc::slice(int axis, int64_t start, int64_t end, int64_t step,
+                                     int64_t* offset) const {
   const int a = normalize_axis(axis);
-  if (a < 0) return invalid_argument("slice: axis " + std::to_string(axis) + " out of range for " + to_string());
+  if (a < 0)
+    return invalid_argument("slice: axis " + std::to_string(axis) + " out of range for " + to_string());
   if (step < 1) return invalid_argument("slice: step must be >= 1");
   const int64_t n = dims_[a];
   auto clamp = [n](int64_t v) {

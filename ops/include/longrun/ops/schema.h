@@ -32,8 +32,7 @@ using KernelFn = Status (*)(const KernelArgs&);
 
 // Shape/dtype inference: checks inputs and attrs, writes the (contiguous) output descs.
 // Messages name the op and the input ("softmax: input 0: axis 3 out of range for rank 2").
-using InferFn = Status (*)(const OpAttrs&, std::span<const TensorDesc> inputs,
-                           std::span<TensorDesc> outputs);
+using InferFn = Status (*)(const OpAttrs&, std::span<const TensorDesc> inputs, std::span<TensorDesc> outputs);
 
 struct OpSchema {
   std::string_view name;
@@ -56,7 +55,7 @@ Status infer_op(OpKind kind, const OpAttrs& attrs, std::span<const TensorDesc> i
                 std::vector<TensorDesc>* outputs);
 
 // Per-op functions, defined in ops/shape/*.cpp and ops/reference/*.cpp.
-#define LR_OP(name, Attrs)                                                       \
+#define LR_OP(name, Attrs)                                                                 \
   Status infer_##name(const OpAttrs&, std::span<const TensorDesc>, std::span<TensorDesc>); \
   Status reference_##name(const KernelArgs&);
 #include "longrun/ops/op_list.inc"

@@ -1,0 +1,82 @@
+// The cpu backend: run-time ISA dispatch over a static kernel table (kernels.inc) and a
+// oneTBB thread pool.
+#include <array>
+#include <cstdlib>
+
+#include "backend_factories.h"
+#include "cpu/cpu_isa.h"
+#include "host/host_executor.h"
+
+namespace longrun {
+namespace {
+
+struct CpuKernelRow {
+  KernelFn by_isa[3];
+};
+
+const std::array<CpuKernelRow, kNumOps>& cpu_kernel_table() {
+  static const std::array<CpuKernelRow, kNumOps> table = {{
+#define LR_CPU_KERNEL(name, scalar, avx2, avx512) {{scalar, avx2, avx512}},
+#include "cpu/kernels.inc"
+  }};
+  return table;
+}
+
+struct CpuState {
+  cpu::Isa isa;
+};
+
+KernelFn pick_cpu(const Node& node, const void* state, std::string* why) {
+  const auto& row = cpu_kernel_table()[size_t(node.kind)];
+  for (int level = int(static_cast<const CpuState*>(state)->isa); level >= 0; --level)
+    if (row.by_isa[level]) return row.by_isa[level];
+  *why = "no cpu kernel at any ISA level";
+  return nullptr;
+}
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend(cpu::Isa isa, std::unique_ptr<ThreadPool> pool) : state_{isa}, pool_(std::move(pool)) {}
+  std::string_view name() const override { return "cpu"; }
+  bool supports(const Graph&, const Node& node, std::string* why) const override {
+    return pick_cpu(node, &state_, why) != nullptr;
+  }
+  Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan) override {
+    return host::prepare(graph, plan, &pick_cpu, &state_);
+  }
+  Status execute(Prepared& prepared, const Bindings& bindings, RunHooks* hooks) override {
+    return host::execute(prepared, bindings, hooks, pool_.get());
+  }
+  Status synchronize() override { return {}; }
+  std::string description() const override {
+    return "cpu (" + std::string(cpu::isa_name(state_.isa)) + ", " + std::to_string(pool_->num_threads()) +
+           " thread" + (pool_->num_threads() == 1 ? "" : "s") + ")";
+  }
+
+ private:
+  CpuState state_;
+  std::unique_ptr<ThreadPool> pool_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Backend>> create_cpu_backend(const BackendOptions& options) {
+  const cpu::Isa best = cpu::detect_isa();
+  cpu::Isa isa = best;
+  std::string requested = options.isa;
+  if (requested.empty())
+    if (const char* env = std::getenv("LONGRUN_CPU_ISA")) requested = env;
+  if (!requested.empty()) {
+    auto parsed = cpu::parse_isa(requested);
+    if (!parsed)
+      return invalid_argument("cpu backend: unknown ISA '" + requested + "' (scalar, avx2, avx512)");
+    if (int(*parsed) > int(best))
+      return unsupported("cpu backend: ISA '" + requested + "' is not supported by this machine (best: " +
+                         std::string(cpu::isa_name(best)) + ")");
+    isa = *parsed;
+  }
+  LR_ASSIGN_OR_RETURN(auto pool, make_thread_pool(options.threads));
+  return std::unique_ptr<Backend>(new CpuBackend(isa, std::move(pool)));
+}
+
+}  // namespace longrun

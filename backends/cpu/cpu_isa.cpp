@@ -1,0 +1,45 @@
+#include "cpu/cpu_isa.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+namespace longrun::cpu {
+
+std::string_view isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::scalar: return "scalar";
+    case Isa::avx2: return "avx2";
+    case Isa::avx512: return "avx512";
+  }
+  return "?";
+}
+
+std::optional<Isa> parse_isa(std::string_view name) {
+  for (Isa i : {Isa::scalar, Isa::avx2, Isa::avx512})
+    if (isa_name(i) == name) return i;
+  return std::nullopt;
+}
+
+Isa detect_isa() {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return Isa::scalar;
+  const bool osxsave = c & (1u << 27), fma = c & (1u << 12), f16c = c & (1u << 29), avx = c & (1u << 28);
+  if (!osxsave || !avx) return Isa::scalar;
+  unsigned xcr0_lo, xcr0_hi;
+  __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+  const bool os_ymm = (xcr0_lo & 0x6u) == 0x6u;    // XMM + YMM state
+  const bool os_zmm = (xcr0_lo & 0xe6u) == 0xe6u;  // + opmask, ZMM_Hi256, Hi16_ZMM
+  if (!os_ymm || !__get_cpuid_count(7, 0, &a, &b, &c, &d)) return Isa::scalar;
+  const bool avx2 = b & (1u << 5);
+  if (!(avx2 && fma && f16c)) return Isa::scalar;
+  const bool f = b & (1u << 16), dq = b & (1u << 17), bw = b & (1u << 30), vl = b & (1u << 31);
+  if (os_zmm && f && dq && bw && vl) return Isa::avx512;
+  return Isa::avx2;
+#else
+  return Isa::scalar;
+#endif
+}
+
+}  // namespace longrun::cpu

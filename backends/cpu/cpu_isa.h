@@ -1,0 +1,18 @@
+// Run-time ISA detection for the cpu backend: CPUID for the instruction sets and XGETBV for
+// the OS saving the registers (an AVX-512 CPU under an OS that does not enable ZMM state
+// must not run AVX-512 code).
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+namespace longrun::cpu {
+
+enum class Isa : int { scalar = 0, avx2 = 1, avx512 = 2 };  // avx2 = AVX2+FMA+F16C; avx512 = F/BW/DQ/VL
+
+std::string_view isa_name(Isa isa);
+std::optional<Isa> parse_isa(std::string_view name);
+// The best level this machine and OS support.
+Isa detect_isa();
+
+}  // namespace longrun::cpu

@@ -1,0 +1,30 @@
+// The cuda backend entry point. The kernels arrive with the CUDA-backend issue; until then
+// creating it reports cleanly why it cannot run: not built (no nvcc at configure time), no
+// device, or no kernels yet.
+#include <string>
+
+#include "backend_factories.h"
+#if LONGRUN_HAVE_CUDA
+#include "cuda/cuda_probe.h"
+#endif
+
+namespace longrun {
+
+Result<std::unique_ptr<Backend>> create_cuda_backend(const BackendOptions& options) {
+#if LONGRUN_HAVE_CUDA
+  const cuda::DeviceProbe p = cuda::probe_devices();
+  if (p.device_count == 0)
+    return unsupported("cuda backend: no CUDA device" + (p.error.empty() ? std::string() : ": " + p.error));
+  if (options.device < 0 || options.device >= p.device_count)
+    return invalid_argument("cuda backend: device " + std::to_string(options.device) + " does not exist (" +
+                            std::to_string(p.device_count) + " present)");
+  return unsupported("cuda backend: built and a device is present (" + p.name + ", sm_" +
+                     std::to_string(p.sm_major) + std::to_string(p.sm_minor) +
+                     "), but its kernels are not implemented yet");
+#else
+  (void)options;
+  return unsupported("cuda backend: not built (no CUDA compiler was found when longrun was configured)");
+#endif
+}
+
+}  // namespace longrun

@@ -1,0 +1,39 @@
+// The executor shared by the host-memory backends (reference, cpu): resolves every value
+// of a planned graph to a host pointer (caller bindings for inputs/outputs, the mapped
+// weights, the arena for intermediates) and runs one kernel per node.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "longrun/backend.h"
+#include "longrun/ops/schema.h"
+#include "longrun/thread_pool.h"
+
+namespace longrun::host {
+
+// Picks the kernel for a node; returns nullptr (and sets *why) when there is none.
+using KernelPicker = KernelFn (*)(const Node& node, const void* backend_state, std::string* why);
+
+class HostPrepared final : public Prepared {
+ public:
+  const MemoryReport& memory_report() const override { return report; }
+
+  const Graph* graph = nullptr;  // owned by the caller (Session), outlives this
+  Plan plan;
+  std::vector<KernelFn> kernels;  // per node; nullptr for skipped (view) nodes
+  std::shared_ptr<std::byte> arena;
+  MemoryReport report;
+  // Scratch for execute (per-run pointers); the caller serialises runs of one Prepared.
+  std::vector<void*> value_data;
+  std::vector<TensorView> in_views, out_views;
+};
+
+// Allocates the arena (64-byte aligned, zero-filled once) and picks every node's kernel.
+Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan, KernelPicker pick,
+                                          const void* backend_state);
+
+// Validates the bindings against the graph and runs every node in order on `pool`.
+Status execute(Prepared& prepared, const Bindings& bindings, RunHooks* hooks, ThreadPool* pool);
+
+}  // namespace longrun::host

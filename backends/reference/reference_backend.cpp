@@ -1,0 +1,37 @@
+// The reference backend: the scalar oracle kernels of ops/, single-threaded. It exists to
+// be compared against.
+#include "backend_factories.h"
+#include "host/host_executor.h"
+
+namespace longrun {
+namespace {
+
+KernelFn pick_reference(const Node& node, const void*, std::string* why) {
+  KernelFn fn = op_schema(node.kind).reference;
+  if (!fn) *why = "the op has no reference kernel";
+  return fn;
+}
+
+class ReferenceBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "reference"; }
+  bool supports(const Graph&, const Node& node, std::string* why) const override {
+    return pick_reference(node, nullptr, why) != nullptr;
+  }
+  Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan) override {
+    return host::prepare(graph, plan, &pick_reference, nullptr);
+  }
+  Status execute(Prepared& prepared, const Bindings& bindings, RunHooks* hooks) override {
+    return host::execute(prepared, bindings, hooks, nullptr);
+  }
+  Status synchronize() override { return {}; }
+  std::string description() const override { return "reference (scalar oracle kernels, 1 thread)"; }
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Backend>> create_reference_backend(const BackendOptions&) {
+  return std::unique_ptr<Backend>(new ReferenceBackend());
+}
+
+}  // namespace longrun

@@ -1,0 +1,99 @@
+// Reference kernels for cummax, segment_max and upsample_nearest: plain loops over each
+// line along the axis.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "longrun/ops/schema.h"
+#include "reference/access.h"
+
+namespace longrun {
+namespace {
+
+// Running-max update with torch.cummax's rule: a NaN, once seen, sticks (nothing compares
+// >= NaN), and on equal values the later element is taken (`v >= run`), which decides
+// -0 vs +0 the same way torch does.
+double max_step(double run, double v) {
+  if (std::isnan(v) || (!std::isnan(run) && v >= run)) return v;
+  return run;
+}
+
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+// Source index of output position `dst` for PyTorch's 'nearest' rule on f32 tensors
+// (aten/src/ATen/native/UpSample.h, nearest_idx): sizes equal -> identity, output twice the
+// input -> dst >> 1, otherwise scale = float(in) / float(out) and
+// src = min(int64(floorf(float(dst) * scale)), in - 1), all in float32. Torch uses double
+// for f64 tensors, which differs (in=2, out=82, dst=41 gives 0 in f32, 1 in f64); the model
+// runs f32. Checked against torch 1.13 interpolate on f32 for all in < 80, out < 200.
+int64_t upsample_nearest_source(int64_t in, int64_t out, int64_t dst) {
+  if (out == in) return dst;
+  if (out == 2 * in) return dst >> 1;
+  const float scale = float(in) / float(out);
+  const int64_t src = int64_t(std::floor(float(dst) * scale));
+  return src < in - 1 ? src : in - 1;
+}
+
+}  // namespace
+
+Status reference_cummax(const KernelArgs& args) {
+  const auto& a = args.attr<CummaxAttrs>();
+  const TensorView& x = args.inputs[0];
+  const TensorView& y = args.outputs[0];
+  const int axis = x.desc.normalize_axis(a.axis);
+  const int64_t n = x.desc.dim(axis);
+  const int64_t xs = x.desc.stride(axis), ys = y.desc.stride(axis);
+  ref::for_each_line(x.desc, y.desc, axis, [&](int64_t in_base, int64_t out_base) {
+    double run = kNegInf;  // exclusive scans start from the identity of max
+    for (int64_t t = 0; t < n; ++t) {
+      const int64_t i = a.reverse ? n - 1 - t : t;
+      const double v = ref::load(x, in_base + i * xs);
+      if (a.exclusive) {
+        ref::store(y, out_base + i * ys, run);
+        run = max_step(run, v);
+      } else {
+        run = max_step(run, v);
+        ref::store(y, out_base + i * ys, run);
+      }
+    }
+  });
+  return {};
+}
+
+Status reference_segment_max(const KernelArgs& args) {
+  const auto& a = args.attr<SegmentMaxAttrs>();
+  const TensorView& x = args.inputs[0];
+  const TensorView& y = args.outputs[0];
+  const int axis = x.desc.normalize_axis(a.axis);
+  const int64_t n = x.desc.dim(axis);
+  const int64_t segments = y.desc.dim(axis);
+  const int64_t xs = x.desc.stride(axis), ys = y.desc.stride(axis);
+  ref::for_each_line(x.desc, y.desc, axis, [&](int64_t in_base, int64_t out_base) {
+    for (int64_t s = 0; s < segments; ++s) {
+      const int64_t begin = s * a.segment;
+      const int64_t end = n - begin < a.segment ? n : begin + a.segment;  // ragged last segment
+      double run = kNegInf;
+      for (int64_t i = begin; i < end; ++i) run = max_step(run, ref::load(x, in_base + i * xs));
+      ref::store(y, out_base + s * ys, run);
+    }
+  });
+  return {};
+}
+
+Status reference_upsample_nearest(const KernelArgs& args) {
+  const auto& a = args.attr<UpsampleNearestAttrs>();
+  const TensorView& x = args.inputs[0];
+  const TensorView& y = args.outputs[0];
+  const int axis = x.desc.normalize_axis(a.axis);
+  const int64_t in = x.desc.dim(axis);
+  const int64_t xs = x.desc.stride(axis), ys = y.desc.stride(axis);
+  ref::for_each_line(x.desc, y.desc, axis, [&](int64_t in_base, int64_t out_base) {
+    for (int64_t d = 0; d < a.size; ++d) {
+      const int64_t s = upsample_nearest_source(in, a.size, d);
+      ref::store(y, out_base + d * ys, ref::load(x, in_base + s * xs));
+    }
+  });
+  return {};
+}
+
+}  // namespace longrun

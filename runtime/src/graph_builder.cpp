@@ -1,0 +1,108 @@
+#include <string>
+#include <utility>
+
+#include "longrun/graph.h"
+#include "longrun/ops/schema.h"
+
+namespace longrun {
+
+void GraphBuilder::fail(Status s) {
+  if (status_.ok() && !s.ok()) status_ = std::move(s);
+}
+
+ValueId GraphBuilder::input(std::string name, const TensorDesc& desc) {
+  if (!status_.ok()) return kNoValue;
+  if (name.empty()) {
+    fail(invalid_argument("graph input with an empty name"));
+    return kNoValue;
+  }
+  if (!desc.is_contiguous()) {
+    fail(invalid_argument("graph input '" + name + "' must be contiguous, found " + desc.to_string()));
+    return kNoValue;
+  }
+  const ValueId id = ValueId(g_.values_.size());
+  g_.values_.push_back(Value{std::move(name), desc, ValueRole::input, false, -1, nullptr});
+  g_.inputs_.push_back(id);
+  return id;
+}
+
+ValueId GraphBuilder::weight(std::string name, const TensorDesc& desc, const void* data,
+                             std::shared_ptr<const void> owner) {
+  if (!status_.ok()) return kNoValue;
+  if (data == nullptr && desc.numel() > 0) {
+    fail(invalid_argument("weight '" + name + "' has no data"));
+    return kNoValue;
+  }
+  const ValueId id = ValueId(g_.values_.size());
+  g_.values_.push_back(Value{std::move(name), desc, ValueRole::weight, false, -1, data});
+  if (owner) g_.keepalive_.push_back(std::move(owner));
+  return id;
+}
+
+void GraphBuilder::output(ValueId v, std::string name) {
+  if (!status_.ok()) return;
+  if (v < 0 || size_t(v) >= g_.values_.size()) {
+    fail(invalid_argument("graph output '" + name + "': invalid value id " + std::to_string(v)));
+    return;
+  }
+  Value& val = g_.values_[size_t(v)];
+  if (val.role != ValueRole::intermediate || val.is_output) {
+    fail(invalid_argument("graph output '" + name + "': value '" + val.name +
+                          "' must be produced by a node and be output only once"));
+    return;
+  }
+  val.is_output = true;
+  val.name = std::move(name);
+  g_.outputs_.push_back(v);
+}
+
+ValueId GraphBuilder::op(OpKind kind, const OpAttrs& attrs, const std::vector<ValueId>& inputs,
+                         std::string name) {
+  if (!status_.ok()) return kNoValue;
+  const int index = int(g_.nodes_.size());
+  if (name.empty()) name = std::string(op_name(kind)) + "_" + std::to_string(counter_++);
+  std::vector<TensorDesc> in;
+  in.reserve(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ValueId v = inputs[i];
+    if (v < 0 || size_t(v) >= g_.values_.size()) {
+      fail(invalid_argument("node '" + name + "': input " + std::to_string(i) +
+                            " is not a value of this graph"));
+      return kNoValue;
+    }
+    in.push_back(g_.values_[size_t(v)].desc);
+  }
+  std::vector<TensorDesc> out;
+  Status st = infer_op(kind, attrs, in, &out);
+  if (!st.ok()) {
+    fail(st.with_context("node '" + name + "'"));
+    return kNoValue;
+  }
+  Node node{kind, attrs, inputs, {}, name};
+  for (size_t o = 0; o < out.size(); ++o) {
+    const ValueId id = ValueId(g_.values_.size());
+    g_.values_.push_back(
+        Value{name + ":" + std::to_string(o), out[o], ValueRole::intermediate, false, index, nullptr});
+    node.outputs.push_back(id);
+  }
+  g_.nodes_.push_back(std::move(node));
+  return g_.nodes_.back().outputs[0];
+}
+
+#define LR_OP(name, Attrs)                                                           \
+  ValueId GraphBuilder::name(const std::vector<ValueId>& inputs, const Attrs& attrs, \
+                             std::string node_name) {                                \
+    return op(OpKind::name, OpAttrs{attrs}, inputs, std::move(node_name));           \
+  }
+#include "longrun/ops/op_list.inc"
+
+Result<Graph> GraphBuilder::build() {
+  if (!status_.ok()) return status_;
+  LR_RETURN_IF_ERROR(g_.verify());
+  Graph g = std::move(g_);
+  g_ = Graph{};
+  counter_ = 0;
+  return g;
+}
+
+}  // namespace longrun
