@@ -87,7 +87,8 @@ Status reference_transpose(const KernelArgs& args) {
   const TensorView& x = args.inputs[0];
   // y[i0, i1, ...] = x[...] with y.dims[i] = x.dims[perm[i]]: the permuted view of x has
   // exactly y's dims, so a plain element-wise copy does it.
-  LR_ASSIGN_OR_RETURN(const TensorDesc view, x.desc.permute(std::span<const int>(a.perm.data(), size_t(a.rank))));
+  LR_ASSIGN_OR_RETURN(const TensorDesc view,
+                      x.desc.permute(std::span<const int>(a.perm.data(), size_t(a.rank))));
   copy_view(args.outputs[0], TensorView{view, x.data});
   return {};
 }

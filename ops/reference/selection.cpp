@@ -22,9 +22,9 @@ std::vector<int64_t> rank_row(const std::vector<double>& v) {
   std::sort(order.begin(), order.end(), [&](int64_t i, int64_t j) {
     const double a = v[size_t(i)], b = v[size_t(j)];
     const bool na = std::isnan(a), nb = std::isnan(b);
-    if (na != nb) return na;               // NaN beats every number
-    if (!na && a != b) return a > b;       // larger first
-    return i < j;                          // ties: lower index wins
+    if (na != nb) return na;          // NaN beats every number
+    if (!na && a != b) return a > b;  // larger first
+    return i < j;                     // ties: lower index wins
   });
   return order;
 }
@@ -51,8 +51,9 @@ Status reference_topk_mask(const KernelArgs& args) {
     std::vector<bool> kept(size_t(n), false);
     for (int64_t r = 0; r < k; ++r) kept[size_t(order[size_t(r)])] = true;
     for (int64_t i = 0; i < n; ++i) {
-      const double out = a.output_scores ? (kept[size_t(i)] ? v[size_t(i)] : -std::numeric_limits<double>::infinity())
-                                         : (kept[size_t(i)] ? 1.0 : 0.0);
+      const double out = a.output_scores
+                             ? (kept[size_t(i)] ? v[size_t(i)] : -std::numeric_limits<double>::infinity())
+                             : (kept[size_t(i)] ? 1.0 : 0.0);
       ref::store(y, out_base + i * ys, out);
     }
   });

@@ -24,7 +24,9 @@ struct Line {
   void set(int64_t i, double v) const { ref::store(*view, base + i * stride, v); }
 };
 
-double ortho_scale(int64_t k, int64_t p) { return k == 0 ? std::sqrt(1.0 / double(p)) : std::sqrt(2.0 / double(p)); }
+double ortho_scale(int64_t k, int64_t p) {
+  return k == 0 ? std::sqrt(1.0 / double(p)) : std::sqrt(2.0 / double(p));
+}
 
 // cos(pi * k * (2n+1) / (2p)). The integer k(2n+1) is reduced modulo 4p (one period) before
 // the division so that the argument stays in [0, 2pi) and keeps full double precision for

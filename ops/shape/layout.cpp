@@ -64,12 +64,14 @@ Status infer_concat(const OpAttrs& attrs, std::span<const TensorDesc> inputs, st
                               std::string(dtype_name(x0.dtype())) + " (as input 0), found " +
                               std::string(dtype_name(xj.dtype())));
     if (xj.rank() != x0.rank())
-      return invalid_argument(shape::describe_input(idx, xj) + ": expected rank " + std::to_string(x0.rank()) +
-                              " (as input 0), found " + std::to_string(xj.rank()));
+      return invalid_argument(shape::describe_input(idx, xj) + ": expected rank " +
+                              std::to_string(x0.rank()) + " (as input 0), found " +
+                              std::to_string(xj.rank()));
     for (int i = 0; i < x0.rank(); ++i) {
       if (i != axis && xj.dim(i) != x0.dim(i))
         return invalid_argument(shape::describe_input(idx, xj) + ": dim " + std::to_string(i) + " expected " +
-                                std::to_string(x0.dim(i)) + " (as input 0), found " + std::to_string(xj.dim(i)));
+                                std::to_string(x0.dim(i)) + " (as input 0), found " +
+                                std::to_string(xj.dim(i)));
     }
     if (!checked_add(out[size_t(axis)], xj.dim(axis), &out[size_t(axis)]))
       return overflow_error("concatenated length along axis " + std::to_string(axis) + " overflows");
@@ -98,8 +100,9 @@ Status infer_pad(const OpAttrs& attrs, std::span<const TensorDesc> inputs, std::
   LR_ASSIGN_OR_RETURN(const int axis, shape::resolve_axis(0, x, a.axis));
   // Negative padding (cropping, as torch allows) is what slice is for.
   if (a.before < 0 || a.after < 0)
-    return invalid_argument("padding before=" + std::to_string(a.before) + " after=" + std::to_string(a.after) +
-                            " for " + shape::describe_input(0, x) + ": expected both >= 0");
+    return invalid_argument("padding before=" + std::to_string(a.before) +
+                            " after=" + std::to_string(a.after) + " for " + shape::describe_input(0, x) +
+                            ": expected both >= 0");
   LR_RETURN_IF_ERROR(expect_representable(x, a.value));
   Dims out = dims_of(x);
   int64_t len = 0;
@@ -116,8 +119,8 @@ Status infer_transpose(const OpAttrs& attrs, std::span<const TensorDesc> inputs,
   const auto& a = std::get<TransposeAttrs>(attrs);
   const TensorDesc& x = inputs[0];
   if (a.rank != x.rank())
-    return invalid_argument("perm has " + std::to_string(a.rank) + " entries for " + shape::describe_input(0, x) +
-                            ": expected " + std::to_string(x.rank()));
+    return invalid_argument("perm has " + std::to_string(a.rank) + " entries for " +
+                            shape::describe_input(0, x) + ": expected " + std::to_string(x.rank()));
   Dims out{};
   bool seen[kMaxRank] = {};
   for (int i = 0; i < a.rank; ++i) {
@@ -135,7 +138,8 @@ Status infer_transpose(const OpAttrs& attrs, std::span<const TensorDesc> inputs,
   return {};
 }
 
-Status infer_reshape(const OpAttrs& attrs, std::span<const TensorDesc> inputs, std::span<TensorDesc> outputs) {
+Status infer_reshape(const OpAttrs& attrs, std::span<const TensorDesc> inputs,
+                     std::span<TensorDesc> outputs) {
   const auto& a = std::get<ReshapeAttrs>(attrs);
   const TensorDesc& x = inputs[0];
   if (a.rank < 0 || a.rank > kMaxRank)
@@ -169,16 +173,17 @@ Status infer_where(const OpAttrs&, std::span<const TensorDesc> inputs, std::span
   const TensorDesc& b = inputs[2];
   LR_RETURN_IF_ERROR(shape::expect_dtype(0, cond, {DType::u8}));
   if (b.dtype() != a.dtype())
-    return invalid_argument(shape::describe_input(2, b) + ": expected dtype " + std::string(dtype_name(a.dtype())) +
-                            " (as input 1), found " + std::string(dtype_name(b.dtype())));
+    return invalid_argument(shape::describe_input(2, b) + ": expected dtype " +
+                            std::string(dtype_name(a.dtype())) + " (as input 1), found " +
+                            std::string(dtype_name(b.dtype())));
   Result<std::vector<int64_t>> ab = shape::broadcast_dims(a.dims(), b.dims());
   if (!ab.ok())
     return invalid_argument(shape::describe_input(1, a) + " and " + shape::describe_input(2, b) + ": " +
                             ab.status().message());
   Result<std::vector<int64_t>> all = shape::broadcast_dims(cond.dims(), *ab);
   if (!all.ok())
-    return invalid_argument(shape::describe_input(0, cond) + " and the value shape " + dims_string(*ab) + ": " +
-                            all.status().message());
+    return invalid_argument(shape::describe_input(0, cond) + " and the value shape " + dims_string(*ab) +
+                            ": " + all.status().message());
   LR_ASSIGN_OR_RETURN(outputs[0], shape::make_desc(a.dtype(), *all));
   return {};
 }

@@ -10,14 +10,16 @@
 
 namespace longrun {
 
-Status infer_topk_mask(const OpAttrs& attrs, std::span<const TensorDesc> inputs, std::span<TensorDesc> outputs) {
+Status infer_topk_mask(const OpAttrs& attrs, std::span<const TensorDesc> inputs,
+                       std::span<TensorDesc> outputs) {
   const auto& a = std::get<TopkMaskAttrs>(attrs);
   const TensorDesc& x = inputs[0];
   LR_RETURN_IF_ERROR(shape::expect_dtype(0, x, {DType::f32}));
   LR_RETURN_IF_ERROR(shape::resolve_axis(0, x, a.axis).status());
   // k larger than the row is clamped (documented), but k < 1 is a caller mistake.
   if (a.k < 1)
-    return invalid_argument("k " + std::to_string(a.k) + " for " + shape::describe_input(0, x) + ": expected >= 1");
+    return invalid_argument("k " + std::to_string(a.k) + " for " + shape::describe_input(0, x) +
+                            ": expected >= 1");
   LR_ASSIGN_OR_RETURN(outputs[0], shape::make_desc(a.output_scores ? DType::f32 : DType::u8, x.dims()));
   return {};
 }

@@ -35,9 +35,9 @@ Status infer_dct(const OpAttrs& attrs, std::span<const TensorDesc> inputs, std::
   LR_RETURN_IF_ERROR(expect_nonempty_axis(x, axis));
   const int64_t n = x.dim(axis);
   if (a.keep < 0 || a.keep > n)
-    return invalid_argument("keep " + std::to_string(a.keep) + " out of range for " + shape::describe_input(0, x) +
-                            ": expected 0 (all) .. " + std::to_string(n) + " (the length of axis " +
-                            std::to_string(axis) + ")");
+    return invalid_argument("keep " + std::to_string(a.keep) + " out of range for " +
+                            shape::describe_input(0, x) + ": expected 0 (all) .. " + std::to_string(n) +
+                            " (the length of axis " + std::to_string(axis) + ")");
   LR_ASSIGN_OR_RETURN(outputs[0], resized_along(x, axis, a.keep == 0 ? n : a.keep));
   return {};
 }

@@ -128,8 +128,8 @@ Status place(Buffer* b, const std::vector<const Buffer*>& placed, int64_t alignm
 }  // namespace
 
 Result<Plan> plan_memory(const Graph& graph, const PlannerOptions& options) {
-  if (options.alignment <= 0 || (options.alignment & (options.alignment - 1)) != 0)
-    return invalid_argument("planner: alignment must be a positive power of two, got " +
+  if (options.alignment <= 0 || options.alignment > 64 || (options.alignment & (options.alignment - 1)) != 0)
+    return invalid_argument("planner: alignment must be a power of two <= 64, got " +
                             std::to_string(options.alignment));
   Plan plan;
   LR_RETURN_IF_ERROR(check_structure(graph, &plan.first_def));

@@ -2,6 +2,8 @@
 // code and a message naming the file, tensor and field), the edge cases that must be
 // accepted, and corruption sweeps that must never crash. Writer round trips live in
 // safetensors_writer_test.cpp.
+#include "longrun/safetensors.h"
+
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,8 +14,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "longrun/safetensors.h"
 
 using namespace longrun;
 
@@ -35,8 +35,9 @@ std::vector<std::byte> make_file(std::string_view header, size_t data = 0,
 
 std::string entry(std::string_view name, std::string_view dtype, std::string_view shape, uint64_t begin,
                   uint64_t end) {
-  return "\"" + std::string(name) + "\":{\"dtype\":\"" + std::string(dtype) + "\",\"shape\":" +
-         std::string(shape) + ",\"data_offsets\":[" + std::to_string(begin) + "," + std::to_string(end) + "]}";
+  return "\"" + std::string(name) + "\":{\"dtype\":\"" + std::string(dtype) +
+         "\",\"shape\":" + std::string(shape) + ",\"data_offsets\":[" + std::to_string(begin) + "," +
+         std::to_string(end) + "]}";
 }
 
 std::string obj(std::initializer_list<std::string> members) {
@@ -71,7 +72,8 @@ std::vector<BadCase> bad_cases() {
   add("5 bytes", std::vector<std::byte>(5), F, "at least 8");
   add("header length over 100 MB", make_file("{}", 0, 100'000'001), F, "exceeds the limit of 100000000");
   add("header length 2^64-1", make_file("{}", 0, ~uint64_t{0}), F, "exceeds the limit");
-  add("header length past the end", make_file("{}", 16, 1000), F, "needs 8 + 1000 bytes but the file has only 26");
+  add("header length past the end", make_file("{}", 16, 1000), F,
+      "needs 8 + 1000 bytes but the file has only 26");
   add("header length 0", make_file("", 0), F, "JSON object", "end of header");
   // Encoding and JSON syntax.
   add("non-UTF-8 byte", make_file("{\"a\xff\":{}}"), F, "not valid UTF-8", "header byte 3");
@@ -126,10 +128,10 @@ std::vector<BadCase> bad_cases() {
     add(std::move(what), make_file(obj({entry("s", "F32", shape, 0, 16)}), 16), code, std::move(needle),
         std::move(needle2));
   };
-  shape_case("overflowing shape", "[1099511627776, 1099511627776]", StatusCode::overflow, "element count overflows",
-             "tensor 's'");
-  shape_case("overflow before a zero dim", "[1099511627776, 1099511627776, 0]", StatusCode::overflow, "overflows",
-             "tensor 's'");
+  shape_case("overflowing shape", "[1099511627776, 1099511627776]", StatusCode::overflow,
+             "element count overflows", "tensor 's'");
+  shape_case("overflow before a zero dim", "[1099511627776, 1099511627776, 0]", StatusCode::overflow,
+             "overflows", "tensor 's'");
   add("byte size overflows", make_file(obj({entry("s", "F32", "[2147483648, 2147483648]", 0, 16)}), 16),
       StatusCode::overflow, "byte size");
   shape_case("negative integer", "[-4]", F, "plain non-negative integer");
@@ -143,7 +145,8 @@ std::vector<BadCase> bad_cases() {
   shape_case("string dim", "[\"4\"]", F, "plain non-negative integer");
   shape_case("NaN dim", "[NaN]", F, "found 'NaN'");
   shape_case("null shape", "null", F, "an array of dimensions");
-  shape_case("rank 7", "[1, 1, 1, 1, 1, 1, 4]", StatusCode::unsupported, "rank 7 exceeds longrun's runtime limit of 6");
+  shape_case("rank 7", "[1, 1, 1, 1, 1, 1, 4]", StatusCode::unsupported,
+             "rank 7 exceeds longrun's runtime limit of 6");
   add("offset 2^48", make_file(obj({entry("a", "U8", "[0]", 281474976710656, 281474976710656)})), F,
       "exceeds the maximum", "field 'data_offsets'");
   add("float offset", make_file(R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1.0]}})", 1), F,
@@ -194,9 +197,9 @@ TEST_CASE("safetensors: malformed files fail with the expected code and message"
 
 TEST_CASE("safetensors: valid edge cases are accepted") {
   SUBCASE("zero-sized tensors, scalar, and offsets listed out of order") {
-    const std::string h = obj({entry("b", "F32", "[2]", 4, 12), entry("z", "F32", "[0, 3]", 4, 4),
-                               entry("s", "F32", "[]", 0, 4), entry("e", "I64", "[281474976710655, 0]", 12, 12),
-                               entry("flag", "BOOL", "[4]", 12, 16)});
+    const std::string h = obj(
+        {entry("b", "F32", "[2]", 4, 12), entry("z", "F32", "[0, 3]", 4, 4), entry("s", "F32", "[]", 0, 4),
+         entry("e", "I64", "[281474976710655, 0]", 12, 12), entry("flag", "BOOL", "[4]", 12, 16)});
     const auto bytes = make_file(h, 16);
     const auto r = parse_bytes(bytes);
     REQUIRE_MESSAGE(r.ok(), r.status().to_string());
@@ -241,9 +244,10 @@ TEST_CASE("safetensors: valid edge cases are accepted") {
     CHECK((*r)->tensors().empty());
   }
   SUBCASE("__pad tensors are validated but not listed") {
-    const auto r = parse_bytes(make_file(obj({entry("a", "U8", "[3]", 0, 3), entry("__pad.0", "U8", "[61]", 3, 64),
-                                              entry("b", "F32", "[1]", 64, 68)}),
-                                         68));
+    const auto r =
+        parse_bytes(make_file(obj({entry("a", "U8", "[3]", 0, 3), entry("__pad.0", "U8", "[61]", 3, 64),
+                                   entry("b", "F32", "[1]", 64, 68)}),
+                              68));
     REQUIRE_MESSAGE(r.ok(), r.status().to_string());
     REQUIRE((*r)->tensors().size() == 2);
     CHECK((*r)->tensors()[1].name == "b");
@@ -320,7 +324,8 @@ TEST_CASE("safetensors: open reports missing files, directories, FIFOs and empty
 
   const std::string bad = (dir / "bad.safetensors").string();
   const auto bytes = make_file("{}", 3);
-  std::ofstream(bad, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  std::ofstream(bad, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
   r = SafetensorsFile::open(bad);
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().code() == StatusCode::format_error);

@@ -42,9 +42,12 @@ DEFAULT_ATTRS = {
     "attention": dict(scale=1.0, causal=False, has_key_padding_mask=False),
     "sparse_attention": dict(scale=1.0),
 }
-# Fields that are C++ `float`: their JSON value is the exact f32 value (as a double), or the
-# string "inf", "-inf" or "nan".
-FLOAT_FIELDS = {"alpha", "beta", "scale", "shift", "eps", "value"}
+# Fields that are C++ `float` (per op): their JSON value is the exact f32 value (as a double),
+# or the string "inf", "-inf" or "nan".
+FLOAT_FIELDS = {
+    "matmul": {"alpha", "beta"}, "scale": {"scale", "shift"}, "softmax": {"scale"}, "layer_norm": {"eps"},
+    "pad": {"value"}, "attention": {"scale"}, "sparse_attention": {"scale"},
+}
 
 
 def f32v(x):
@@ -72,7 +75,7 @@ class T:
 
     def tensor(self):
         if self.dtype == "bf16":
-            bits = torch.from_numpy(np.ascontiguousarray(self.vals, dtype=np.float32)).to(torch.bfloat16)
+            bits = torch.from_numpy(np.array(self.vals, dtype=np.float32, order="C")).to(torch.bfloat16)
             raw = bits.view(torch.int16).numpy().view(np.uint16)
             return Tensor.from_numpy(raw, "BF16")
         return Tensor.from_numpy(self.vals, _CODE[self.dtype])
@@ -135,12 +138,18 @@ class OpGoldens:
                 raise KeyError("%s: unknown attr %r" % (self.op, k))
             full[k] = v
         for k in full:
-            if k in FLOAT_FIELDS:
+            if k in FLOAT_FIELDS.get(self.op, ()):
                 full[k] = f32v(full[k])
                 if not np.isfinite(full[k]):  # JSON has no inf/nan: spelled as strings
                     full[k] = "nan" if np.isnan(full[k]) else ("inf" if full[k] > 0 else "-inf")
-            elif isinstance(full[k], (np.integer,)):
+            elif isinstance(full[k], (bool, np.bool_)):
+                full[k] = bool(full[k])
+            elif isinstance(full[k], (int, np.integer)):
                 full[k] = int(full[k])
+            elif isinstance(full[k], list):
+                full[k] = [int(v) for v in full[k]]
+            elif not isinstance(full[k], str):
+                raise TypeError("%s: attr %r has unexpected type %s" % (self.op, k, type(full[k])))
         for j, t in enumerate(inputs):
             self.tensors["%s/in%d" % (name, j)] = t.tensor()
         self.tensors["%s/out0" % name] = out.tensor()

@@ -46,7 +46,7 @@ class Tensor:
     @staticmethod
     def from_numpy(arr, code):
         storage, _ = _CODES[code]
-        a = np.ascontiguousarray(np.asarray(arr).astype(storage, copy=False))
+        a = np.asarray(arr).astype(storage, copy=False)  # (not ascontiguousarray: it makes 0-d arrays 1-d)
         return Tensor(code, a.shape, a.tobytes(order="C"))
 
     def to_numpy(self):

@@ -274,6 +274,10 @@ TEST_CASE("reference matmul: 2x2 by hand, trans, strided view, f16 B, epilogue")
   F bias = f({2}, {1, -100}), C = f({2, 2}, {0, 0, 10, -100});
   REQUIRE(run(reference_matmul, e, {A.view, B.view, bias.view, C.view}, Y.view).ok());
   CHECK(Y.v == std::vector<float>{10.5f, 0.0f, 12.5f, 25.0f});
+  // The oracle re-checks its views: a wrongly shaped output is an error, not a stray write.
+  F bad = f({2, 3});
+  check_error(run(reference_matmul, MatmulAttrs{}, {A.view, B.view}, bad.view), StatusCode::invalid_argument,
+              {"matmul", "output 0", "f32[2,3]", "expected f32[2,2]"});
 }
 
 TEST_CASE("reference elementwise, cast and layer_norm") {

@@ -32,7 +32,8 @@ struct MemoryReport {
 };
 
 struct PlannerOptions {
-  int64_t alignment = 64;  // every buffer offset is a multiple of this
+  int64_t alignment = 64;  // every buffer offset is a multiple of this; a power of two <= 64
+                           // (host arenas are 64-byte aligned)
   bool allow_inplace = true;
   bool allow_views = true;
 };

@@ -18,8 +18,9 @@ class ThreadPool {
  public:
   virtual ~ThreadPool() = default;
   virtual int num_threads() const = 0;
-  // Calls fn(begin, end) over disjoint chunks covering [0, n); chunks hold >= grain items
-  // (except possibly the last). Returns when all chunks are done. fn must not throw.
+  // Calls fn(begin, end) over disjoint chunks covering [0, n), split by the chunking rule
+  // below (so chunks hold about max(grain, n / (4 * threads)) items; with grain g the count
+  // never exceeds ceil(n / g)). Returns when all chunks are done. fn must not throw.
   virtual void parallel_for(int64_t n, int64_t grain,
                             const std::function<void(int64_t begin, int64_t end)>& fn) = 0;
 };

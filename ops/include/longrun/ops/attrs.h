@@ -128,8 +128,9 @@ struct SpectralFilterAttrs {
   bool operator==(const SpectralFilterAttrs&) const = default;
 };
 
-// topk_mask along `axis` of x (f32): keep the k largest per row; ties: lower index wins;
-// NaN counts as larger than +inf (as torch.topk). Output u8 mask (1 = kept), or with
+// topk_mask along `axis` of x (f32): keep the k largest per row; ties: lower index wins
+// (deterministic; torch.topk leaves tie order unspecified); NaN counts as larger than +inf
+// (as torch.topk). Output u8 mask (1 = kept), or with
 // output_scores the f32 scores with -inf at the dropped positions. k is clamped to the row
 // length.
 struct TopkMaskAttrs {
@@ -161,9 +162,10 @@ struct SegmentMaxAttrs {
   int64_t segment = 1;
   bool operator==(const SegmentMaxAttrs&) const = default;
 };
-// upsample_nearest along `axis` to length `size`, PyTorch 'nearest' rule:
-// src = min(floor(dst * float(in / out)), in - 1) computed in f32, like
-// torch.nn.functional.interpolate(mode='nearest').
+// upsample_nearest along `axis` to length `size`, PyTorch 'nearest' rule for f32 tensors
+// (torch.nn.functional.interpolate(mode='nearest')): src = dst when out == in;
+// src = dst >> 1 when out == 2 * in; otherwise scale = float(in) / float(out) and
+// src = min(int64(floorf(float(dst) * scale)), in - 1), all in float32.
 struct UpsampleNearestAttrs {
   int axis = -2;
   int64_t size = 1;

@@ -1,0 +1,147 @@
+// Tests of the conformance harness itself: the comparison catches what it claims to catch
+// (bit differences, NaN/Inf position, tolerance overruns, guard-byte writes, modified inputs,
+// non-determinism), and the attrs JSON mapping rejects what it should.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "conformance/attrs_json.h"
+#include "conformance/golden_cases.h"
+#include "conformance/run_case.h"
+
+namespace longrun::conformance {
+namespace {
+
+struct F32Entry {
+  std::vector<float> values;
+  SafetensorsEntry entry;
+  explicit F32Entry(std::vector<float> v) : values(std::move(v)) {
+    entry.name = "expected";
+    entry.desc = TensorDesc(DType::f32, {int64_t(values.size())});
+    entry.bytes = std::as_bytes(std::span<const float>(values));
+  }
+};
+
+std::string compare(const std::vector<float>& expected, const std::vector<float>& actual, Tolerance tol) {
+  F32Entry e(expected);
+  return compare_with_golden(e.entry, std::as_bytes(std::span<const float>(actual)), tol);
+}
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+TEST_CASE("harness.compare: exact tolerance is bit-exact, NaN matches any NaN") {
+  const Tolerance exact{0, 0, "test"};
+  CHECK(compare({1, 2, kInf, kNaN}, {1, 2, kInf, kNaN}, exact).empty());
+  CHECK(compare({1, kNaN}, {1, -kNaN}, exact).empty());
+  CHECK_FALSE(compare({1, 2}, {1, std::nextafter(2.0f, 3.0f)}, exact).empty());
+  CHECK_FALSE(compare({0.0f}, {-0.0f}, exact).empty());
+  CHECK_FALSE(compare({kNaN}, {1}, exact).empty());
+}
+
+TEST_CASE("harness.compare: NaN/Inf positions must match; bounds are enforced") {
+  const Tolerance loose{1e-3, 1e-3, "test"};
+  CHECK(compare({1, kNaN, kInf, -kInf}, {1, kNaN, kInf, -kInf}, loose).empty());
+  CHECK_FALSE(compare({1, kNaN}, {1, 0}, loose).empty());
+  CHECK_FALSE(compare({1, 0}, {1, kNaN}, loose).empty());
+  CHECK_FALSE(compare({kInf}, {-kInf}, loose).empty());
+  CHECK_FALSE(compare({kInf}, {3e38f}, loose).empty());
+  const Tolerance tol{1e-5, 1e-5, "test"};
+  CHECK(compare({1, 2, 3}, {1, 2, 3.00001f}, Tolerance{1e-5, 1e-5, "test"}).empty());
+  CHECK_FALSE(compare({1, 2, 3}, {1, 2, 3.001f}, tol).empty());  // norm error ~2.7e-4
+  // Element error is relative above |b| = 1: 1000 vs 1000.001 passes 1e-5 ...
+  CHECK(compare({1000}, {1000.001f}, Tolerance{1e-5, 1e-5, "test"}).empty());
+  // ... and absolute below: a 2e-5 error on a tiny value fails even if the norm error is small.
+  CHECK_FALSE(
+      compare({100, 100, 100, 1e-6f}, {100, 100, 100, 2.1e-5f}, Tolerance{1e-5, 1e-5, "test"}).empty());
+  CHECK_FALSE(compare({1}, {1}, Tolerance{-1, -1, "missing"}).empty());  // no table entry
+}
+
+// A backend wrapper that breaks one rule of the contract after the real backend ran.
+class Saboteur final : public Backend {
+ public:
+  enum class Kind { guard, input, drift, nondeterministic };
+  Saboteur(Backend& inner, Kind kind) : inner_(inner), kind_(kind) {}
+  std::string_view name() const override { return "saboteur"; }
+  bool supports(const Graph& g, const Node& n, std::string* why) const override {
+    return inner_.supports(g, n, why);
+  }
+  Result<std::unique_ptr<Prepared>> prepare(const Graph& g, const Plan& p) override {
+    return inner_.prepare(g, p);
+  }
+  Status execute(Prepared& p, const Bindings& b, RunHooks* h) override {
+    LR_RETURN_IF_ERROR(inner_.execute(p, b, h));
+    LR_RETURN_IF_ERROR(inner_.synchronize());
+    auto* out = static_cast<std::byte*>(b.outputs[0].data);
+    const size_t n = size_t(b.outputs[0].desc.nbytes());
+    switch (kind_) {
+      case Kind::guard: out[n] = std::byte{0}; break;
+      case Kind::input: static_cast<std::byte*>(b.inputs[0].data)[0] ^= std::byte{1}; break;
+      case Kind::drift: {
+        float f;
+        std::memcpy(&f, out, 4);
+        f *= 1.001f;
+        std::memcpy(out, &f, 4);
+        break;
+      }
+      case Kind::nondeterministic:
+        if (++runs_ == 2) out[n - 1] ^= std::byte{1};
+        break;
+    }
+    return {};
+  }
+  Status synchronize() override { return {}; }
+  std::string description() const override { return "saboteur"; }
+
+ private:
+  Backend& inner_;
+  Kind kind_;
+  int runs_ = 0;
+};
+
+TEST_CASE("harness.run_case: guard bytes, inputs, accuracy and determinism are checked") {
+  Result<GoldenFile> file = load_golden_file(OpKind::add);
+  REQUIRE(file.ok());
+  const GoldenCase* c = nullptr;
+  for (const GoldenCase& g : file->cases)
+    if (g.name == "same_3x5") c = &g;
+  REQUIRE(c != nullptr);
+  CHECK(run_case(conformance_backend(), *c, Mode::inputs).ok);
+  for (auto kind : {Saboteur::Kind::guard, Saboteur::Kind::input, Saboteur::Kind::drift,
+                    Saboteur::Kind::nondeterministic}) {
+    Saboteur bad(conformance_backend(), kind);
+    const CaseOutcome r = run_case(bad, *c, Mode::inputs);
+    CHECK_MESSAGE(!r.ok, "sabotage kind " << int(kind) << " went unnoticed");
+  }
+}
+
+TEST_CASE("harness.attrs_json: round trip and strictness") {
+#define LR_OP(name, Attrs)                                                        \
+  {                                                                               \
+    const OpAttrs a{Attrs{}};                                                     \
+    Result<OpAttrs> b = attrs_from_json(OpKind::name, attrs_to_json(a));          \
+    CHECK_MESSAGE(b.ok(), #name ": " << b.status().to_string());                  \
+    if (b.ok()) CHECK_MESSAGE(b.value() == a, #name ": attrs do not round-trip"); \
+  }
+#include "longrun/ops/op_list.inc"
+  using nlohmann::json;
+  CHECK_FALSE(attrs_from_json(OpKind::softmax, json{{"axes", 1}}).ok());     // unknown field
+  CHECK_FALSE(attrs_from_json(OpKind::softmax, json{{"scale", 0.1}}).ok());  // not an f32 value
+  CHECK(attrs_from_json(OpKind::softmax, json{{"scale", double(0.1f)}}).ok());
+  CHECK_FALSE(attrs_from_json(OpKind::softmax, json{{"axis", 1.5}}).ok());  // not an integer
+  CHECK_FALSE(attrs_from_json(OpKind::cast, json{{"to", "f64"}}).ok());     // unknown dtype
+  CHECK_FALSE(attrs_from_json(OpKind::transpose, json{{"rank", 2}, {"perm", {1}}}).ok());
+  CHECK_FALSE(attrs_from_json(OpKind::add, json{{"x", 1}}).ok());
+  Result<OpAttrs> pad = attrs_from_json(OpKind::pad, json{{"value", "-inf"}});
+  REQUIRE(pad.ok());
+  CHECK(std::get<PadAttrs>(pad.value()).value == -kInf);
+  Result<OpAttrs> sl = attrs_from_json(OpKind::slice, json{{"end", 9223372036854775807ull}});
+  REQUIRE(sl.ok());
+  CHECK(std::get<SliceAttrs>(sl.value()).end == INT64_MAX);
+}
+
+}  // namespace
+}  // namespace longrun::conformance
