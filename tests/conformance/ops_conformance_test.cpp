@@ -3,6 +3,8 @@
 // in place). Plus a coverage test that lists every op without golden cases.
 #include <doctest/doctest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "conformance/golden_cases.h"
@@ -12,18 +14,33 @@
 namespace longrun::conformance {
 namespace {
 
+// LONGRUN_CONFORMANCE_REPORT=1 prints, per op, the largest measured error next to the
+// bound: the headroom a backend has (for reviewing tolerances, never for loosening them).
 void run_op_conformance(OpKind op) {
   Result<GoldenFile> file = load_golden_file(op);
   REQUIRE_MESSAGE(file.ok(), file.status().to_string());
   REQUIRE_FALSE(file->cases.empty());
   Backend& backend = conformance_backend();
+  ErrorStats worst;
+  std::string worst_norm_case, worst_elem_case;
+  int runs = 0;
   for (const GoldenCase& c : file->cases) {
     for (Mode mode : {Mode::inputs, Mode::weights, Mode::inplace}) {
       const CaseOutcome r = run_case(backend, c, mode);
       if (r.skipped) continue;
+      ++runs;
       CHECK_MESSAGE(r.ok, (std::string(op_name(op)) + "/" + c.name + " [" + std::string(mode_name(mode)) +
                            ", " + std::string(backend.name()) + "]: " + r.message));
+      if (r.error.norm_err >= worst.norm_err) worst.norm_err = r.error.norm_err, worst_norm_case = c.name;
+      if (r.error.elem_err >= worst.elem_err) worst.elem_err = r.error.elem_err, worst_elem_case = c.name;
     }
+  }
+  const char* report = std::getenv("LONGRUN_CONFORMANCE_REPORT");
+  if (report && *report && *report != '0') {
+    const Tolerance tol = tolerance_for(op, file->cases.front().output->desc.dtype());
+    std::printf("%-18s %4d runs  norm %.3g (%s, bound %.3g)  elem %.3g (%s, bound %.3g)\n",
+                std::string(op_name(op)).c_str(), runs, worst.norm_err, worst_norm_case.c_str(),
+                tol.max_norm_err, worst.elem_err, worst_elem_case.c_str(), tol.max_abs_err);
   }
 }
 

@@ -127,7 +127,7 @@ Backend& conformance_backend() { return *backend_slot(); }
 void set_conformance_backend(std::unique_ptr<Backend> backend) { backend_slot() = std::move(backend); }
 
 std::string compare_with_golden(const SafetensorsEntry& expected, std::span<const std::byte> actual,
-                                const Tolerance& tol) {
+                                const Tolerance& tol, ErrorStats* stats) {
   const TensorDesc& d = expected.desc;
   const DType t = d.dtype();
   const size_t es = dtype_size(t);
@@ -177,6 +177,7 @@ std::string compare_with_golden(const SafetensorsEntry& expected, std::span<cons
     if (err > max_elem || std::isnan(err)) max_elem = err, max_at = i;
   }
   const double norm_err = sum_b2 > 0 ? std::sqrt(sum_d2 / sum_b2) : std::sqrt(sum_d2);
+  if (stats) *stats = {norm_err, max_elem};
   std::string msg;
   if (bad) msg += std::to_string(bad) + " NaN/Inf mismatches" + first + "\n    ";
   if (!(norm_err <= tol.max_norm_err))
@@ -284,7 +285,7 @@ CaseOutcome run_case(Backend& backend, const GoldenCase& c, Mode mode) {
   std::vector<std::byte> first, second;
   if (std::string e = run_once(std::byte{0xA5}, &first); !e.empty()) return fail(e);
   const Tolerance tol = tolerance_for(c.op, c.output->desc.dtype());
-  if (std::string e = compare_with_golden(*c.output, first, tol); !e.empty()) return fail(e);
+  if (std::string e = compare_with_golden(*c.output, first, tol, &out.error); !e.empty()) return fail(e);
   if (std::string e = run_once(std::byte{0x5A}, &second); !e.empty()) return fail("second run: " + e);
   if (first != second) {
     size_t i = 0;

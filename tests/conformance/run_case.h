@@ -25,10 +25,17 @@ namespace longrun::conformance {
 enum class Mode { inputs, weights, inplace };
 std::string_view mode_name(Mode mode);
 
+// Measured error of a compared output (0 for exact comparisons that matched).
+struct ErrorStats {
+  double norm_err = 0.0;
+  double elem_err = 0.0;
+};
+
 struct CaseOutcome {
   bool skipped = false;  // the mode does not apply to this case (not a failure)
   bool ok = true;
   std::string message;  // failure details, or why the mode was skipped
+  ErrorStats error;     // of the first run against the golden
 };
 
 // The backend under test, created once by main.cpp.
@@ -39,7 +46,8 @@ CaseOutcome run_case(Backend& backend, const GoldenCase& c, Mode mode);
 
 // Compares `actual` (bytes laid out as expected.desc) with the golden. Returns "" when it
 // matches within `tol`, else a message with the error measures and the first mismatches.
+// `stats`, when given, receives the measured errors.
 std::string compare_with_golden(const SafetensorsEntry& expected, std::span<const std::byte> actual,
-                                const Tolerance& tol);
+                                const Tolerance& tol, ErrorStats* stats = nullptr);
 
 }  // namespace longrun::conformance

@@ -68,6 +68,7 @@ struct Fixture {
     add("scale", TensorDesc(DType::bf16, std::span<const int64_t>()));
     add("ids", TensorDesc(DType::i64, {3}));
     add("empty", TensorDesc(DType::i32, {0, 7}));
+    add("empty.inner", TensorDesc(DType::i64, {3, 0}));
     add("mask", TensorDesc(DType::u8, {1, 1, 1, 1, 1, 3}));
     add("counts", TensorDesc(DType::i32, {100}));
   }

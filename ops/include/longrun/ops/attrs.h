@@ -70,8 +70,9 @@ using ReluAttrs = NoAttrs<OpKind::relu>;
 // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 using GeluAttrs = NoAttrs<OpKind::gelu>;
 using GeluTanhAttrs = NoAttrs<OpKind::gelu_tanh>;
-// cast: any dtype to any dtype. Float->int truncates toward zero (C++ semantics, values
-// out of range are an error); float->f16/bf16 rounds to nearest even.
+// cast: any dtype to any dtype. Float->int truncates toward zero; a value (or NaN) outside
+// the target integer range is an out_of_range error, and so is int->int narrowing that does
+// not fit. ->f16/bf16 rounds to nearest even via f32 (as torch: int->bf16 rounds twice).
 struct CastAttrs {
   DType to = DType::f32;
   bool operator==(const CastAttrs&) const = default;
@@ -129,8 +130,8 @@ struct SpectralFilterAttrs {
 };
 
 // topk_mask along `axis` of x (f32): keep the k largest per row; ties: lower index wins
-// (deterministic; torch.topk leaves tie order unspecified); NaN counts as larger than +inf
-// (as torch.topk). Output u8 mask (1 = kept), or with
+// (deterministic; torch.topk leaves tie order unspecified; -0 and +0 tie); NaN counts as
+// larger than +inf (as torch.topk). Output u8 mask (1 = kept), or with
 // output_scores the f32 scores with -inf at the dropped positions. k is clamped to the row
 // length.
 struct TopkMaskAttrs {
@@ -213,7 +214,8 @@ struct RollAttrs {
   int64_t shift = 0;
   bool operator==(const RollAttrs&) const = default;
 };
-// where: inputs cond (u8), a, b (same dtype); y = cond ? a : b with broadcasting.
+// where: inputs cond (u8, any nonzero = true), a, b (same dtype); y = cond ? a : b with
+// broadcasting.
 using WhereAttrs = NoAttrs<OpKind::where>;
 
 // attention (fused): inputs q [B, H, Nq, hd], k [B, H, Nk, hd], v [B, H, Nk, hv], then an
