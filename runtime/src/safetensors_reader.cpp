@@ -58,7 +58,10 @@ std::string quote(std::string_view s) { return quote_for_message(s); }
 
 std::string shape_string(const ParsedTensor& t) {
   std::string s = "[";
-  for (int i = 0; i < t.rank; ++i) s += (i ? ", " : "") + std::to_string(t.dims[size_t(i)]);
+  for (int i = 0; i < t.rank; ++i) {
+    if (i) s += ", ";
+    s += std::to_string(t.dims[size_t(i)]);
+  }
   return s + "]";
 }
 

@@ -52,9 +52,7 @@ Status check_entry(const SafetensorsWriteEntry& t) {
   LR_RETURN_IF_ERROR(check_utf8(t.name, "tensor name"));
   if (t.name == fmt::kMetadataKey || fmt::is_pad_name(t.name))
     return invalid_argument(name + ": names '__metadata__' and '__pad*' are reserved");
-  // A tensor without elements has no layout to get wrong (and TensorDesc::is_contiguous()
-  // reports false for contiguous descs like [3, 0], whose strides treat the 0 as a 1).
-  if (t.desc.numel() != 0 && !t.desc.is_contiguous())
+  if (!t.desc.is_contiguous())
     return invalid_argument(name + ": desc " + t.desc.to_string() + " is not contiguous");
   for (int64_t d : t.desc.dims())
     if (uint64_t(d) > fmt::kMaxInteger)
@@ -72,7 +70,10 @@ void append_tensor_json(std::string* h, std::string_view name, std::string_view 
   *h += ":{\"dtype\":";
   json::append_quoted(h, code);
   *h += ",\"shape\":[";
-  for (size_t i = 0; i < dims.size(); ++i) *h += (i ? "," : "") + std::to_string(dims[i]);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) h->push_back(',');
+    *h += std::to_string(dims[i]);
+  }
   *h += "],\"data_offsets\":[" + std::to_string(begin) + "," + std::to_string(end) + "]}";
 }
 

@@ -35,14 +35,22 @@ std::vector<std::byte> make_file(std::string_view header, size_t data = 0,
 
 std::string entry(std::string_view name, std::string_view dtype, std::string_view shape, uint64_t begin,
                   uint64_t end) {
-  return "\"" + std::string(name) + "\":{\"dtype\":\"" + std::string(dtype) +
-         "\",\"shape\":" + std::string(shape) + ",\"data_offsets\":[" + std::to_string(begin) + "," +
-         std::to_string(end) + "]}";
+  std::string s = "\"";
+  s += name;
+  s += "\":{\"dtype\":\"";
+  s += dtype;
+  s += "\",\"shape\":";
+  s += shape;
+  s += ",\"data_offsets\":[" + std::to_string(begin) + "," + std::to_string(end) + "]}";
+  return s;
 }
 
 std::string obj(std::initializer_list<std::string> members) {
   std::string s = "{";
-  for (const std::string& m : members) s += (s.size() > 1 ? "," : "") + m;
+  for (const std::string& m : members) {
+    if (s.size() > 1) s += ',';
+    s += m;
+  }
   return s + "}";
 }
 

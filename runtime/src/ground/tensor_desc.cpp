@@ -70,6 +70,10 @@ int64_t TensorDesc::storage_span() const {
 }
 
 bool TensorDesc::is_contiguous() const {
+  // An empty tensor touches no element, so any strides describe it (and contiguous_strides
+  // gives zero-sized dims stride products as if they were 1).
+  for (int i = 0; i < rank_; ++i)
+    if (dims_[i] == 0) return true;
   int64_t s = 1;
   for (int i = rank_ - 1; i >= 0; --i) {
     if (dims_[i] != 1 && strides_[i] != s) return false;
