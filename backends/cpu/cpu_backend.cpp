@@ -2,17 +2,36 @@
 // oneTBB thread pool.
 #include <array>
 #include <cstdlib>
+#include <iterator>
 
 #include "backend_factories.h"
 #include "cpu/cpu_isa.h"
+#include "cpu/cpu_kernels.h"
 #include "host/host_executor.h"
 
 namespace longrun {
 namespace {
 
+using host::HostKernel;
+
 struct CpuKernelRow {
-  KernelFn by_isa[3];
+  HostKernel by_isa[3];
 };
+
+using namespace cpu;  // kernel symbols in kernels.inc
+
+// kernels.inc must list the ops in op_list.inc order: checked at compile time.
+constexpr OpKind kCpuTableOrder[] = {
+#define LR_CPU_KERNEL(name, scalar, avx2, avx512) OpKind::name,
+#include "cpu/kernels.inc"
+};
+static_assert(std::size(kCpuTableOrder) == size_t(kNumOps), "kernels.inc must have one row per op");
+constexpr bool table_in_op_order() {
+  for (size_t i = 0; i < std::size(kCpuTableOrder); ++i)
+    if (size_t(kCpuTableOrder[i]) != i) return false;
+  return true;
+}
+static_assert(table_in_op_order(), "kernels.inc rows must follow op_list.inc order");
 
 const std::array<CpuKernelRow, kNumOps>& cpu_kernel_table() {
   static const std::array<CpuKernelRow, kNumOps> table = {{
@@ -26,12 +45,12 @@ struct CpuState {
   cpu::Isa isa;
 };
 
-KernelFn pick_cpu(const Node& node, const void* state, std::string* why) {
+HostKernel pick_cpu(const Node& node, const void* state, std::string* why) {
   const auto& row = cpu_kernel_table()[size_t(node.kind)];
   for (int level = int(static_cast<const CpuState*>(state)->isa); level >= 0; --level)
     if (row.by_isa[level]) return row.by_isa[level];
   *why = "no cpu kernel at any ISA level";
-  return nullptr;
+  return {};
 }
 
 class CpuBackend final : public Backend {
@@ -39,10 +58,10 @@ class CpuBackend final : public Backend {
   CpuBackend(cpu::Isa isa, std::unique_ptr<ThreadPool> pool) : state_{isa}, pool_(std::move(pool)) {}
   std::string_view name() const override { return "cpu"; }
   bool supports(const Graph&, const Node& node, std::string* why) const override {
-    return pick_cpu(node, &state_, why) != nullptr;
+    return bool(pick_cpu(node, &state_, why));
   }
   Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan) override {
-    return host::prepare(graph, plan, &pick_cpu, &state_);
+    return host::prepare(graph, plan, &pick_cpu, &state_, pool_.get());
   }
   Status execute(Prepared& prepared, const Bindings& bindings, RunHooks* hooks) override {
     return host::execute(prepared, bindings, hooks, pool_.get());

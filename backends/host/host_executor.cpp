@@ -23,20 +23,26 @@ Status check_binding(const Value& value, const TensorView& view, const char* wha
 }  // namespace
 
 Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan, KernelPicker pick,
-                                          const void* backend_state) {
+                                          const void* backend_state, ThreadPool* pool) {
   auto p = std::make_unique<HostPrepared>();
   p->graph = &graph;
   p->plan = plan;
   p->report = plan.report;
   const auto& nodes = graph.nodes();
   p->kernels.resize(nodes.size(), nullptr);
+  p->node_state.resize(nodes.size());
   for (size_t n = 0; n < nodes.size(); ++n) {
     if (plan.skip_node[n]) continue;
     std::string why;
-    p->kernels[n] = pick(nodes[n], backend_state, &why);
-    if (!p->kernels[n])
-      return unsupported("node '" + nodes[n].name + "' (" + std::string(op_name(nodes[n].kind)) +
-                         "): no kernel: " + why);
+    const HostKernel k = pick(nodes[n], backend_state, &why);
+    const std::string where = "node '" + nodes[n].name + "' (" + std::string(op_name(nodes[n].kind)) + ")";
+    if (!k) return unsupported(where + ": no kernel: " + why);
+    p->kernels[n] = k.run;
+    if (k.prepare) {
+      auto state = k.prepare(graph, nodes[n], pool);
+      if (!state.ok()) return state.status().with_context(where);
+      p->node_state[n] = std::move(state).value();
+    }
   }
   const size_t bytes = size_t(plan.report.arena_bytes);
   if (bytes > 0) {
@@ -93,7 +99,7 @@ Status execute(Prepared& prepared, const Bindings& bindings, RunHooks* hooks, Th
         p.in_views.push_back(TensorView{values[size_t(v)].desc, p.value_data[size_t(v)]});
       for (ValueId v : node.outputs)
         p.out_views.push_back(TensorView{values[size_t(v)].desc, p.value_data[size_t(v)]});
-      KernelArgs args{&node.attrs, p.in_views, p.out_views, pool, {}};
+      KernelArgs args{&node.attrs, p.in_views, p.out_views, pool, {}, p.node_state[n].get()};
       const auto t0 = std::chrono::steady_clock::now();
       Status st = p.kernels[n](args);
       if (hooks && hooks->node_ms)

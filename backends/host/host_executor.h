@@ -12,8 +12,22 @@
 
 namespace longrun::host {
 
-// Picks the kernel for a node; returns nullptr (and sets *why) when there is none.
-using KernelPicker = KernelFn (*)(const Node& node, const void* backend_state, std::string* why);
+// A host kernel: the function that runs a node and, optionally, a step that runs once per
+// node at prepare time (prepack weights, create FFT plans, reserve scratch). Its result is
+// handed to every run as KernelArgs::prepared and lives as long as the prepared graph.
+using KernelPrepareFn = Result<std::shared_ptr<void>> (*)(const Graph& graph, const Node& node,
+                                                          ThreadPool* pool);
+struct HostKernel {
+  KernelFn run = nullptr;
+  KernelPrepareFn prepare = nullptr;
+  constexpr HostKernel() = default;
+  constexpr HostKernel(std::nullptr_t) {}  // NOLINT(google-explicit-constructor): table rows
+  constexpr HostKernel(KernelFn r, KernelPrepareFn p = nullptr) : run(r), prepare(p) {}  // NOLINT
+  explicit operator bool() const { return run != nullptr; }
+};
+
+// Picks the kernel for a node; returns an empty HostKernel (and sets *why) when there is none.
+using KernelPicker = HostKernel (*)(const Node& node, const void* backend_state, std::string* why);
 
 class HostPrepared final : public Prepared {
  public:
@@ -21,7 +35,8 @@ class HostPrepared final : public Prepared {
 
   const Graph* graph = nullptr;  // owned by the caller (Session), outlives this
   Plan plan;
-  std::vector<KernelFn> kernels;  // per node; nullptr for skipped (view) nodes
+  std::vector<KernelFn> kernels;                  // per node; nullptr for skipped (view) nodes
+  std::vector<std::shared_ptr<void>> node_state;  // per node: the kernel's prepare result
   std::shared_ptr<std::byte> arena;
   MemoryReport report;
   // Scratch for execute (per-run pointers); the caller serialises runs of one Prepared.
@@ -29,9 +44,10 @@ class HostPrepared final : public Prepared {
   std::vector<TensorView> in_views, out_views;
 };
 
-// Allocates the arena (64-byte aligned, zero-filled once) and picks every node's kernel.
+// Allocates the arena (64-byte aligned, zero-filled once), picks every node's kernel and
+// runs the kernels' prepare steps.
 Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan, KernelPicker pick,
-                                          const void* backend_state);
+                                          const void* backend_state, ThreadPool* pool);
 
 // Validates the bindings against the graph and runs every node in order on `pool`.
 Status execute(Prepared& prepared, const Bindings& bindings, RunHooks* hooks, ThreadPool* pool);

@@ -6,7 +6,7 @@
 namespace longrun {
 namespace {
 
-KernelFn pick_reference(const Node& node, const void*, std::string* why) {
+host::HostKernel pick_reference(const Node& node, const void*, std::string* why) {
   KernelFn fn = op_schema(node.kind).reference;
   if (!fn) *why = "the op has no reference kernel";
   return fn;
@@ -16,10 +16,10 @@ class ReferenceBackend final : public Backend {
  public:
   std::string_view name() const override { return "reference"; }
   bool supports(const Graph&, const Node& node, std::string* why) const override {
-    return pick_reference(node, nullptr, why) != nullptr;
+    return bool(pick_reference(node, nullptr, why));
   }
   Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan) override {
-    return host::prepare(graph, plan, &pick_reference, nullptr);
+    return host::prepare(graph, plan, &pick_reference, nullptr, nullptr);
   }
   Status execute(Prepared& prepared, const Bindings& bindings, RunHooks* hooks) override {
     return host::execute(prepared, bindings, hooks, nullptr);

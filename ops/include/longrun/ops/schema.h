@@ -22,6 +22,9 @@ struct KernelArgs {
   std::span<const TensorView> outputs;
   ThreadPool* pool = nullptr;
   std::span<std::byte> workspace;
+  // Backend-specific state made once per node when the graph was prepared (prepacked
+  // weights, FFT plans, scratch); null for kernels without a prepare step.
+  const void* prepared = nullptr;
 
   template <typename A>
   const A& attr() const {
