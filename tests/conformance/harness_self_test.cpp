@@ -1,6 +1,7 @@
 // Tests of the conformance harness itself: the comparison catches what it claims to catch
 // (bit differences, NaN/Inf position, tolerance overruns, guard-byte writes, modified inputs,
-// non-determinism), and the attrs JSON mapping rejects what it should.
+// non-determinism, 1- vs 2-thread differences, accepted errors), for the golden and the
+// differential runners, and the attrs JSON mapping rejects what it should.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -9,6 +10,8 @@
 #include <vector>
 
 #include "conformance/attrs_json.h"
+#include "conformance/diff_case.h"
+#include "conformance/differential.h"
 #include "conformance/golden_cases.h"
 #include "conformance/run_case.h"
 
@@ -63,7 +66,7 @@ TEST_CASE("harness.compare: NaN/Inf positions must match; bounds are enforced") 
 // A backend wrapper that breaks one rule of the contract after the real backend ran.
 class Saboteur final : public Backend {
  public:
-  enum class Kind { guard, input, drift, nondeterministic };
+  enum class Kind { guard, input, drift, nondeterministic, lsb, ignore_errors };
   Saboteur(Backend& inner, Kind kind) : inner_(inner), kind_(kind) {}
   std::string_view name() const override { return "saboteur"; }
   bool supports(const Graph& g, const Node& n, std::string* why) const override {
@@ -73,6 +76,10 @@ class Saboteur final : public Backend {
     return inner_.prepare(g, p);
   }
   Status execute(Prepared& p, const Bindings& b, RunHooks* h) override {
+    if (kind_ == Kind::ignore_errors) {
+      (void)inner_.execute(p, b, h);
+      return {};
+    }
     LR_RETURN_IF_ERROR(inner_.execute(p, b, h));
     LR_RETURN_IF_ERROR(inner_.synchronize());
     auto* out = static_cast<std::byte*>(b.outputs[0].data);
@@ -90,6 +97,8 @@ class Saboteur final : public Backend {
       case Kind::nondeterministic:
         if (++runs_ == 2) out[n - 1] ^= std::byte{1};
         break;
+      case Kind::lsb: out[0] ^= std::byte{1}; break;  // 1 ulp: within any non-exact tolerance
+      case Kind::ignore_errors: break;
     }
     return {};
   }
@@ -115,6 +124,52 @@ TEST_CASE("harness.run_case: guard bytes, inputs, accuracy and determinism are c
     Saboteur bad(conformance_backend(), kind);
     const CaseOutcome r = run_case(bad, *c, Mode::inputs);
     CHECK_MESSAGE(!r.ok, "sabotage kind " << int(kind) << " went unnoticed");
+  }
+}
+
+// A differential case on fresh [3, 17] inputs.
+diff::DiffCase small_case(const OpAttrs& attrs, int inputs) {
+  diff::Rng rng(7);
+  diff::DiffCase c{"self_test", attrs, {}, false};
+  for (int i = 0; i < inputs; ++i) c.inputs.push_back(diff::random(rng, DType::f32, {3, 17}));
+  return c;
+}
+
+TEST_CASE("harness.differential: sabotage is caught, the honest backend passes") {
+  Result<std::unique_ptr<Backend>> ref = create_backend("reference");
+  REQUIRE(ref.ok());
+  Backend& under = conformance_backend();
+  auto failures = [&](OpKind op, const diff::DiffCase& c, Backend& one, Backend* two) {
+    DiffReport rep;
+    return run_diff_case(op, c, DiffBackends{ref.value().get(), &one, two}, rep);
+  };
+  const diff::DiffCase add = small_case(AddAttrs{}, 2);
+  const diff::DiffCase scale = small_case(ScaleAttrs{0.5f, 0.25f}, 1);
+  CHECK(failures(OpKind::add, add, under, nullptr).empty());
+  CHECK(failures(OpKind::add, add, under, &under).empty());
+  for (auto kind : {Saboteur::Kind::guard, Saboteur::Kind::input, Saboteur::Kind::drift}) {
+    Saboteur bad(under, kind);
+    CHECK_MESSAGE(!failures(OpKind::add, add, bad, nullptr).empty(),
+                  "sabotage kind " << int(kind) << " went unnoticed");
+  }
+  {  // a second run (same thread count) that differs
+    Saboteur bad(under, Saboteur::Kind::nondeterministic);
+    CHECK_FALSE(failures(OpKind::scale, scale, under, &bad).empty());
+  }
+  {  // 1 ulp within the tolerance, but only with 2 threads: not bitwise identical
+    Saboteur bad(under, Saboteur::Kind::lsb);
+    CHECK(failures(OpKind::scale, scale, bad, nullptr).empty());
+    CHECK_FALSE(failures(OpKind::scale, scale, under, &bad).empty());
+  }
+  {  // a case the reference rejects must be rejected
+    std::vector<diff::DiffCase> cases = diff::generate_cases(OpKind::embedding);
+    const diff::DiffCase* err = nullptr;
+    for (const diff::DiffCase& c : cases)
+      if (c.expect_error) err = &c;
+    REQUIRE(err != nullptr);
+    CHECK(failures(OpKind::embedding, *err, under, nullptr).empty());
+    Saboteur bad(under, Saboteur::Kind::ignore_errors);
+    CHECK_FALSE(failures(OpKind::embedding, *err, bad, nullptr).empty());
   }
 }
 

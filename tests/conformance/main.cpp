@@ -2,6 +2,8 @@
 // environment: LONGRUN_TEST_BACKEND (default "reference") and LONGRUN_CPU_ISA (cpu only).
 // A backend that is not built or has no device here prints one "SKIP conformance.<name>:
 // <reason>" line and exits 77, which CTest reports as skipped (SKIP_RETURN_CODE).
+// The backend under test runs with 1 thread; the differential tests also create 2-thread
+// instances of it (README.md).
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
@@ -42,7 +44,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::printf("conformance.%s: %s\n", label.c_str(), backend.value()->description().c_str());
-  conformance::set_conformance_backend(std::move(backend).value());
+  conformance::set_conformance_backend(std::move(backend).value(), name, options);
 
   doctest::Context context(argc, argv);
   const int result = context.run();

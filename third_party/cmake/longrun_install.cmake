@@ -4,6 +4,7 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/include/longrun ${PROJECT_SOURCE_DIR}/ops/include/longrun
+                  ${PROJECT_SOURCE_DIR}/models/include/longrun
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS longrun longrun_headers longrun_backend_deps
         EXPORT longrunTargets

@@ -8,6 +8,7 @@ packages=(pkg-config libfftw3-dev libtbb-dev doctest-dev nlohmann-json3-dev)
 if [[ "${1:-}" == "--goldens" ]]; then
   packages+=(python3-torch python3-scipy python3-numpy)
 fi
+if [[ "${1:-}" == "--bench-peers" ]]; then packages+=(libopenblas-dev libdnnl-dev); fi  # longrun-bench peers
 
 missing=()
 for p in "${packages[@]}"; do

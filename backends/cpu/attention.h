@@ -1,0 +1,101 @@
+// The cpu backend's fused attention and sparse_attention kernels (f32, AVX2 and AVX-512).
+//
+// attention: flash-style. A work item is one (batch, head, block of kAttnBlockQ queries);
+// it walks the visible keys in blocks of kAttnBlockK, computes S = scale * Q K^T for the
+// block, updates a running max and sum per query (online softmax) and accumulates P V,
+// rescaling the accumulator when the max grows. Nothing of size Nq x Nk is ever stored:
+// the scratch of one item is O((Nq-block + Nk-block) * (hd + hv)) plus one key list.
+// sparse_attention: per query, the kk listed keys are gathered, their logits computed 16
+// (or 8) at a time, softmaxed and the gathered V rows summed: O(Nq * kk * (hd + hv)).
+//
+// Threading: items are split into the pool's deterministic chunks; each chunk owns a
+// scratch buffer made by the prepare step. A query row's result never depends on which
+// chunk or thread computed it, so any thread count gives bitwise-identical outputs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "host/host_executor.h"
+#include "longrun/ops/schema.h"
+
+namespace longrun::cpu {
+
+// Block sizes shared by both ISAs (the scratch layout depends on them).
+inline constexpr int kAttnBlockQ = 64;  // queries per work item: 4 AVX-512 / 8 AVX2 vectors
+inline constexpr int kAttnBlockK = 64;  // keys per online-softmax step
+
+// One attention or sparse_attention call, resolved to raw pointers. Strides are in
+// elements for dims 0..2; dim 3 (hd or hv, kk) is contiguous (stride 1) for q, k, v, y.
+struct AttentionProblem {
+  const float* q = nullptr;
+  const float* k = nullptr;
+  const float* v = nullptr;
+  float* y = nullptr;
+  const uint8_t* mask = nullptr;  // attention: key padding mask [B, Nk], null when absent
+  const int32_t* idx = nullptr;   // sparse_attention: indices [B|1, H|1, Nq, kk]
+  int64_t B = 0, H = 0, Nq = 0, Nk = 0, hd = 0, hv = 0, kk = 0;
+  int64_t qs[3] = {}, ks[3] = {}, vs[3] = {}, ys[3] = {};
+  int64_t ms[2] = {};  // mask strides
+  int64_t is[4] = {};  // index strides; is[0] / is[1] are 0 where indices broadcast
+  float scale = 1.0f;
+  bool causal = false;
+};
+
+// The per-chunk scratch of a dense attention call, carved from one float buffer.
+struct AttentionScratchLayout {
+  int64_t qt = 0, s = 0, o = 0, vp = 0, m = 0, l = 0, alpha = 0, keys = 0, nvis = 0;  // offsets, floats
+  int64_t floats = 0;                                                                 // per chunk
+};
+AttentionScratchLayout attention_scratch_layout(int64_t Nk, int64_t hd, int64_t hv);
+// hv rounded up to a multiple of 16 (the packed V and accumulator row length).
+inline int64_t attention_hv_pad(int64_t hv) { return (hv + 15) / 16 * 16; }
+
+// Per-chunk scratch of sparse_attention: key list (kk), logits (kk rounded up + 16), the
+// query row padded to 16.
+struct SparseScratchLayout {
+  int64_t keys = 0, logits = 0, q = 0, floats = 0;
+};
+SparseScratchLayout sparse_scratch_layout(int64_t kk, int64_t hd);
+
+// The ISA kernels: run work items [begin, end) with one chunk's scratch. Dense items are
+// (b, h, query block) in that order; sparse items are (b, h, block of kSparseBlockQ queries).
+// They return false on invalid data (a sparse index outside [-1, Nk)); outputs are then
+// unspecified and the caller reports the error.
+inline constexpr int kSparseBlockQ = 32;
+using AttentionItemsFn = bool (*)(const AttentionProblem& p, int64_t begin, int64_t end, float* scratch);
+bool attention_items_f32_avx2(const AttentionProblem& p, int64_t begin, int64_t end, float* scratch);
+bool attention_items_f32_avx512(const AttentionProblem& p, int64_t begin, int64_t end, float* scratch);
+bool sparse_attention_items_f32_avx2(const AttentionProblem& p, int64_t begin, int64_t end, float* scratch);
+bool sparse_attention_items_f32_avx512(const AttentionProblem& p, int64_t begin, int64_t end, float* scratch);
+
+// Shared by both ops: the scratch a prepare step makes (one buffer of `floats` per chunk of
+// the pool's deterministic split of `items`), and the run that hands each chunk its items
+// and its buffer. Without prepared state, or with one too small, the run allocates its own.
+// Returns false when any chunk did.
+Result<std::shared_ptr<void>> make_attention_scratch(int64_t items, int64_t floats, ThreadPool* pool);
+bool run_attention_items(const KernelArgs& args, const AttentionProblem& p, int64_t items, int64_t floats,
+                         AttentionItemsFn fn);
+
+// Kernel entry points (kernels.inc). Views the kernels do not vectorise (a dim-3 stride
+// other than 1) go to the reference kernel; so do invalid indices (found while running),
+// for its error message.
+Status cpu_attention_f32_avx2(const KernelArgs& args);
+Status cpu_attention_f32_avx512(const KernelArgs& args);
+Status cpu_sparse_attention_f32_avx2(const KernelArgs& args);
+Status cpu_sparse_attention_f32_avx512(const KernelArgs& args);
+
+// Prepare steps: one scratch buffer per parallel chunk, sized from the node's shapes.
+// A run without prepared state (a direct call, e.g. from a unit test) allocates its own.
+Result<std::shared_ptr<void>> prepare_attention(const Graph& graph, const Node& node, ThreadPool* pool);
+Result<std::shared_ptr<void>> prepare_sparse_attention(const Graph& graph, const Node& node,
+                                                       ThreadPool* pool);
+
+inline constexpr host::HostKernel kAttentionAvx2{cpu_attention_f32_avx2, prepare_attention};
+inline constexpr host::HostKernel kAttentionAvx512{cpu_attention_f32_avx512, prepare_attention};
+inline constexpr host::HostKernel kSparseAttentionAvx2{cpu_sparse_attention_f32_avx2,
+                                                       prepare_sparse_attention};
+inline constexpr host::HostKernel kSparseAttentionAvx512{cpu_sparse_attention_f32_avx512,
+                                                         prepare_sparse_attention};
+
+}  // namespace longrun::cpu

@@ -1,0 +1,473 @@
+// Glue of the cpu spectral kernels (dct.h): layout, blocking, prepare steps, the per-block
+// pipeline, the unpaired path for non-finite inputs and threading. The DFTs and the filter
+// matrix are in dct_fft.cpp, the vector loops in dct_avx2.cpp / dct_avx512.cpp.
+#include "cpu/dct.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <new>
+#include <numbers>
+#include <vector>
+
+namespace longrun::cpu {
+namespace {
+
+using dct_detail::DctLoops;
+
+enum class SpectralOp { dct2, dct3, filter };
+
+// Blocking. Reading or writing a column block of a [N, D] row-major tensor runs at memcpy
+// speed only when each row segment is >= 128-256 bytes (measured: 16 columns per visit is
+// 3x slower than 64), so a block spans up to kBlockBytes of sequences (64 columns at
+// N = 4096), while FFTW and the twiddle loops work on sub-blocks of up to kSubBytes that
+// stay in L2 with their output buffer.
+constexpr int64_t kBlockBytes = 1024 * 1024;
+constexpr int64_t kSubBytes = 256 * 1024;
+constexpr int64_t kMinPairs = 8, kMaxPairs = 128;  // one 8 x 8 transpose tile .. FFTW's loop overhead paid
+// Below this many columns per outer index the columns of [outer, inner] are flattened and
+// gathered through a staging buffer (axis last: inner = 1).
+constexpr int64_t kGenericBelow = 16;
+
+// ---- state -------------------------------------------------------------------------------
+
+struct AlignedFree {
+  void operator()(float* p) const { ::operator delete[](p, std::align_val_t{64}); }
+};
+using FloatBuffer = std::unique_ptr<float[], AlignedFree>;
+
+Result<FloatBuffer> alloc_floats(int64_t n) {
+  if (n <= 0) return FloatBuffer();
+  void* p = ::operator new[](size_t(n) * sizeof(float), std::align_val_t{64}, std::nothrow);
+  if (p == nullptr) return out_of_memory("dct: cannot allocate " + std::to_string(n * 4) + " bytes of scratch");
+  return FloatBuffer(static_cast<float*>(p));
+}
+
+// Per parallel chunk: the block's sequences (`block / 2` x `ld` complex), the FFT output of
+// one sub-block, the DFTs' work space and, for flattened columns only, the staging rows of
+// input and output.
+struct Scratch {
+  FloatBuffer a, w, work, stage_in, stage_out;
+};
+
+struct SpectralState {
+  SpectralOp op = SpectralOp::dct2;
+  OpAttrs attrs;
+  TensorDesc in_desc, out_desc;  // the shapes this state was made for
+  int64_t outer = 0, inner = 0, n_in = 0, n_out = 0;
+  int64_t n = 0;     // forward (DCT-II) length
+  int64_t m = 0;     // inverse (DCT-III) length
+  int64_t keep = 0;  // DCT-II coefficients computed
+  int64_t used = 0;  // DCT-III input coefficients used (the rest are zero)
+  int64_t ld = 0;    // sequence stride in complex values: max(n, m)
+  bool generic = false;
+  int64_t block = 0;      // columns per full block (even)
+  int64_t sub_pairs = 0;  // sequences per FFT sub-block
+  int64_t blocks_per_outer = 0, units = 0, cols = 0;
+  std::shared_ptr<const dct_detail::SequenceDft> fwd, bwd;  // length n (forward), m (backward)
+  std::vector<float> ca2, sb2, tw2;
+  bool use_matrix = false;
+  std::shared_ptr<const std::vector<float>> matrix;  // R [m x n]; transposed [n x m] when inner == 1
+  mutable std::vector<Scratch> scratch;              // runs of one prepared graph are serialised
+};
+
+int64_t round_even(int64_t v) { return v + (v & 1); }
+
+// Matrix product (2mn flops per column) against the two FFTs (measured on a Xeon with
+// AVX-512, see the report in tests/unit/cpu_dct_test.cpp): per column the FFT route costs
+// about kFftNsPerPoint * (n log2 n + m log2 m) + kFftNsPerRow * (n + m), the product
+// 2mn / kGemmFlopsPerNs.
+constexpr double kFftNsPerPoint = 0.02;
+constexpr double kFftNsPerRow = 0.15;
+constexpr double kGemmFlopsPerNs = 40.0;
+
+bool matrix_is_cheaper(int64_t n, int64_t m) {
+  const double dn = double(n), dm = double(m);
+  const double fft = kFftNsPerPoint * (dn * std::log2(dn + 1) + dm * std::log2(dm + 1)) + kFftNsPerRow * (dn + dm);
+  return 2.0 * dn * dm / kGemmFlopsPerNs < fft;
+}
+
+// ---- prepare ------------------------------------------------------------------------------
+
+int axis_attr(SpectralOp op, const OpAttrs& a) {
+  switch (op) {
+    case SpectralOp::dct2: return std::get<DctAttrs>(a).axis;
+    case SpectralOp::dct3: return std::get<IdctAttrs>(a).axis;
+    case SpectralOp::filter: return std::get<SpectralFilterAttrs>(a).axis;
+  }
+  return 0;
+}
+
+OpKind kind_of(SpectralOp op) {
+  return op == SpectralOp::dct2 ? OpKind::dct : op == SpectralOp::dct3 ? OpKind::idct : OpKind::spectral_filter;
+}
+
+// Tables in double, rounded once. DCT-II: X_k = c_k Re(e^{-i pi k/2n} V_k) with V the FFT of
+// the shuffled column, and V_k = (Z_k + conj Z_{n-k})/2 for the paired columns; the 1/2 is
+// folded in: ca = c_k/2 cos, sb = c_k/2 sin. DCT-III: the pre-twiddle of MODELS.md §1.1 with
+// the 1/m of the inverse FFT and the ortho scale folded into h_k = 1/sqrt(m) (k = 0),
+// 1/sqrt(2m) (k >= 1).
+void build_tables(SpectralState& st) {
+  // Per complex slot (both floats of slot k hold the constant of k): the loops run along k.
+  for (int64_t k = 0; k < st.keep; ++k) {
+    const double c = (k == 0 ? std::sqrt(1.0 / double(st.n)) : std::sqrt(2.0 / double(st.n))) / 2;
+    const double a = std::numbers::pi * double(k) / double(2 * st.n);
+    st.ca2.insert(st.ca2.end(), 2, float(c * std::cos(a)));
+    st.sb2.insert(st.sb2.end(), 2, float(c * std::sin(a)));
+  }
+  const double h = 1.0 / std::sqrt(2.0 * double(st.m));
+  st.tw2.assign(size_t(8 * st.m), 0.0f);
+  for (int64_t k = 0; k < st.m; ++k) {
+    const double hk = k == 0 ? 1.0 / std::sqrt(double(st.m)) : h;
+    const double a = std::numbers::pi * double(k) / double(2 * st.m);
+    const double v[4] = {hk * std::cos(a), hk * std::sin(a), h * std::cos(a), h * std::sin(a)};
+    for (int t = 0; t < 4; ++t) st.tw2[size_t(t * 2 * st.m + 2 * k)] = st.tw2[size_t(t * 2 * st.m + 2 * k + 1)] = float(v[t]);
+  }
+}
+
+Result<std::shared_ptr<SpectralState>> make_state(SpectralOp op, const OpAttrs& attrs, const TensorDesc& in,
+                                                  const TensorDesc& out, int threads) {
+  std::vector<TensorDesc> inferred;
+  LR_RETURN_IF_ERROR(infer_op(kind_of(op), attrs, std::span<const TensorDesc>(&in, 1), &inferred));
+  if (inferred.size() != 1 || !inferred[0].same_shape(out))
+    return invalid_argument(std::string(op_name(kind_of(op))) + ": output is " + out.to_string() + ", expected " +
+                            inferred[0].to_string());
+  auto st = std::make_shared<SpectralState>();
+  st->op = op;
+  st->attrs = attrs;
+  st->in_desc = in;
+  st->out_desc = out;
+  const int axis = in.normalize_axis(axis_attr(op, attrs));
+  st->outer = 1;
+  st->inner = 1;
+  for (int i = 0; i < axis; ++i) st->outer *= in.dim(i);
+  for (int i = axis + 1; i < in.rank(); ++i) st->inner *= in.dim(i);
+  st->n_in = in.dim(axis);
+  st->n_out = out.dim(axis);
+  st->cols = st->outer * st->inner;
+  switch (op) {
+    case SpectralOp::dct2: st->n = st->n_in, st->keep = st->n_out; break;
+    case SpectralOp::dct3: st->m = st->n_out, st->used = std::min(st->n_in, st->m); break;
+    case SpectralOp::filter: st->n = st->n_in, st->m = st->keep = st->used = st->n_out; break;
+  }
+  if (st->cols == 0 || (op == SpectralOp::dct3 && st->used == 0)) return st;  // empty or all zeros
+  if (op == SpectralOp::filter) {
+    const auto method = std::get<SpectralFilterAttrs>(attrs).method;
+    st->use_matrix = method == SpectralMethod::matrix ||
+                     (method == SpectralMethod::automatic && matrix_is_cheaper(st->n, st->m));
+    if (st->use_matrix) {
+      st->matrix = dct_detail::filter_matrix(st->n, st->m, st->inner == 1);
+      return st;
+    }
+  }
+  // Block and sub-block widths (in pairs of columns), see kBlockBytes.
+  // Sequences 64 bytes apart modulo 4 KB: power-of-two strides would put every sequence of
+  // a block in the same L1 set (measured 10% slower at N = 512).
+  st->ld = (std::max(st->n, st->m) + 7) / 8 * 8 + 8;
+  st->generic = st->inner < kGenericBelow;
+  const int64_t len = std::max(st->n, st->m);  // sizes from the unpadded length: 64 columns at 4096
+  // A sub-block's working set: its FFT input and output, and Bluestein's two buffers.
+  const int64_t sub_len = std::max({len, dct_detail::bluestein_length(st->n), dct_detail::bluestein_length(st->m)});
+  auto pairs_within = [&](int64_t bytes, int64_t per_pair) {
+    return std::clamp<int64_t>(bytes / per_pair / kMinPairs * kMinPairs, kMinPairs, kMaxPairs);
+  };
+  int64_t block_pairs = pairs_within(kBlockBytes, 8 * len);
+  st->sub_pairs = std::min(block_pairs, pairs_within(kSubBytes, 8 * sub_len));
+  if (st->generic) {  // the staging rows take the room of the block's own reads
+    const int64_t stage = 8 * ((op == SpectralOp::dct3 ? st->used : st->n_in) + st->n_out);
+    block_pairs = st->sub_pairs = pairs_within(kBlockBytes, 16 * sub_len + stage);
+  }
+  int64_t tail = 0;
+  if (st->generic) {
+    st->block = std::min(2 * block_pairs, round_even(st->cols));
+    st->units = (st->cols + st->block - 1) / st->block;
+    tail = st->cols - (st->units - 1) * st->block;
+  } else {
+    st->block = std::min(2 * block_pairs, round_even(st->inner));
+    st->blocks_per_outer = (st->inner + st->block - 1) / st->block;
+    st->units = st->outer * st->blocks_per_outer;
+    tail = st->inner - (st->blocks_per_outer - 1) * st->block;
+  }
+  st->sub_pairs = std::min(st->sub_pairs, st->block / 2);
+  // The sub-block sizes that occur: full ones, and the remainders of full and tail blocks.
+  std::vector<int64_t> sizes;
+  for (int64_t pairs : {st->sub_pairs, (st->block / 2) % st->sub_pairs, ((tail + 1) / 2) % st->sub_pairs})
+    if (pairs > 0 && std::find(sizes.begin(), sizes.end(), pairs) == sizes.end()) sizes.push_back(pairs);
+  if (st->n > 0) {
+    LR_ASSIGN_OR_RETURN(st->fwd, dct_detail::make_sequence_dft(st->n, -1, st->ld, sizes));
+  }
+  if (st->m > 0) {
+    LR_ASSIGN_OR_RETURN(st->bwd, dct_detail::make_sequence_dft(st->m, +1, st->ld, sizes));
+  }
+  build_tables(*st);
+  // One scratch per parallel chunk; two chunks per thread balance blocks of unequal cost.
+  const int64_t chunks = threads <= 1 ? 1 : std::min<int64_t>(st->units, 2 * int64_t(threads));
+  st->scratch.resize(size_t(chunks));
+  const int64_t b = st->block;
+  for (Scratch& s : st->scratch) {
+    LR_ASSIGN_OR_RETURN(s.a, alloc_floats(b * st->ld));
+    LR_ASSIGN_OR_RETURN(s.w, alloc_floats(2 * st->sub_pairs * st->ld));
+    int64_t work = 0;
+    for (const auto& dft : {st->fwd, st->bwd})
+      if (dft) work = std::max(work, dct_detail::sequence_dft_work_floats(*dft, st->sub_pairs));
+    LR_ASSIGN_OR_RETURN(s.work, alloc_floats(work));
+    if (st->generic) {
+      LR_ASSIGN_OR_RETURN(s.stage_in, alloc_floats(st->n_in * b));
+      LR_ASSIGN_OR_RETURN(s.stage_out, alloc_floats(st->n_out * b));
+    }
+  }
+  return st;
+}
+
+Result<std::shared_ptr<void>> prepare_for(SpectralOp op, const Graph& graph, const Node& node, ThreadPool* pool) {
+  if (node.inputs.size() != 1 || node.outputs.size() != 1)
+    return invalid_argument(std::string(op_name(kind_of(op))) + ": expected one input and one output");
+  const TensorDesc& in = graph.value(node.inputs[0]).desc;
+  const TensorDesc& out = graph.value(node.outputs[0]).desc;
+  if (in.dtype() != DType::f32 || out.dtype() != DType::f32) return std::shared_ptr<void>();  // reference
+  LR_ASSIGN_OR_RETURN(auto st, make_state(op, node.attrs, in, out, pool ? pool->num_threads() : 1));
+  return std::shared_ptr<void>(std::move(st));
+}
+
+// ---- running ------------------------------------------------------------------------------
+
+// Row j of the shuffled column comes from row perm(j): v[j] = x[2j], v[n-1-j] = x[2j+1].
+int64_t shuffled_row(int64_t j, int64_t n) { return j < (n + 1) / 2 ? 2 * j : 2 * (n - 1 - j) + 1; }
+
+// One block of columns: `width` columns of input rows `in` (row stride `is`) to output rows
+// `out`; ceil(width / 2) complex sequences.
+struct Block {
+  const float* in;
+  int64_t is;
+  float* out;
+  int64_t os;
+  int64_t width, pairs;
+};
+
+class Runner {
+ public:
+  Runner(const SpectralState& st, const DctLoops& loops, const float* x, float* y)
+      : st_(st), l_(loops), x_(x), y_(y) {}
+
+  void run_unit(int64_t u, Scratch& s) const {
+    Block b{};
+    int64_t c0 = 0;
+    if (!st_.generic) {
+      const int64_t o = u / st_.blocks_per_outer;
+      c0 = (u % st_.blocks_per_outer) * st_.block;
+      b.width = std::min(st_.block, st_.inner - c0);
+      b.in = x_ + o * st_.n_in * st_.inner + c0;
+      b.out = y_ + o * st_.n_out * st_.inner + c0;
+      b.is = b.os = st_.inner;
+    } else {
+      c0 = u * st_.block;
+      b.width = std::min(st_.block, st_.cols - c0);
+      gather_columns(c0, b.width, s.stage_in.get());
+      b.in = s.stage_in.get();
+      b.out = s.stage_out.get();
+      b.is = b.os = st_.block;
+    }
+    b.pairs = (b.width + 1) / 2;
+    // Paired columns share one FFT, so an Inf or NaN would leak into the partner column:
+    // such (rare) blocks run twice, once per column of each pair, the partner read as zero.
+    if (!transform(b, s, -1)) {
+      transform(b, s, 0);
+      transform(b, s, 1);
+    }
+    if (st_.generic) scatter_columns(s.stage_out.get(), c0, b.width);
+  }
+
+  // Matrix route of the filter: Y = R X per outer index, or Y^T = X^T R^T for rows (inner 1).
+  int64_t matrix_units() const {
+    return st_.inner == 1 ? (st_.outer + kRowsPerUnit - 1) / kRowsPerUnit
+                          : st_.outer * ((st_.inner + kColsPerUnit - 1) / kColsPerUnit);
+  }
+  void run_matrix_unit(int64_t u) const {
+    const float* r = st_.matrix->data();
+    const int64_t n = st_.n, m = st_.m;
+    if (st_.inner == 1) {
+      const int64_t r0 = u * kRowsPerUnit, rows = std::min(kRowsPerUnit, st_.outer - r0);
+      l_.gemm(rows, m, n, x_ + r0 * n, n, r, m, y_ + r0 * m, m);
+      return;
+    }
+    const int64_t per = (st_.inner + kColsPerUnit - 1) / kColsPerUnit;
+    const int64_t o = u / per, c0 = (u % per) * kColsPerUnit, w = std::min(kColsPerUnit, st_.inner - c0);
+    l_.gemm(m, w, n, r, n, x_ + o * n * st_.inner + c0, st_.inner, y_ + o * m * st_.inner + c0, st_.inner);
+  }
+
+ private:
+  static constexpr int64_t kRowsPerUnit = 64, kColsPerUnit = 256;
+
+  // The pipeline on one block: its sequences in s.a, each sub-block's FFT out of place
+  // through s.w and back. lane < 0: both columns of every pair; returns false, having
+  // written nothing, when the input is not finite. lane 0 / 1: only the even / odd columns
+  // (the partner read as 0).
+  bool transform(const Block& b, Scratch& s, int lane) const {
+    const int64_t ld = st_.ld;
+    const bool shuffled_in = st_.op != SpectralOp::dct3;
+    const int64_t rows_in = shuffled_in ? st_.n : st_.used;
+    if (lane < 0) {
+      if (!l_.rows_to_seq(b.in, b.is, rows_in, shuffled_in, b.width, s.a.get(), ld)) return false;
+    } else {
+      masked_rows_to_seq(b, rows_in, shuffled_in, lane, s.a.get());
+    }
+    for (int64_t q0 = 0; q0 < b.pairs; q0 += st_.sub_pairs)
+      transform_sub(s.a.get() + 2 * q0 * ld, s.w.get(), s.work.get(), std::min(st_.sub_pairs, b.pairs - q0));
+    const bool shuffled_out = st_.op != SpectralOp::dct2;
+    const int64_t rows_out = st_.op == SpectralOp::dct2 ? st_.keep : st_.m;
+    if (lane < 0)
+      l_.seq_to_rows(s.a.get(), ld, rows_out, shuffled_out, b.width, b.out, b.os);
+    else
+      masked_seq_to_rows(s.a.get(), b, rows_out, shuffled_out, lane);
+    return true;
+  }
+
+  // FFT, twiddles and (filter) inverse of `pairs` sequences at `a`, in place via `w`.
+  void transform_sub(float* a, float* w, float* work, int64_t pairs) const {
+    const int64_t ld = st_.ld;
+    if (st_.op == SpectralOp::dct3) {
+      for (int64_t p = 0; p < pairs; ++p)  // zero-padding to m
+        std::fill(a + 2 * (p * ld + st_.used), a + 2 * (p * ld + st_.m), 0.0f);
+      l_.dct3_pre(a, ld, pairs, st_.m, st_.tw2.data(), w);
+      dct_detail::run_sequence_dft(*st_.bwd, l_, w, a, pairs, work);
+      return;
+    }
+    dct_detail::run_sequence_dft(*st_.fwd, l_, a, w, pairs, work);
+    l_.dct2_post(w, ld, pairs, st_.n, st_.keep, st_.ca2.data(), st_.sb2.data(), a);
+    if (st_.op == SpectralOp::filter) {  // the m-point inverse of the first m coefficients
+      l_.dct3_pre(a, ld, pairs, st_.m, st_.tw2.data(), w);
+      dct_detail::run_sequence_dft(*st_.bwd, l_, w, a, pairs, work);
+    }
+  }
+
+  // Scalar copies of the unpaired path: only columns of parity `lane` (the other read as 0,
+  // or left unwritten).
+  void masked_rows_to_seq(const Block& b, int64_t rows, bool shuffled, int lane, float* seq) const {
+    for (int64_t p = 0; p < b.pairs; ++p)
+      for (int64_t j = 0; j < rows; ++j) {
+        const int64_t c = 2 * p + lane;
+        const float v = c < b.width ? b.in[(shuffled ? shuffled_row(j, rows) : j) * b.is + c] : 0.0f;
+        seq[2 * (p * st_.ld + j)] = lane == 0 ? v : 0.0f;
+        seq[2 * (p * st_.ld + j) + 1] = lane == 1 ? v : 0.0f;
+      }
+  }
+  void masked_seq_to_rows(const float* seq, const Block& b, int64_t rows, bool shuffled, int lane) const {
+    for (int64_t p = 0; p < b.pairs; ++p)
+      for (int64_t j = 0; j < rows; ++j) {
+        const int64_t c = 2 * p + lane;
+        if (c < b.width) b.out[(shuffled ? shuffled_row(j, rows) : j) * b.os + c] = seq[2 * (p * st_.ld + j) + lane];
+      }
+  }
+
+  // Flattened columns g = o * inner + i (small inner): copy through the staging buffers.
+  void gather_columns(int64_t c0, int64_t width, float* stage) const {
+    const int64_t rows = st_.op == SpectralOp::dct3 ? st_.used : st_.n_in, ld = st_.block;
+    for (int64_t c = 0; c < width; ++c) {
+      const int64_t g = c0 + c, o = g / st_.inner, i = g % st_.inner;
+      const float* src = x_ + o * st_.n_in * st_.inner + i;
+      for (int64_t r = 0; r < rows; ++r) stage[r * ld + c] = src[r * st_.inner];
+    }
+  }
+  void scatter_columns(const float* stage, int64_t c0, int64_t width) const {
+    for (int64_t c = 0; c < width; ++c) {
+      const int64_t g = c0 + c, o = g / st_.inner, i = g % st_.inner;
+      float* dst = y_ + o * st_.n_out * st_.inner + i;
+      for (int64_t r = 0; r < st_.n_out; ++r) dst[r * st_.inner] = stage[r * st_.block + c];
+    }
+  }
+
+  const SpectralState& st_;
+  const DctLoops& l_;
+  const float* x_;
+  float* y_;
+};
+
+// Runs fn(unit, chunk) over [0, units) in `chunks` fixed contiguous ranges (chunk i owns
+// scratch i); the split depends only on the shapes and the prepared chunk count, and every
+// unit's result only on its own data, so outputs are bitwise-identical for any thread count.
+template <typename Fn>
+void for_each_unit(ThreadPool* pool, int64_t units, int64_t chunks, const Fn& fn) {
+  chunks = std::min(chunks, units);
+  if (pool == nullptr || pool->num_threads() <= 1 || chunks <= 1) {
+    for (int64_t u = 0; u < units; ++u) fn(u, int64_t(0));
+    return;
+  }
+  pool->parallel_for(chunks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      int64_t ub = 0, ue = 0;
+      thread_pool_chunk_range(units, chunks, c, &ub, &ue);
+      for (int64_t u = ub; u < ue; ++u) fn(u, c);
+    }
+  });
+}
+
+KernelFn reference_for(SpectralOp op) {
+  return op == SpectralOp::dct2 ? &reference_dct : op == SpectralOp::dct3 ? &reference_idct : &reference_spectral_filter;
+}
+
+Status run_spectral(const KernelArgs& args, SpectralOp op, const DctLoops& loops) {
+  if (args.attrs == nullptr || args.inputs.size() != 1 || args.outputs.size() != 1)
+    return invalid_argument(std::string(op_name(kind_of(op))) + ": expected attributes, one input, one output");
+  const TensorView& x = args.inputs[0];
+  const TensorView& y = args.outputs[0];
+  if (x.desc.dtype() != DType::f32 || y.desc.dtype() != DType::f32 || !x.desc.is_contiguous() ||
+      !y.desc.is_contiguous())
+    return reference_for(op)(args);
+  const auto* st = static_cast<const SpectralState*>(args.prepared);
+  std::shared_ptr<SpectralState> own;  // no (matching) prepare step: plan now
+  if (st == nullptr || st->op != op || !(st->attrs == *args.attrs) || !st->in_desc.same_shape(x.desc) ||
+      !st->out_desc.same_shape(y.desc)) {
+    LR_ASSIGN_OR_RETURN(own, make_state(op, *args.attrs, x.desc, y.desc, args.pool ? args.pool->num_threads() : 1));
+    st = own.get();
+  }
+  if (y.desc.numel() == 0) return {};
+  if ((x.data == nullptr && x.desc.numel() > 0) || y.data == nullptr)
+    return invalid_argument(std::string(op_name(kind_of(op))) + ": null data pointer");
+  float* out = static_cast<float*>(y.data);
+  if (op == SpectralOp::dct3 && st->used == 0) {  // an empty input zero-padded to m
+    std::memset(out, 0, size_t(y.desc.numel()) * sizeof(float));
+    return {};
+  }
+  const Runner runner(*st, loops, static_cast<const float*>(x.data), out);
+  if (st->use_matrix) {
+    const int64_t units = runner.matrix_units();
+    for_each_unit(args.pool, units, units, [&](int64_t u, int64_t) { runner.run_matrix_unit(u); });
+    return {};
+  }
+  for_each_unit(args.pool, st->units, int64_t(st->scratch.size()),
+                [&](int64_t u, int64_t c) { runner.run_unit(u, st->scratch[size_t(c)]); });
+  return {};
+}
+
+}  // namespace
+
+Result<std::shared_ptr<void>> prepare_dct(const Graph& graph, const Node& node, ThreadPool* pool) {
+  return prepare_for(SpectralOp::dct2, graph, node, pool);
+}
+Result<std::shared_ptr<void>> prepare_idct(const Graph& graph, const Node& node, ThreadPool* pool) {
+  return prepare_for(SpectralOp::dct3, graph, node, pool);
+}
+Result<std::shared_ptr<void>> prepare_spectral_filter(const Graph& graph, const Node& node, ThreadPool* pool) {
+  return prepare_for(SpectralOp::filter, graph, node, pool);
+}
+
+Status cpu_dct_f32_avx2(const KernelArgs& a) { return run_spectral(a, SpectralOp::dct2, dct_detail::kDctLoopsAvx2); }
+Status cpu_dct_f32_avx512(const KernelArgs& a) {
+  return run_spectral(a, SpectralOp::dct2, dct_detail::kDctLoopsAvx512);
+}
+Status cpu_idct_f32_avx2(const KernelArgs& a) { return run_spectral(a, SpectralOp::dct3, dct_detail::kDctLoopsAvx2); }
+Status cpu_idct_f32_avx512(const KernelArgs& a) {
+  return run_spectral(a, SpectralOp::dct3, dct_detail::kDctLoopsAvx512);
+}
+Status cpu_spectral_filter_f32_avx2(const KernelArgs& a) {
+  return run_spectral(a, SpectralOp::filter, dct_detail::kDctLoopsAvx2);
+}
+Status cpu_spectral_filter_f32_avx512(const KernelArgs& a) {
+  return run_spectral(a, SpectralOp::filter, dct_detail::kDctLoopsAvx512);
+}
+
+bool spectral_filter_uses_matrix(const void* prepared) {
+  return prepared != nullptr && static_cast<const SpectralState*>(prepared)->use_matrix;
+}
+
+}  // namespace longrun::cpu

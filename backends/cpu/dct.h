@@ -1,0 +1,108 @@
+// The cpu backend's spectral kernels: dct (orthonormal DCT-II), idct (DCT-III) and
+// spectral_filter (idct_M(dct_N(x)[:M])), for f32 along any axis (MODELS.md §1.1).
+//
+// Method (Makhoul's FFT shuffle, batched over columns): the tensor is seen as
+// [outer, N, inner]; a block of up to B adjacent columns is transformed at once. Two real
+// columns a, b travel as one complex sequence a + i·b. The block is copied (8 x 8 complex
+// transposes, the even/odd shuffle fused into the row order) into contiguous sequences,
+// FFTW transforms them out of place with one "many" plan (contiguous sequences are where
+// FFTW is fastest: ~1.5 ns per point vs 4-12 with a stride), the twiddle, the split of the
+// paired spectra and the orthonormal scale run along each sequence, and a transposing copy
+// writes the rows back. Small `inner` (axis last) flattens [outer, inner] into columns and
+// goes through a staging buffer. spectral_filter computes only the first M DCT-II outputs
+// and an M-point inverse, or applies the cached M x N operator R as a matrix product when
+// the cost model says that is cheaper.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "backends/host/host_executor.h"
+#include "longrun/ops/schema.h"
+
+namespace longrun::cpu {
+
+namespace dct_detail {
+
+// The vectorised inner loops, one table per ISA (dct_avx2.cpp, dct_avx512.cpp). A block
+// of `width` columns (pairs a/b interleaved in rows) has ceil(width/2) complex sequences,
+// sequence p at seq + 2·p·ld floats. Every loop's result per element is independent of how
+// blocks are spread over threads.
+struct DctLoops {
+  // seq[p][j] = (x[row(j)][2p], x[row(j)][2p+1]) for j < rows, row(j) = j or, `shuffled`,
+  // Makhoul's order (v[j] = x[2j], v[rows-1-j] = x[2j+1]); a missing odd column reads as 0.
+  // Returns false when x holds Inf or NaN (the caller then unpairs the columns).
+  bool (*rows_to_seq)(const float* x, int64_t x_row_stride, int64_t rows, bool shuffled, int64_t width,
+                      float* seq, int64_t ld);
+  // The inverse copy: y[row(j)][2p..2p+1] = seq[p][j] (only `width` columns written).
+  void (*seq_to_rows)(const float* seq, int64_t ld, int64_t rows, bool shuffled, int64_t width, float* y,
+                      int64_t y_row_stride);
+  // DCT-II coefficients k < keep from the paired length-n spectra w (see dct_avx512.cpp),
+  // per-slot constants ca2[2k] = ca2[2k+1] = c_k/2 cos(pi k/2n), sb2 likewise with sin.
+  void (*dct2_post)(const float* w, int64_t ld, int64_t pairs, int64_t n, int64_t keep, const float* ca2,
+                    const float* sb2, float* x);
+  // The DCT-III pre-twiddle of length m: z[k] = e^{i pi k/2m}(h_k X_k - i h X_{m-k}) for both
+  // columns of a pair, x zero-padded to m; tw2 = four per-slot tables of 2m floats
+  // {h_k cos, h_k sin, h cos, h sin}.
+  void (*dct3_pre)(const float* x, int64_t ld, int64_t pairs, int64_t m, const float* tw2, float* z);
+  // y[p][k] = x[p][k] · t_k (complex) for k < len, 0 for len <= k < len_out; t as per-slot
+  // tables tre2 / tim2 of 2·len floats. In place (x == y, same ld) is allowed.
+  void (*cmul)(const float* x, int64_t ldx, int64_t pairs, int64_t len, const float* tre2, const float* tim2,
+               float* y, int64_t ldy, int64_t len_out);
+  // c[rows x cols] = a[rows x depth] · b[depth x cols], row-major, each element a single
+  // ascending FMA chain over depth (so results do not depend on the tiling).
+  void (*gemm)(int64_t rows, int64_t cols, int64_t depth, const float* a, int64_t lda, const float* b,
+               int64_t ldb, float* c, int64_t ldc);
+};
+
+extern const DctLoops kDctLoopsAvx2;
+extern const DctLoops kDctLoopsAvx512;
+
+// A batched complex DFT of one length (dct_fft.cpp): `pairs` sequences `ld` complex apart,
+// out of place, sign as FFTW's (-1 forward, +1 backward, unnormalised). FFTW directly, or
+// Bluestein through power-of-two FFTs where FFTW is slow (a prime factor > 13).
+struct SequenceDft;
+int64_t bluestein_length(int64_t n);  // 0: FFTW directly
+// `pair_counts`: every batch size that will be run (plans are made for each).
+Result<std::shared_ptr<const SequenceDft>> make_sequence_dft(int64_t n, int sign, int64_t ld,
+                                                             std::span<const int64_t> pair_counts);
+int64_t sequence_dft_work_floats(const SequenceDft& dft, int64_t pairs);  // scratch per run
+// `in` is clobbered; `work` holds sequence_dft_work_floats(dft, pairs) floats, 64-byte aligned.
+void run_sequence_dft(const SequenceDft& dft, const DctLoops& loops, float* in, float* out, int64_t pairs,
+                      float* work);
+
+// The spectral filter's operator R [m x n] (or its transpose [n x m]) built in double, shared
+// by every node of the same (n, m) while one holds it.
+std::shared_ptr<const std::vector<float>> filter_matrix(int64_t n, int64_t m, bool transposed);
+
+}  // namespace dct_detail
+
+// Prepare steps (ISA independent): FFTW plans from a process-wide cache, twiddle tables,
+// per-chunk scratch, the cost-model choice and the cached operator matrix of the filter.
+Result<std::shared_ptr<void>> prepare_dct(const Graph& graph, const Node& node, ThreadPool* pool);
+Result<std::shared_ptr<void>> prepare_idct(const Graph& graph, const Node& node, ThreadPool* pool);
+Result<std::shared_ptr<void>> prepare_spectral_filter(const Graph& graph, const Node& node, ThreadPool* pool);
+
+// Kernels. Without a prepared state (or one made for other shapes) they build a temporary
+// one; views that are not contiguous f32 go to the reference kernel.
+Status cpu_dct_f32_avx2(const KernelArgs& args);
+Status cpu_dct_f32_avx512(const KernelArgs& args);
+Status cpu_idct_f32_avx2(const KernelArgs& args);
+Status cpu_idct_f32_avx512(const KernelArgs& args);
+Status cpu_spectral_filter_f32_avx2(const KernelArgs& args);
+Status cpu_spectral_filter_f32_avx512(const KernelArgs& args);
+
+inline constexpr host::HostKernel kDctAvx2{cpu_dct_f32_avx2, prepare_dct};
+inline constexpr host::HostKernel kDctAvx512{cpu_dct_f32_avx512, prepare_dct};
+inline constexpr host::HostKernel kIdctAvx2{cpu_idct_f32_avx2, prepare_idct};
+inline constexpr host::HostKernel kIdctAvx512{cpu_idct_f32_avx512, prepare_idct};
+inline constexpr host::HostKernel kSpectralFilterAvx2{cpu_spectral_filter_f32_avx2, prepare_spectral_filter};
+inline constexpr host::HostKernel kSpectralFilterAvx512{cpu_spectral_filter_f32_avx512,
+                                                        prepare_spectral_filter};
+
+// Which route a filter state took (for tests and benchmarks): true = matrix product.
+bool spectral_filter_uses_matrix(const void* prepared);
+
+}  // namespace longrun::cpu

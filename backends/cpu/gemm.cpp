@@ -1,0 +1,412 @@
+// The GEMM driver behind the cpu matmul kernels (gemm.h): argument checks, batch
+// broadcasting, cache blocking, packing, threading and the prepare step. No intrinsics here.
+//
+// Loop nest (BLIS order): tasks = (output batch) x (M block of mc rows) x (N block of nc
+// columns), run in parallel; in a task, for each K block (<= kc_max): A's MR-row panels are
+// read in place when A is contiguous along k (only a partial last panel is packed), else
+// packed into the chunk's scratch; then for each NR-column B panel (kc x NR, cache-resident)
+// and each A panel, one microkernel call, and on the last K block the epilogue. B is packed
+// once per run (or once at prepare when it is a weight) as full-K panels, so a K block of a
+// panel is just an offset into it.
+#include "cpu/gemm.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace longrun::cpu {
+namespace gemm {
+namespace {
+
+// Cache blocking (kc_max, mc) comes with the ISA's kernels (GemmIsaKernels).
+constexpr int64_t kNcMax = 4096;                    // columns per task (B is packed whole, so only task size)
+constexpr int64_t kPackedBCap = int64_t(16) << 20;  // bytes: per-run packed B above this goes batch by batch
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+// A float buffer aligned to a cache line.
+class AlignedFloats {
+ public:
+  AlignedFloats() = default;
+  explicit AlignedFloats(int64_t n) : storage_(size_t(n + 16)) {}
+  float* data() {
+    auto p = reinterpret_cast<uintptr_t>(storage_.data());
+    return reinterpret_cast<float*>((p + 63) & ~uintptr_t(63));
+  }
+  int64_t size() const { return std::max<int64_t>(int64_t(storage_.size()) - 16, 0); }
+
+ private:
+  std::vector<float> storage_;
+};
+
+// Everything the loops need, derived from the bound descs and attrs.
+struct Problem {
+  int64_t M = 0, N = 0, K = 0;
+  int64_t a_m = 0, a_k = 0, b_k = 0, b_n = 0;  // element strides of op(A) (m, k) and op(B) (k, n)
+  DType b_dtype = DType::f32;
+  int nbd = 0;  // output batch dims
+  int64_t bdims[kMaxRank] = {};
+  int64_t a_bs[kMaxRank] = {}, b_bs[kMaxRank] = {}, c_bs[kMaxRank] = {};  // strides; 0 = broadcast
+  int64_t b_flat[kMaxRank] = {};  // B's own flat batch index per output batch dim (packed B)
+  int64_t batch = 1, b_batches = 1;
+  int64_t ldc = 0;
+  const float* a = nullptr;
+  const char* b = nullptr;
+  const float* bias = nullptr;
+  const float* c = nullptr;
+  float* y = nullptr;
+};
+
+struct Offsets {
+  int64_t a = 0, b_flat = 0, c = 0;
+};
+
+Offsets batch_offsets(const Problem& p, int64_t batch) {
+  Offsets o;
+  for (int i = p.nbd - 1; i >= 0; --i) {
+    const int64_t idx = batch % p.bdims[i];
+    batch /= p.bdims[i];
+    o.a += idx * p.a_bs[i];
+    o.b_flat += idx * p.b_flat[i];
+    o.c += idx * p.c_bs[i];
+  }
+  return o;
+}
+
+// Fills `p` from descs and attrs; false when the layout is one this kernel does not take (the
+// caller then runs the reference kernel, which also reports malformed arguments).
+bool describe(const MatmulAttrs& at, std::span<const TensorDesc> in, const TensorDesc& out, Problem* p) {
+  if (in.size() != size_t(2 + (at.has_bias ? 1 : 0) + (at.has_c ? 1 : 0))) return false;
+  const TensorDesc& A = in[0];
+  const TensorDesc& B = in[1];
+  if (A.dtype() != DType::f32 || A.rank() < 2 || B.rank() < 2 || out.dtype() != DType::f32) return false;
+  if (B.dtype() != DType::f32 && B.dtype() != DType::f16 && B.dtype() != DType::bf16) return false;
+  const int ra = A.rank(), rb = B.rank(), ro = out.rank();
+  p->M = at.trans_a ? A.dim(ra - 1) : A.dim(ra - 2);
+  p->K = at.trans_a ? A.dim(ra - 2) : A.dim(ra - 1);
+  p->N = at.trans_b ? B.dim(rb - 2) : B.dim(rb - 1);
+  if ((at.trans_b ? B.dim(rb - 1) : B.dim(rb - 2)) != p->K) return false;
+  p->a_m = at.trans_a ? A.stride(ra - 1) : A.stride(ra - 2);
+  p->a_k = at.trans_a ? A.stride(ra - 2) : A.stride(ra - 1);
+  p->b_k = at.trans_b ? B.stride(rb - 1) : B.stride(rb - 2);
+  p->b_n = at.trans_b ? B.stride(rb - 2) : B.stride(rb - 1);
+  p->b_dtype = B.dtype();
+  if (ro < 2 || ro > kMaxRank || !out.is_contiguous() || out.dim(ro - 2) != p->M || out.dim(ro - 1) != p->N)
+    return false;
+  p->nbd = ro - 2;
+  p->batch = 1;
+  for (int i = 0; i < p->nbd; ++i) p->batch *= p->bdims[i] = out.dim(i);
+
+  // Batch strides of an operand aligned to the output's batch dims (numpy: right-aligned,
+  // size-1 dims broadcast). False when a dim neither matches nor broadcasts.
+  auto align = [&](const TensorDesc& d, int64_t* strides, int64_t* flat) {
+    const int nb = d.rank() - 2, shift = p->nbd - nb;
+    if (shift < 0) return false;
+    int64_t flat_stride = 1;
+    for (int i = p->nbd - 1; i >= 0; --i) {
+      strides[i] = 0;
+      if (flat != nullptr) flat[i] = 0;
+      const int j = i - shift;
+      if (j < 0 || d.dim(j) == 1) continue;
+      if (d.dim(j) != p->bdims[i]) return false;
+      strides[i] = d.stride(j);
+      if (flat != nullptr) flat[i] = flat_stride;
+      flat_stride *= d.dim(j);
+    }
+    return true;
+  };
+  if (!align(A, p->a_bs, nullptr) || !align(B, p->b_bs, p->b_flat)) return false;
+  p->b_batches = 1;
+  for (int i = 0; i < rb - 2; ++i) p->b_batches *= B.dim(i);
+
+  size_t next = 2;
+  if (at.has_bias) {
+    const TensorDesc& bias = in[next++];
+    if (bias.dtype() != DType::f32 || bias.rank() != 1 || bias.dim(0) != p->N) return false;
+    if (p->N > 1 && bias.stride(0) != 1) return false;
+  }
+  if (at.has_c) {
+    const TensorDesc& C = in[next];
+    const int rc = C.rank();
+    if (C.dtype() != DType::f32 || rc < 2 || C.dim(rc - 2) != p->M || C.dim(rc - 1) != p->N) return false;
+    if (p->N > 1 && C.stride(rc - 1) != 1) return false;
+    if (!align(C, p->c_bs, nullptr)) return false;
+    p->ldc = C.stride(rc - 2);
+  }
+  return true;
+}
+
+// Cache and task blocking for one problem on `threads` threads. M and N are cut into
+// blocks of whole MR / NR panels, the panels spread evenly over the blocks.
+struct Blocking {
+  int64_t kc = 0, k_blocks = 0;  // K blocks of kc (the last may be shorter)
+  int64_t mr = 0, m_panels = 0, m_blocks = 0;
+  int64_t nr = 0, n_panels = 0, n_blocks = 0;
+  int64_t tasks() const { return m_blocks * n_blocks; }
+  // First row / column of block b; block b spans [m_begin(b), m_begin(b + 1)).
+  int64_t m_begin(int64_t b, int64_t M) const { return std::min(M, b * m_panels / m_blocks * mr); }
+  int64_t n_begin(int64_t b, int64_t N) const { return std::min(N, b * n_panels / n_blocks * nr); }
+};
+
+Blocking choose_blocking(const GemmIsaKernels& isa, const Problem& p, int threads) {
+  Blocking bl;
+  bl.k_blocks = ceil_div(p.K, isa.kc_max);
+  bl.kc = ceil_div(p.K, bl.k_blocks);
+  bl.mr = isa.mr;
+  bl.nr = isa.nr;
+  bl.m_panels = ceil_div(p.M, isa.mr);
+  bl.n_panels = ceil_div(p.N, isa.nr);
+  int64_t mc_panels = std::min(bl.m_panels, isa.mc / isa.mr);
+  int64_t nc_panels = std::min(bl.n_panels, kNcMax / isa.nr);
+  // Enough tasks to balance the pool's chunks: split N, then M, down to a few panels each.
+  const int64_t want = threads > 1 ? 4 * int64_t(threads) : 1;
+  auto count = [&] { return p.batch * ceil_div(bl.m_panels, mc_panels) * ceil_div(bl.n_panels, nc_panels); };
+  while (count() < want && nc_panels > 4) nc_panels = ceil_div(nc_panels, 2);
+  while (count() < want && mc_panels > 2) mc_panels = ceil_div(mc_panels, 2);
+  bl.m_blocks = ceil_div(bl.m_panels, mc_panels);
+  bl.n_blocks = ceil_div(bl.n_panels, nc_panels);
+  return bl;
+}
+
+int64_t packed_b_floats(const GemmIsaKernels& isa, const Problem& p) {
+  return ceil_div(p.N, isa.nr) * p.K * isa.nr;
+}
+
+// Packs B matrices [first, first + count) (B's own flat batch index) into dst, full-K panels.
+void pack_b(const GemmIsaKernels& isa, const Problem& p, const TensorDesc& bdesc, int64_t first,
+            int64_t count, float* dst, ThreadPool* pool) {
+  const int64_t panels = ceil_div(p.N, isa.nr), per_matrix = packed_b_floats(isa, p);
+  const int64_t esize = int64_t(dtype_size(p.b_dtype));
+  const int nb = bdesc.rank() - 2;
+  auto job = [&](int64_t begin, int64_t end) {
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t mat = first + item / panels, panel = item % panels;
+      int64_t off = 0, rest = mat;  // element offset of B's batch `mat`
+      for (int i = nb - 1; i >= 0; --i) {
+        off += (rest % bdesc.dim(i)) * bdesc.stride(i);
+        rest /= bdesc.dim(i);
+      }
+      const int64_t n0 = panel * isa.nr;
+      const char* src = p.b + (off + n0 * p.b_n) * esize;
+      isa.pack_panel(src, p.b_dtype, p.b_n, p.b_k, std::min<int64_t>(isa.nr, p.N - n0), p.K, isa.nr,
+                     dst + (mat - first) * per_matrix + panel * p.K * isa.nr);
+    }
+  };
+  const int64_t items = count * panels;
+  const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(1, p.K * isa.nr));
+  if (pool != nullptr)
+    pool->parallel_for(items, grain, job);
+  else
+    job(0, items);
+}
+
+// The per-node state: prepacked weight B (or the per-run B scratch) and one A-block buffer
+// per parallel chunk.
+struct MatmulState {
+  const void* weight = nullptr;  // the prepacked weight's data; null when B is packed per run
+  TensorDesc b_desc;
+  AlignedFloats packed_b;
+  AlignedFloats a_scratch;
+  int64_t a_floats_per_chunk = 0;
+  int64_t chunks = 1;
+};
+
+int64_t a_block_floats(const GemmIsaKernels& isa, const Problem& p) {
+  return std::min(round_up(p.M, isa.mr), isa.mc) * std::min(p.K, isa.kc_max);
+}
+
+// Which chunk of thread_pool_chunk_range a range starting at `begin` is.
+int64_t chunk_of(int64_t n, int64_t chunks, int64_t begin) {
+  const int64_t base = n / chunks, extra = n % chunks, big = extra * (base + 1);
+  return begin < big ? begin / (base + 1) : extra + (begin - big) / base;
+}
+
+// Computes output batches [first, first + count) with B packed at `packed_b` (matrix j of
+// B's flat batch index at packed_b + (j - b_first) * packed size).
+void compute(const GemmIsaKernels& isa, const MatmulAttrs& at, const Problem& p, const Blocking& bl,
+             int64_t first, int64_t count, const float* packed_b, int64_t b_first, float* a_scratch,
+             int64_t a_floats, ThreadPool* pool) {
+  const int64_t per_b = packed_b_floats(isa, p);
+  const bool trivial = at.alpha == 1.0f && !at.has_bias && !at.has_c && at.activation == Activation::none;
+  const int64_t tasks = count * bl.tasks();
+  // A contiguous along k (no trans_a) is read in place: packing it would cost as much as the
+  // compute when N is small (attention's P V has N = 64), and measured no slower for large N.
+  const bool direct_a = p.a_k == 1;
+  auto job = [&](int64_t begin, int64_t end, float* apack) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t batch = first + t / bl.tasks(), in_batch = t % bl.tasks();
+      const int64_t mb = in_batch / bl.n_blocks, nb = in_batch % bl.n_blocks;
+      const int64_t m0 = bl.m_begin(mb, p.M), mc = bl.m_begin(mb + 1, p.M) - m0;
+      const int64_t n0 = bl.n_begin(nb, p.N), nc = bl.n_begin(nb + 1, p.N) - n0;
+      const Offsets o = batch_offsets(p, batch);
+      float* y = p.y + (batch * p.M + m0) * p.N + n0;
+      const float* b = packed_b + (o.b_flat - b_first) * per_b + (n0 / isa.nr) * p.K * isa.nr;
+      Epilogue ep{at.alpha,
+                  at.beta,
+                  p.bias != nullptr ? p.bias + n0 : nullptr,
+                  p.c != nullptr ? p.c + o.c + m0 * p.ldc + n0 : nullptr,
+                  p.ldc,
+                  at.activation};
+      for (int64_t kb = 0; kb < bl.k_blocks; ++kb) {
+        const int64_t k0 = kb * bl.kc, kc = std::min(bl.kc, p.K - k0);
+        const float* a0 = p.a + o.a + m0 * p.a_m + k0 * p.a_k;
+        if (!direct_a)
+          for (int64_t i = 0; i < mc; i += isa.mr)
+            isa.pack_panel(a0 + i * p.a_m, DType::f32, p.a_m, p.a_k, std::min<int64_t>(isa.mr, mc - i), kc,
+                           isa.mr, apack + i * kc);
+        MacroArgs g;
+        g.a = apack;
+        g.a_direct = direct_a ? a0 : nullptr;
+        g.lda = p.a_m;
+        g.b = b + k0 * isa.nr;
+        g.b_panel_stride = p.K * isa.nr;
+        g.m = mc;
+        g.n = nc;
+        g.kc = kc;
+        g.y = y;
+        g.ldy = p.N;
+        g.accumulate = kb > 0;
+        g.epilogue = kb + 1 == bl.k_blocks && !trivial ? &ep : nullptr;
+        isa.macro(g);
+      }
+    }
+  };
+  if (pool == nullptr) {
+    job(0, tasks, a_scratch);
+    return;
+  }
+  const int64_t chunks = thread_pool_chunk_count(tasks, 1, pool->num_threads());
+  pool->parallel_for(tasks, 1, [&](int64_t begin, int64_t end) {
+    job(begin, end, a_scratch + chunk_of(tasks, chunks, begin) * a_floats);
+  });
+}
+
+}  // namespace
+
+Status matmul_run(const GemmIsaKernels& isa, const KernelArgs& args) {
+  if (args.attrs == nullptr || !std::holds_alternative<MatmulAttrs>(*args.attrs) || args.outputs.size() != 1)
+    return reference_matmul(args);
+  const MatmulAttrs& at = args.attr<MatmulAttrs>();
+  TensorDesc in[4];
+  const size_t n_in = std::min<size_t>(args.inputs.size(), 4);
+  for (size_t i = 0; i < n_in; ++i) in[i] = args.inputs[i].desc;
+  Problem p;
+  if (args.inputs.size() > 4 ||
+      !describe(at, std::span<const TensorDesc>(in, n_in), args.outputs[0].desc, &p))
+    return reference_matmul(args);
+  for (const TensorView& v : args.inputs)
+    if (v.data == nullptr && v.desc.numel() > 0) return reference_matmul(args);
+  if (args.outputs[0].desc.numel() == 0) return {};
+  if (p.K == 0 || args.outputs[0].data == nullptr) return reference_matmul(args);  // Y = epilogue(0)
+
+  p.a = args.inputs[0].ptr<const float>();
+  p.b = static_cast<const char*>(args.inputs[1].data);
+  size_t next = 2;
+  if (at.has_bias) p.bias = args.inputs[next++].ptr<const float>();
+  if (at.has_c) p.c = args.inputs[next].ptr<const float>();
+  p.y = args.outputs[0].ptr<float>();
+
+  // The state's scratch is written during the run: runs of one prepared graph are serialised.
+  auto* state = static_cast<MatmulState*>(const_cast<void*>(args.prepared));
+  ThreadPool* pool = args.pool != nullptr && args.pool->num_threads() > 1 ? args.pool : nullptr;
+  const int threads = pool != nullptr ? pool->num_threads() : 1;
+  const Blocking bl = choose_blocking(isa, p, threads);
+  const int64_t a_floats = a_block_floats(isa, p);
+  const int64_t per_b = packed_b_floats(isa, p);
+
+  // Scratch: the prepared state's when it fits this call, else (direct calls) local.
+  AlignedFloats local_a, local_b;
+  float* a_scratch = nullptr;
+  const int64_t chunks = pool != nullptr ? thread_pool_chunk_count(p.batch * bl.tasks(), 1, threads) : 1;
+  if (state != nullptr && state->a_floats_per_chunk >= a_floats && state->chunks >= chunks) {
+    a_scratch = state->a_scratch.data();
+  } else if (state != nullptr && state->a_floats_per_chunk >= a_floats) {
+    pool = nullptr;  // more chunks than prepared for: run serially (same results, see gemm.h)
+    a_scratch = state->a_scratch.data();
+  } else {
+    local_a = AlignedFloats(a_floats * chunks);
+    a_scratch = local_a.data();
+  }
+
+  const TensorDesc& bdesc = args.inputs[1].desc;
+  if (state != nullptr && state->weight != nullptr && state->weight == args.inputs[1].data &&
+      state->b_desc == bdesc) {
+    compute(isa, at, p, bl, 0, p.batch, state->packed_b.data(), 0, a_scratch, a_floats, pool);
+    return {};
+  }
+  float* b_scratch = nullptr;
+  const bool all_b = p.b_batches * per_b * 4 <= kPackedBCap;
+  const int64_t b_need = all_b ? p.b_batches * per_b : per_b;
+  if (state != nullptr && state->weight == nullptr && state->packed_b.size() >= b_need) {
+    b_scratch = state->packed_b.data();
+  } else {
+    local_b = AlignedFloats(b_need);
+    b_scratch = local_b.data();
+  }
+  if (all_b) {
+    pack_b(isa, p, bdesc, 0, p.b_batches, b_scratch, pool);
+    compute(isa, at, p, bl, 0, p.batch, b_scratch, 0, a_scratch, a_floats, pool);
+    return {};
+  }
+  // Large batched B: one output batch at a time, repacking only when its B changes.
+  int64_t packed = -1;
+  for (int64_t batch = 0; batch < p.batch; ++batch) {
+    const int64_t bf = batch_offsets(p, batch).b_flat;
+    if (bf != packed) pack_b(isa, p, bdesc, bf, 1, b_scratch, pool);
+    packed = bf;
+    compute(isa, at, p, bl, batch, 1, b_scratch, bf, a_scratch, a_floats, pool);
+  }
+  return {};
+}
+
+Result<std::shared_ptr<void>> matmul_prepare(const GemmIsaKernels& isa, const Graph& graph, const Node& node,
+                                             ThreadPool* pool) {
+  if (node.inputs.size() < 2 || node.outputs.size() != 1 || !std::holds_alternative<MatmulAttrs>(node.attrs))
+    return std::shared_ptr<void>();
+  std::vector<TensorDesc> in;
+  for (ValueId v : node.inputs) in.push_back(graph.value(v).desc);
+  Problem p;
+  if (in.size() > 4 ||
+      !describe(std::get<MatmulAttrs>(node.attrs), in, graph.value(node.outputs[0]).desc, &p))
+    return std::shared_ptr<void>();  // the run falls back to the reference kernel
+  auto state = std::make_shared<MatmulState>();
+  const int threads = pool != nullptr ? pool->num_threads() : 1;
+  const Blocking bl = choose_blocking(isa, p, threads);
+  state->chunks =
+      threads > 1 ? std::max<int64_t>(1, thread_pool_chunk_count(p.batch * bl.tasks(), 1, threads)) : 1;
+  state->a_floats_per_chunk = a_block_floats(isa, p);
+  state->a_scratch = AlignedFloats(state->a_floats_per_chunk * state->chunks);
+
+  const Value& b = graph.value(node.inputs[1]);
+  state->b_desc = b.desc;
+  const int64_t per_b = packed_b_floats(isa, p);
+  if (b.role == ValueRole::weight && b.weight_data != nullptr && p.K > 0) {
+    p.b = static_cast<const char*>(b.weight_data);
+    state->packed_b = AlignedFloats(p.b_batches * per_b);
+    pack_b(isa, p, b.desc, 0, p.b_batches, state->packed_b.data(), pool);
+    state->weight = b.weight_data;
+  } else {
+    const bool all_b = p.b_batches * per_b * 4 <= kPackedBCap;
+    state->packed_b = AlignedFloats(all_b ? p.b_batches * per_b : per_b);
+  }
+  return std::shared_ptr<void>(state);
+}
+
+}  // namespace gemm
+
+Status cpu_matmul_f32_avx2(const KernelArgs& args) {
+  return gemm::matmul_run(gemm::gemm_kernels_avx2(), args);
+}
+Status cpu_matmul_f32_avx512(const KernelArgs& args) {
+  return gemm::matmul_run(gemm::gemm_kernels_avx512(), args);
+}
+Result<std::shared_ptr<void>> cpu_matmul_prepare_avx2(const Graph& graph, const Node& node,
+                                                      ThreadPool* pool) {
+  return gemm::matmul_prepare(gemm::gemm_kernels_avx2(), graph, node, pool);
+}
+Result<std::shared_ptr<void>> cpu_matmul_prepare_avx512(const Graph& graph, const Node& node,
+                                                        ThreadPool* pool) {
+  return gemm::matmul_prepare(gemm::gemm_kernels_avx512(), graph, node, pool);
+}
+
+}  // namespace longrun::cpu

@@ -1,0 +1,44 @@
+// The cpu backend's softmax and layer_norm kernels (avx2 and avx512 levels). As in
+// elementwise.h: the first half is all that the ISA files see (row primitives behind plain
+// function pointers), the second half declares the KernelFn entry points of kernels.inc.
+#pragma once
+
+#include <cstdint>
+
+namespace longrun::cpu {
+
+// Element type of layer_norm's gamma / beta (kept apart from DType so that the ISA files
+// include no library header).
+enum class ParamType : uint8_t { f32, f16, bf16 };
+
+struct NormalizationIsa {
+  // One softmax row of n logits l[j] = x[j] * scale + mask[j * mask_step] (mask may be null;
+  // mask_step is 0 or 1). Only j < valid take part (causal masking: the rest are -inf and get
+  // 0). Two passes: an online max + sum (one exp per element, per-lane running state merged
+  // in a fixed order), then y[j] = exp(l[j] - max) / sum. A row whose logits are all -inf gives
+  // zeros; a NaN or +inf logit gives a NaN row (as the reference). y may alias x.
+  void (*softmax_row)(const float* x, const float* mask, int mask_step, float scale, int64_t valid, int64_t n,
+                      float* y);
+  // `rows` contiguous rows of d elements: mean and variance in one pass (per-lane Welford,
+  // lanes merged with Chan's formula), then y = (x - mean) / sqrt(var + eps) * gamma + beta.
+  // y may alias x.
+  void (*layer_norm_rows)(const float* x, float* y, int64_t rows, int64_t d, float eps, const void* gamma,
+                          ParamType gamma_type, const void* beta, ParamType beta_type);
+};
+extern const NormalizationIsa kNormalizationAvx2;
+extern const NormalizationIsa kNormalizationAvx512;
+
+}  // namespace longrun::cpu
+
+#ifndef LONGRUN_CPU_ISA_FILE
+#include "longrun/ops/schema.h"
+
+namespace longrun::cpu {
+
+Status cpu_softmax_f32_avx2(const KernelArgs& args);
+Status cpu_layer_norm_f32_avx2(const KernelArgs& args);
+Status cpu_softmax_f32_avx512(const KernelArgs& args);
+Status cpu_layer_norm_f32_avx512(const KernelArgs& args);
+
+}  // namespace longrun::cpu
+#endif  // LONGRUN_CPU_ISA_FILE

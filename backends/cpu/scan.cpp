@@ -1,0 +1,162 @@
+// Glue of the cpu cummax / segment_max / upsample_nearest kernels (no intrinsics here):
+// [outer, n, inner] geometry, column blocks for the vector scans, element-wise scans of
+// innermost-axis lines, threading, reference fallbacks.
+#include "cpu/scan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "cpu/elementwise.h"
+
+namespace longrun::cpu {
+namespace {
+
+// Columns per work unit of the vector scans: 64 floats = one 256-byte stripe per row.
+constexpr int64_t kColumnBlock = 64;
+
+// x viewed as [outer, n, inner] around `axis`.
+struct Lines {
+  int64_t outer = 1, n = 0, inner = 1;
+};
+
+Lines lines_of(const TensorDesc& d, int axis) {
+  Lines l;
+  l.n = d.dim(axis);
+  for (int i = 0; i < axis; ++i) l.outer *= d.dim(i);
+  for (int i = axis + 1; i < d.rank(); ++i) l.inner *= d.dim(i);
+  return l;
+}
+
+bool f32_contiguous(const KernelArgs& args) {
+  const TensorDesc& x = args.inputs[0].desc;
+  const TensorDesc& y = args.outputs[0].desc;
+  return x.dtype() == DType::f32 && y.dtype() == DType::f32 && x.is_contiguous() && y.is_contiguous();
+}
+
+// The reference's running-max step (torch.cummax): NaN sticks; equal values take the later.
+inline float max_step(float run, float v) { return (std::isnan(v) || (!std::isnan(run) && v >= run)) ? v : run; }
+
+constexpr float kNegInf = -__builtin_inff();
+
+// Runs fn(o, c0, w) for every (outer slab, column block) unit in parallel; `rows` is the
+// per-unit row count used to size chunks.
+template <typename Fn>
+void for_column_blocks(ThreadPool* pool, const Lines& l, int64_t rows, Fn fn) {
+  const int64_t blocks = (l.inner + kColumnBlock - 1) / kColumnBlock;
+  const int64_t work = std::max<int64_t>(1, rows * std::min(l.inner, kColumnBlock));
+  parallel_ranges(pool, l.outer * blocks, std::max<int64_t>(1, 16384 / work), [&](int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t o = u / blocks, c0 = (u % blocks) * kColumnBlock;
+      fn(o, c0, std::min(kColumnBlock, l.inner - c0));
+    }
+  });
+}
+
+Status run_cummax(const KernelArgs& args, const ScanIsa& isa) {
+  if (!f32_contiguous(args)) return reference_cummax(args);
+  const auto& a = args.attr<CummaxAttrs>();
+  const TensorDesc& xd = args.inputs[0].desc;
+  if (xd.numel() == 0) return {};
+  const Lines l = lines_of(xd, xd.normalize_axis(a.axis));
+  const float* x = args.inputs[0].ptr<const float>();
+  float* y = args.outputs[0].ptr<float>();
+  if (l.inner > 1) {
+    for_column_blocks(args.pool, l, l.n, [&](int64_t o, int64_t c0, int64_t w) {
+      const int64_t off = o * l.n * l.inner + c0;
+      isa.cummax_cols(x + off, y + off, l.n, w, l.inner, a.reverse, a.exclusive);
+    });
+    return {};
+  }
+  // Innermost axis: nothing to vectorise across; a plain element scan per line.
+  parallel_ranges(args.pool, l.outer, std::max<int64_t>(1, 16384 / l.n), [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o) {
+      const float* xl = x + o * l.n;
+      float* yl = y + o * l.n;
+      float run = kNegInf;
+      for (int64_t t = 0; t < l.n; ++t) {
+        const int64_t i = a.reverse ? l.n - 1 - t : t;
+        const float v = xl[i];
+        if (a.exclusive) yl[i] = run;
+        run = max_step(run, v);
+        if (!a.exclusive) yl[i] = run;
+      }
+    }
+  });
+  return {};
+}
+
+Status run_segment_max(const KernelArgs& args, const ScanIsa& isa) {
+  if (!f32_contiguous(args)) return reference_segment_max(args);
+  const auto& a = args.attr<SegmentMaxAttrs>();
+  const TensorDesc& xd = args.inputs[0].desc;
+  const int axis = xd.normalize_axis(a.axis);
+  if (xd.numel() == 0 || args.outputs[0].desc.numel() == 0) return {};
+  const Lines l = lines_of(xd, axis);
+  const int64_t segments = args.outputs[0].desc.dim(axis);
+  const float* x = args.inputs[0].ptr<const float>();
+  float* y = args.outputs[0].ptr<float>();
+  if (l.inner > 1) {
+    for_column_blocks(args.pool, l, l.n, [&](int64_t o, int64_t c0, int64_t w) {
+      isa.segment_max_cols(x + o * l.n * l.inner + c0, y + o * segments * l.inner + c0, l.n, w, l.inner, a.segment);
+    });
+    return {};
+  }
+  parallel_ranges(args.pool, l.outer, std::max<int64_t>(1, 16384 / l.n), [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o) {
+      const float* xl = x + o * l.n;
+      for (int64_t b = 0, e = 0, s = 0; b < l.n; b = e, ++s) {
+        e = l.n - b < a.segment ? l.n : b + a.segment;
+        float run = kNegInf;
+        for (int64_t i = b; i < e; ++i) run = max_step(run, xl[i]);
+        y[o * segments + s] = run;
+      }
+    }
+  });
+  return {};
+}
+
+// PyTorch's 'nearest' source index for f32 tensors, exactly as the reference computes it
+// (ops/reference/scan.cpp: same float expressions, so the same indices).
+int64_t upsample_source(int64_t in, int64_t out, int64_t dst) {
+  if (out == in) return dst;
+  if (out == 2 * in) return dst >> 1;
+  const float scale = float(in) / float(out);
+  const int64_t src = int64_t(std::floor(float(dst) * scale));
+  return src < in - 1 ? src : in - 1;
+}
+
+}  // namespace
+
+Status cpu_cummax_f32_avx2(const KernelArgs& args) { return run_cummax(args, kScanAvx2); }
+Status cpu_segment_max_f32_avx2(const KernelArgs& args) { return run_segment_max(args, kScanAvx2); }
+Status cpu_cummax_f32_avx512(const KernelArgs& args) { return run_cummax(args, kScanAvx512); }
+Status cpu_segment_max_f32_avx512(const KernelArgs& args) { return run_segment_max(args, kScanAvx512); }
+
+Status cpu_upsample_nearest_f32(const KernelArgs& args) {
+  if (!f32_contiguous(args)) return reference_upsample_nearest(args);
+  const auto& a = args.attr<UpsampleNearestAttrs>();
+  const TensorDesc& xd = args.inputs[0].desc;
+  if (args.outputs[0].desc.numel() == 0) return {};
+  const Lines l = lines_of(xd, xd.normalize_axis(a.axis));
+  const float* x = args.inputs[0].ptr<const float>();
+  float* y = args.outputs[0].ptr<float>();
+  // Units: one output row (inner floats) each, or for inner == 1 one output line.
+  if (l.inner > 1) {
+    parallel_ranges(args.pool, l.outer * a.size, std::max<int64_t>(1, 16384 / l.inner), [&](int64_t u0, int64_t u1) {
+      for (int64_t u = u0; u < u1; ++u) {
+        const int64_t o = u / a.size, d = u % a.size;
+        std::memcpy(y + u * l.inner, x + (o * l.n + upsample_source(l.n, a.size, d)) * l.inner,
+                    size_t(l.inner) * sizeof(float));
+      }
+    });
+    return {};
+  }
+  parallel_ranges(args.pool, l.outer, std::max<int64_t>(1, 16384 / a.size), [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o)
+      for (int64_t d = 0; d < a.size; ++d) y[o * a.size + d] = x[o * l.n + upsample_source(l.n, a.size, d)];
+  });
+  return {};
+}
+
+}  // namespace longrun::cpu

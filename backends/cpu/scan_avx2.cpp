@@ -1,0 +1,65 @@
+// AVX2 column scans of cummax and segment_max (see scan.h): 8 columns per vector, up to
+// four vectors per row step so that the per-column dependency chains overlap.
+#define LONGRUN_CPU_ISA_FILE
+#include <immintrin.h>
+
+#include "cpu/scan.h"
+
+namespace longrun::cpu {
+namespace {
+
+constexpr int kLanes = 8;
+constexpr int kUnroll = 4;
+
+alignas(32) constexpr int32_t kMaskWindow[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+__m256i lanes_below(int64_t n) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kMaskWindow + 8 - (n < kLanes ? n : kLanes)));
+}
+
+// The reference's max step: take v when v >= run or v is NaN; a NaN run is kept otherwise.
+__m256 step(__m256 run, __m256 v) {
+  const __m256 take = _mm256_or_ps(_mm256_cmp_ps(v, run, _CMP_GE_OQ), _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+  return _mm256_blendv_ps(run, v, take);
+}
+
+int vectors_for(int64_t left) { return int(left >= kUnroll * kLanes ? kUnroll : (left + kLanes - 1) / kLanes); }
+
+void cummax_cols(const float* x, float* y, int64_t n, int64_t w, int64_t stride, bool reverse, bool exclusive) {
+  for (int64_t c = 0; c < w; c += kUnroll * kLanes) {
+    const int vecs = vectors_for(w - c);
+    __m256 run[kUnroll];
+    __m256i m[kUnroll];
+    for (int v = 0; v < vecs; ++v) run[v] = _mm256_set1_ps(-__builtin_inff()), m[v] = lanes_below(w - c - v * kLanes);
+    for (int64_t t = 0; t < n; ++t) {
+      const int64_t row = (reverse ? n - 1 - t : t) * stride + c;
+      for (int v = 0; v < vecs; ++v) {
+        const __m256 xv = _mm256_maskload_ps(x + row + v * kLanes, m[v]);
+        if (exclusive) _mm256_maskstore_ps(y + row + v * kLanes, m[v], run[v]);
+        run[v] = step(run[v], xv);
+        if (!exclusive) _mm256_maskstore_ps(y + row + v * kLanes, m[v], run[v]);
+      }
+    }
+  }
+}
+
+void segment_max_cols(const float* x, float* y, int64_t n, int64_t w, int64_t stride, int64_t segment) {
+  for (int64_t c = 0; c < w; c += kUnroll * kLanes) {
+    const int vecs = vectors_for(w - c);
+    __m256i m[kUnroll];
+    for (int v = 0; v < vecs; ++v) m[v] = lanes_below(w - c - v * kLanes);
+    for (int64_t b = 0, e = 0, s = 0; b < n; b = e, ++s) {
+      e = n - b < segment ? n : b + segment;  // ragged last segment; no b + segment overflow
+      __m256 run[kUnroll];
+      for (int v = 0; v < vecs; ++v) run[v] = _mm256_set1_ps(-__builtin_inff());
+      for (int64_t i = b; i < e; ++i)
+        for (int v = 0; v < vecs; ++v) run[v] = step(run[v], _mm256_maskload_ps(x + i * stride + c + v * kLanes, m[v]));
+      for (int v = 0; v < vecs; ++v) _mm256_maskstore_ps(y + s * stride + c + v * kLanes, m[v], run[v]);
+    }
+  }
+}
+
+}  // namespace
+
+const ScanIsa kScanAvx2 = {&cummax_cols, &segment_max_cols};
+
+}  // namespace longrun::cpu

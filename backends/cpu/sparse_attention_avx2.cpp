@@ -1,0 +1,11 @@
+// AVX2 instantiation of the gathered-key sparse attention (sparse_attention_impl.h).
+#include "cpu/attention_vexp_avx2.h"
+#include "cpu/sparse_attention_impl.h"
+
+namespace longrun::cpu {
+
+bool sparse_attention_items_f32_avx2(const AttentionProblem& p, int64_t begin, int64_t end, float* scratch) {
+  return SparseAttention<attn_avx2::Vec>::run(p, begin, end, scratch);
+}
+
+}  // namespace longrun::cpu

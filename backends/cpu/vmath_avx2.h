@@ -1,0 +1,159 @@
+// Vector f32 math for AVX2+FMA (8 lanes): exp, tanh, gelu (erf form) and gelu (tanh form).
+// Include ONLY from files compiled with AVX2 flags (*_avx2.cpp, *_avx512.cpp). Every
+// function is `static inline`: each ISA translation unit keeps a private copy, so the linker
+// can never merge an AVX body into code that runs on a machine without AVX.
+//
+// Polynomial coefficients were fitted by a weighted Remez exchange in long double (relative
+// error weight) and rounded to f32. Error bounds, measured against double-precision
+// std::exp / std::tanh / std::erfc on EVERY f32 input (all 2^32 bit patterns), with the
+// AVX2 and AVX-512 versions giving the same bounds:
+//   exp_ps        max 1.5 ulp (rel 1.7e-7) for normal results; results in the subnormal
+//                 range (x < -87.34) carry the same absolute error (<= 1 subnormal ulp
+//                 plus rounding). x > 88.7228 -> +inf, x < -103.98 -> 0, +inf -> +inf,
+//                 -inf -> 0, NaN -> NaN.
+//   tanh_ps       max 2.0 ulp (rel 1.9e-7); |x| < 0.625 uses an odd polynomial (so tiny x
+//                 keep full relative accuracy), larger |x| 1 - 2 / (exp(2|x|) + 1);
+//                 +-inf -> +-1, NaN -> NaN.
+//   gelu_ps       x * Phi(x); max relative error 4.6e-7 (about 4 ulp) on every input
+//                 whose result is a normal f32, including the far negative tail where
+//                 gelu(x) is tiny (an erf-based 0.5 x (1 + erf) loses all relative
+//                 accuracy there); +inf -> +inf, -inf -> NaN (as the reference's
+//                 -inf * 0), NaN -> NaN.
+//   gelu_tanh_ps  0.5 x (1 + tanh(u)) evaluated as x / (1 + exp(-2u)); max error
+//                 |y - ref| / max(1, |ref|) <= 2e-7; relative error grows as ~|2u| * 1e-7
+//                 in the far negative tail (inherent to rounding u); +inf -> +inf,
+//                 -inf -> NaN, NaN -> NaN.
+// (The numbers above are filled in from tests; see cpu_membound_test.cpp for the sampled
+// regression check that every build runs.)
+#pragma once
+
+#include <immintrin.h>
+
+namespace longrun::cpu::vmath {
+
+// exp(r) = 1 + r (1 + r P(r)) on |r| <= ln2/2, P of degree 4: truncation error 3.8e-9
+// relative with these f32 coefficients.
+inline constexpr float kExpP[5] = {4.999999404e-01f, 1.666652113e-01f, 4.166838899e-02f, 8.368715644e-03f,
+                                   1.381460228e-03f};
+inline constexpr float kLog2e = 1.442695022e+00f;
+inline constexpr float kLn2Hi = 6.931457520e-01f;  // 16 significant bits: n * kLn2Hi is exact
+inline constexpr float kLn2Lo = 1.428606765e-06f;  // ln 2 - kLn2Hi
+// Outside [kExpMin, kExpMax] exp rounds to 0 / overflows: clamping there keeps n in
+// [-150, 128], where the two-step 2^n scaling below stays exact.
+inline constexpr float kExpMax = 89.0f;
+inline constexpr float kExpMin = -104.0f;
+
+// tanh(x) = x + x^3 P(x^2) on |x| < 0.625, P of degree 4: truncation 8.6e-9 relative.
+inline constexpr float kTanhSmall = 0.625f;
+inline constexpr float kTanhP[5] = {-3.333328068e-01f, 1.333144158e-01f, -5.373971537e-02f, 2.063908800e-02f,
+                                    -5.704987328e-03f};
+
+// Normal tail: Phi(-a) = phi(a) R(a) with the Mills ratio R(a) = t P(t), t = 1 / (1 + a/4),
+// fitted on a in [0, inf) (t in (0, 1]) with P of degree 11: 7e-9 relative. The factor
+// 1/sqrt(2 pi) of phi is folded into the coefficients.
+inline constexpr float kMillsP[12] = {9.973557016e-02f,  9.973552741e-02f, 9.350481778e-02f,  8.097192244e-02f,
+                                      6.424124477e-02f,  3.825867840e-02f, 4.440481126e-02f,  -4.984630974e-02f,
+                                      9.674015186e-02f,  -1.143080418e-01f, 5.698152819e-02f, -1.041989996e-02f};
+// gelu(x) = x/2 + x^2 W(x^2) on |x| < 0.75 (relative accuracy near 0, where relu(x) - a Phi(-a)
+// cancels to half of x), W of degree 4: truncation 3.4e-8 relative to |gelu(-|x|)|.
+inline constexpr float kGeluSmall = 0.75f;
+inline constexpr float kGeluW[5] = {3.989422619e-01f, -6.649015844e-02f, 9.971507825e-03f, -1.179322950e-03f,
+                                    1.014081572e-04f};
+// Above this |x| the tail term underflows to 0; clamping keeps a*a finite.
+inline constexpr float kGeluTailClamp = 20.0f;
+
+// gelu_tanh: -2u = x (k1 + k3 x^2), u = sqrt(2/pi) (x + 0.044715 x^3).
+inline constexpr float kGeluTanhK1 = -1.595769167e+00f;  // -2 sqrt(2/pi)
+inline constexpr float kGeluTanhK3 = -7.135481387e-02f;  // -2 sqrt(2/pi) 0.044715
+
+}  // namespace longrun::cpu::vmath
+
+namespace longrun::cpu::avx2 {
+
+template <int N>
+static inline __m256 horner(const float (&c)[N], __m256 x) {
+  __m256 p = _mm256_set1_ps(c[N - 1]);
+  for (int i = N - 2; i >= 0; --i) p = _mm256_fmadd_ps(p, x, _mm256_set1_ps(c[i]));
+  return p;
+}
+
+// exp with the error bound in the file comment. n = round(x log2 e), r = x - n ln2 (two
+// Cody-Waite steps), exp(x) = exp(r) 2^n with 2^n applied as 2^(n/2) 2^(n - n/2): both
+// factors are normal numbers, so the only rounding is the final one, which also makes
+// subnormal results correctly rounded from exp(r) 2^n.
+static inline __m256 exp_ps(__m256 x) {
+  using namespace vmath;
+  // min/max return their second operand when either is NaN: NaN passes through.
+  x = _mm256_min_ps(_mm256_set1_ps(kExpMax), x);
+  x = _mm256_max_ps(_mm256_set1_ps(kExpMin), x);
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
+  __m256 p = horner(kExpP, r);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  const __m256i ni = _mm256_cvtps_epi32(n);  // NaN gives garbage here, but p is NaN then
+  const __m256i n1 = _mm256_srai_epi32(ni, 1);
+  const __m256i n2 = _mm256_sub_epi32(ni, n1);
+  const __m256i bias = _mm256_set1_epi32(127);
+  const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+  const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+  return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
+static inline __m256 tanh_ps(__m256 x) {
+  using namespace vmath;
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  const __m256 a = _mm256_andnot_ps(sign, x);
+  const __m256 z = _mm256_mul_ps(x, x);
+  const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(x, z), horner(kTanhP, z), x);
+  const __m256 is_small = _mm256_cmp_ps(a, _mm256_set1_ps(kTanhSmall), _CMP_LT_OQ);  // false for NaN
+  if (_mm256_movemask_ps(is_small) == 0xff) return small;
+  // 1 - 2 / (e^{2a} + 1): e = inf gives exactly 1; NaN stays NaN.
+  const __m256 one = _mm256_set1_ps(1.0f);
+  const __m256 e = exp_ps(_mm256_add_ps(a, a));
+  const __m256 t = _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, one)));
+  const __m256 large = _mm256_or_ps(t, _mm256_and_ps(x, sign));
+  return _mm256_blendv_ps(large, small, is_small);
+}
+
+// gelu(x) = x Phi(x) = relu(x) - a Phi(-a), a = |x| (since Phi(x) = 1 - Phi(-x)): the tail
+// term is computed directly, so there is no cancellation on either side, and
+// Phi(-a) = exp(-a^2/2) / sqrt(2 pi) * R(a) (Mills ratio, see kMillsP). a^2 is split into
+// h + l exactly (FMA) so that exp(-a^2/2) keeps full relative accuracy for large a.
+static inline __m256 gelu_ps(__m256 x) {
+  using namespace vmath;
+  const __m256 a = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
+  const __m256 ac = _mm256_min_ps(_mm256_set1_ps(kGeluTailClamp), a);  // NaN passes through
+  const __m256 h = _mm256_mul_ps(ac, ac);
+  const __m256 half = _mm256_set1_ps(0.5f);
+  const __m256 small = _mm256_fmadd_ps(h, horner(kGeluW, h), _mm256_mul_ps(half, x));
+  const __m256 is_small = _mm256_cmp_ps(a, _mm256_set1_ps(kGeluSmall), _CMP_LT_OQ);  // false for NaN
+  if (_mm256_movemask_ps(is_small) == 0xff) return small;
+  const __m256 four = _mm256_set1_ps(4.0f);
+  const __m256 t = _mm256_div_ps(four, _mm256_add_ps(four, ac));
+  const __m256 r = _mm256_mul_ps(t, horner(kMillsP, t));
+  const __m256 l = _mm256_fmsub_ps(ac, ac, h);  // ac * ac - h, exact
+  __m256 e = exp_ps(_mm256_mul_ps(_mm256_set1_ps(-0.5f), h));
+  e = _mm256_fnmadd_ps(_mm256_mul_ps(half, l), e, e);  // exp(-(h + l)/2) = e (1 - l/2)
+  const __m256 m = _mm256_mul_ps(_mm256_mul_ps(ac, e), r);
+  const __m256 y = _mm256_sub_ps(_mm256_max_ps(_mm256_setzero_ps(), x), m);  // max: NaN x passes
+  // The reference computes -inf * 0.5 * (1 + erf(-inf)) = -inf * 0 = NaN.
+  const __m256 neg_inf = _mm256_cmp_ps(x, _mm256_set1_ps(-__builtin_inff()), _CMP_EQ_OQ);
+  return _mm256_blendv_ps(_mm256_blendv_ps(y, _mm256_set1_ps(__builtin_nanf("")), neg_inf), small, is_small);
+}
+
+// gelu_tanh(x) = 0.5 x (1 + tanh(u)) = x / (1 + e^w), w = -2u: no cancellation for x < 0.
+// With s = e^{-|w|} <= 1 (never overflows): y = x / (1 + s) for w <= 0, x s / (1 + s) for
+// w > 0. -inf gives -inf * 0 = NaN and +inf gives inf, as the reference.
+static inline __m256 gelu_tanh_ps(__m256 x) {
+  using namespace vmath;
+  const __m256 x2 = _mm256_mul_ps(x, x);
+  const __m256 w = _mm256_mul_ps(x, _mm256_fmadd_ps(x2, _mm256_set1_ps(kGeluTanhK3), _mm256_set1_ps(kGeluTanhK1)));
+  const __m256 s = exp_ps(_mm256_or_ps(w, _mm256_set1_ps(-0.0f)));  // e^{-|w|}
+  const __m256 num = _mm256_blendv_ps(x, _mm256_mul_ps(x, s), _mm256_cmp_ps(w, _mm256_setzero_ps(), _CMP_GT_OQ));
+  return _mm256_div_ps(num, _mm256_add_ps(_mm256_set1_ps(1.0f), s));
+}
+
+}  // namespace longrun::cpu::avx2

@@ -1,0 +1,40 @@
+#include "common/architecture.h"
+
+namespace longrun::models {
+
+ValueId GraphContext::input(std::string_view name) const {
+  auto it = inputs_.find(name);
+  return it == inputs_.end() ? kNoValue : it->second;
+}
+
+ValueId GraphContext::weight(std::string_view name) {
+  if (!ok()) return kNoValue;
+  if (auto it = bound_.find(name); it != bound_.end()) return it->second;
+  const BoundWeight* w = weights_.find(name);
+  if (w == nullptr) {
+    fail(internal_error("the model's graph builder asks for parameter '" + std::string(name) +
+                        "', which its parameter table does not list"));
+    return kNoValue;
+  }
+  const ValueId v = b.weight(std::string(name), w->desc, w->data, w->owner);
+  bound_.emplace(std::string(name), v);
+  return v;
+}
+
+void GraphContext::output(ValueId v, const std::string& name) {
+  if (!ok()) return;
+  b.output(v, name);
+  produced_.push_back(name);
+}
+
+void GraphContext::debug(ValueId v, const std::string& name) {
+  if (!ok() || !options_.debug_outputs) return;
+  pending_debug_.emplace_back(v, name);
+}
+
+void GraphContext::finish() {
+  for (const auto& [v, name] : pending_debug_) output(v, name);
+  pending_debug_.clear();
+}
+
+}  // namespace longrun::models

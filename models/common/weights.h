@@ -1,0 +1,67 @@
+// Parameter tables and the weights bound from a model file.
+//
+// A family's parameter table is a list of ParamSpec built with the helpers below, which name
+// tensors the way PyTorch modules do (nn.Linear: "<prefix>.weight" [out, in] and
+// "<prefix>.bias" [out]; nn.LayerNorm: "<prefix>.weight"/"<prefix>.bias" [D]; nn.Embedding:
+// "<prefix>.weight" [rows, D]). The blocks in blocks.h read the same names from the same
+// prefixes, so a table and its builder cannot drift apart silently (Model also checks that
+// the builder used every parameter).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "longrun/safetensors.h"
+#include "longrun/status.h"
+#include "longrun/tensor_desc.h"
+
+namespace longrun::models {
+
+struct ParamSpec {
+  std::string name;
+  std::vector<int64_t> dims;
+  // True when every op that reads it accepts f16/bf16 as stored (matmul B, layer_norm
+  // gamma/beta, embedding table); otherwise such a weight is widened to f32 at load.
+  bool half_ok = false;
+};
+
+void add_linear(std::vector<ParamSpec>* table, const std::string& prefix, int64_t out, int64_t in,
+                bool bias = true);
+void add_layer_norm(std::vector<ParamSpec>* table, const std::string& prefix, int64_t dim);
+void add_embedding(std::vector<ParamSpec>* table, const std::string& prefix, int64_t rows, int64_t dim);
+
+// One weight as the graph will see it.
+struct BoundWeight {
+  TensorDesc desc;                    // contiguous; f32, or f16/bf16 where half_ok
+  const void* data = nullptr;         // into the mapped file, or into `owner`'s copy
+  std::shared_ptr<const void> owner;  // keeps the mapping (or the copy) alive
+  bool copied = false;
+};
+
+class WeightStore {
+ public:
+  // Checks that `file` holds exactly the tensors of `table`: every name present, no other
+  // tensor, a float dtype (F32/F16/BF16) and the table's shape. All problems are listed in
+  // one format_error (up to 20, then a count), each naming the tensor with expected vs found.
+  // f32 weights aligned to 4 bytes are used in place; half weights stay as stored where
+  // half_ok (aligned to 2 bytes); anything else is copied (widened to f32) once.
+  static Result<WeightStore> bind(const std::shared_ptr<const SafetensorsFile>& file,
+                                  std::span<const ParamSpec> table);
+
+  const BoundWeight* find(std::string_view name) const;
+  int64_t bytes() const { return bytes_; }
+  int64_t bytes_copied() const { return bytes_copied_; }
+  size_t size() const { return weights_.size(); }
+
+ private:
+  std::map<std::string, BoundWeight, std::less<>> weights_;
+  int64_t bytes_ = 0;
+  int64_t bytes_copied_ = 0;
+};
+
+}  // namespace longrun::models

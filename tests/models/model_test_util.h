@@ -1,0 +1,64 @@
+// Helpers of the whole-model tests (tests/models/): the backend under test, golden paths,
+// error measures, and rewriting a model file in memory (to make broken variants).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "longrun/models/model.h"
+#include "longrun/safetensors.h"
+#include "longrun/session.h"
+#include "longrun/tensor.h"
+
+namespace longrun::model_tests {
+
+// The backend the executable runs against (LONGRUN_TEST_BACKEND, default "reference"), set
+// by main.cpp.
+const std::string& backend_name();
+void set_backend_name(std::string name);
+SessionOptions session_options();
+
+std::string golden_dir();  // tests/golden/models
+
+// Error of `actual` against `expected` (both f32, same element count):
+//   norm_err = sqrt(sum (a - b)^2 / sum b^2),  max_abs = max |a - b|.
+struct Error {
+  double norm_err = 0.0;
+  double max_abs = 0.0;
+  bool finite = true;  // no NaN/Inf in actual
+};
+Error measure(std::span<const float> actual, std::span<const float> expected);
+
+// A model file's tensors and metadata, copied out so that tests can edit them.
+struct EditableFile {
+  struct Entry {
+    std::string name;
+    TensorDesc desc;
+    std::vector<std::byte> bytes;
+  };
+  std::vector<Entry> tensors;
+  std::map<std::string, std::string> metadata;
+
+  static EditableFile read(const std::string& path);
+  Entry* find(const std::string& name);
+  void remove(const std::string& name);
+  // Serialises (64-byte aligned, as longrun's writer) and parses the result in memory.
+  Result<std::shared_ptr<const Model>> load(const ModelOptions& options = {}) const;
+  // Serialises with every tensor shifted by one byte (a leading 1-byte "__pad" filler), so
+  // no f32 weight is 4-byte aligned.
+  Result<std::shared_ptr<const Model>> load_misaligned(const ModelOptions& options = {}) const;
+};
+
+// Runs `model` on named inputs and returns the outputs by name.
+Result<std::map<std::string, Tensor>> run_model(const Model& model, const std::vector<NamedTensor>& inputs,
+                                                RunHooks* hooks = nullptr);
+
+// i64 [B, N] ids.
+Tensor ids_tensor(int64_t batch, int64_t n, const std::function<int64_t(int64_t, int64_t)>& value);
+
+}  // namespace longrun::model_tests

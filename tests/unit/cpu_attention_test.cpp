@@ -1,0 +1,379 @@
+// The cpu backend's fused attention and sparse_attention kernels (backends/cpu/attention*)
+// against the reference kernels (double accumulation): shapes below, at and above the
+// vector and block widths, causal with Nq != Nk, padding masks with fully masked batches,
+// sparse indices with -1 slots, repeats and broadcast, non-finite values behind masks, and
+// 1 vs 2 threads bitwise identical, at every ISA level this machine has.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "longrun/ops/schema.h"
+#include "longrun/session.h"
+
+using namespace longrun;
+
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+struct Input {
+  std::string name;
+  TensorDesc desc;
+  const void* data;
+};
+
+// The ISA levels with their own kernels that this machine runs.
+std::vector<std::string> vector_isas() {
+  std::vector<std::string> isas;
+  for (const char* isa : {"avx2", "avx512"})
+    if (create_backend("cpu", {.threads = 1, .isa = isa}).ok()) isas.push_back(isa);
+  if (isas.size() < 2)
+    MESSAGE("cpu attention tests: this machine lacks some ISA levels; tested: ", isas.size());
+  return isas;
+}
+
+// One node `kind` over `ins` on the cpu backend at `isa` with `threads`; returns output 0.
+std::vector<float> run_cpu(OpKind kind, const OpAttrs& attrs, const std::vector<Input>& ins,
+                           const std::string& isa, int threads) {
+  GraphBuilder b;
+  std::vector<ValueId> ids;
+  for (const Input& in : ins) ids.push_back(b.input(in.name, in.desc));
+  b.output(b.op(kind, attrs, ids), "y");
+  auto g = b.build();
+  REQUIRE(g.ok());
+  auto s = Session::create(std::move(*g), {.backend = "cpu", .threads = threads, .isa = isa});
+  REQUIRE(s.ok());
+  std::vector<NamedTensorRef> refs;
+  for (const Input& in : ins) refs.push_back({in.name, TensorView{in.desc, const_cast<void*>(in.data)}});
+  auto out = (*s)->run(refs);
+  REQUIRE(out.ok());
+  const Tensor& y = (*out)[0].tensor;
+  return std::vector<float>(y.data<float>(), y.data<float>() + y.desc().numel());
+}
+
+Status run_reference(OpKind kind, const OpAttrs& attrs, const std::vector<Input>& ins,
+                     const TensorDesc& ydesc, std::vector<float>* y) {
+  y->assign(size_t(ydesc.numel()), 0.0f);
+  std::vector<TensorView> in_views, out_views{TensorView{ydesc, y->data()}};
+  for (const Input& in : ins) in_views.push_back(TensorView{in.desc, const_cast<void*>(in.data)});
+  KernelArgs args;
+  args.attrs = &attrs;
+  args.inputs = in_views;
+  args.outputs = out_views;
+  return kind == OpKind::attention ? reference_attention(args) : reference_sparse_attention(args);
+}
+
+// The conformance tolerances: max abs/rel 1e-4 per element, 3e-5 normalised (L2) error;
+// NaN and infinities where and only where the reference has them.
+void check_close(const std::vector<float>& got, const std::vector<float>& want, double normalised) {
+  REQUIRE(got.size() == want.size());
+  double err2 = 0, ref2 = 0;
+  int bad = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (!std::isfinite(want[i]) || !std::isfinite(got[i])) {  // same NaN / same infinity
+      const bool same = (std::isnan(want[i]) && std::isnan(got[i])) || want[i] == got[i];
+      if (!same && bad++ < 3) FAIL_CHECK("non-finite mismatch at ", i, ": got ", got[i], " want ", want[i]);
+      continue;
+    }
+    const double d = std::abs(double(got[i]) - double(want[i]));
+    if (d > 1e-4 * std::max(1.0, std::abs(double(want[i]))) && bad++ < 3)
+      FAIL_CHECK("at ", i, ": got ", got[i], " want ", want[i]);
+    err2 += d * d;
+    ref2 += double(want[i]) * double(want[i]);
+  }
+  CHECK(bad == 0);
+  if (ref2 > 0) CHECK(std::sqrt(err2 / ref2) <= normalised);
+}
+
+bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+std::vector<float> uniform(std::mt19937& rng, int64_t n, float lo, float hi) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> x(static_cast<size_t>(n));
+  for (float& v : x) v = d(rng);
+  return x;
+}
+
+// Runs one case on every vector ISA with 1 and 2 threads: close to the reference, and the
+// two thread counts bitwise identical.
+void check_case(OpKind kind, const OpAttrs& attrs, const std::vector<Input>& ins, const TensorDesc& ydesc,
+                double normalised) {
+  std::vector<float> want;
+  REQUIRE(run_reference(kind, attrs, ins, ydesc, &want).ok());
+  for (const std::string& isa : vector_isas()) {
+    CAPTURE(isa);
+    const std::vector<float> y1 = run_cpu(kind, attrs, ins, isa, 1);
+    const std::vector<float> y2 = run_cpu(kind, attrs, ins, isa, 2);
+    check_close(y1, want, normalised);
+    CHECK(bitwise_equal(y1, y2));
+  }
+}
+
+struct DenseCase {
+  int64_t B, H, Nq, Nk, hd, hv;
+  bool causal, mask;
+  float scale;
+  float q_range = 1.0f;
+};
+
+void check_dense(const DenseCase& c, std::mt19937& rng, float mask_keep = 0.7f) {
+  CAPTURE(c.B);
+  CAPTURE(c.H);
+  CAPTURE(c.Nq);
+  CAPTURE(c.Nk);
+  CAPTURE(c.hd);
+  CAPTURE(c.hv);
+  CAPTURE(c.causal);
+  CAPTURE(c.mask);
+  const TensorDesc qd(DType::f32, {c.B, c.H, c.Nq, c.hd}), kd(DType::f32, {c.B, c.H, c.Nk, c.hd}),
+      vd(DType::f32, {c.B, c.H, c.Nk, c.hv}), md(DType::u8, {c.B, c.Nk}),
+      yd(DType::f32, {c.B, c.H, c.Nq, c.hv});
+  const std::vector<float> q = uniform(rng, qd.numel(), -c.q_range, c.q_range);
+  const std::vector<float> k = uniform(rng, kd.numel(), -1, 1), v = uniform(rng, vd.numel(), -1, 1);
+  std::vector<uint8_t> mask(size_t(md.numel()));
+  std::bernoulli_distribution keep(mask_keep);
+  for (auto& m : mask) m = keep(rng) ? 1 : 0;
+  if (c.B > 1)  // a batch with every key masked: all its queries give zeros
+    for (int64_t j = 0; j < c.Nk; ++j) mask[size_t(c.Nk + j)] = 0;
+  std::vector<Input> ins{{"q", qd, q.data()}, {"k", kd, k.data()}, {"v", vd, v.data()}};
+  if (c.mask) ins.push_back({"mask", md, mask.data()});
+  const OpAttrs attrs = AttentionAttrs{.scale = c.scale, .causal = c.causal, .has_key_padding_mask = c.mask};
+  check_case(OpKind::attention, attrs, ins, yd, 3e-5);
+}
+
+}  // namespace
+
+TEST_CASE("cpu attention: shapes around vector and block widths, masks, 1 vs 2 threads") {
+  std::mt19937 rng(20240611);
+  const int64_t ns[] = {1, 2, 3, 7, 16, 17, 63, 64, 65, 200};
+  const int64_t hds[] = {1, 3, 8, 16, 64, 65};
+  // Every (Nq, Nk) pair once, with head dims, batch/heads and masks cycling through.
+  int n = 0;
+  for (int64_t nq : ns)
+    for (int64_t nk : ns) {
+      const int64_t hd = hds[n % 6], hv = hds[(n * 5 + 1) % 6];
+      const DenseCase c{.B = 1 + n % 3,
+                        .H = 1 + (n / 3) % 3,
+                        .Nq = nq,
+                        .Nk = nk,
+                        .hd = hd,
+                        .hv = hv,
+                        .causal = (n % 2) == 1,
+                        .mask = (n % 4) >= 2,
+                        .scale = 1.0f / std::sqrt(float(hd))};
+      check_dense(c, rng);
+      ++n;
+    }
+}
+
+TEST_CASE("cpu attention: hd and hv of every tile remainder at a multi-block size") {
+  std::mt19937 rng(7);
+  for (int64_t hd : {1, 3, 8, 16, 64, 65})
+    for (int64_t hv : {1, 3, 16, 64, 65}) {
+      check_dense({.B = 1,
+                   .H = 2,
+                   .Nq = 130,
+                   .Nk = 129,
+                   .hd = hd,
+                   .hv = hv,
+                   .causal = false,
+                   .mask = false,
+                   .scale = 0.3f},
+                  rng);
+      check_dense({.B = 2,
+                   .H = 1,
+                   .Nq = 70,
+                   .Nk = 200,
+                   .hd = hd,
+                   .hv = hv,
+                   .causal = true,
+                   .mask = true,
+                   .scale = 0.3f},
+                  rng, 0.9f);
+    }
+}
+
+TEST_CASE("cpu attention: large logits, causal tall and wide, sparse masks") {
+  std::mt19937 rng(99);
+  // Logits up to ~150 with scale 1: the running max must keep every exp argument <= 0.
+  check_dense({.B = 1,
+               .H = 2,
+               .Nq = 67,
+               .Nk = 150,
+               .hd = 16,
+               .hv = 8,
+               .causal = false,
+               .mask = false,
+               .scale = 1.0f,
+               .q_range = 9.0f},
+              rng);
+  check_dense({.B = 1,
+               .H = 1,
+               .Nq = 200,
+               .Nk = 65,
+               .hd = 16,
+               .hv = 16,
+               .causal = true,
+               .mask = false,
+               .scale = 1.0f,
+               .q_range = 9.0f},
+              rng);
+  // Queries with no visible key (Nq > Nk, causal) and masks keeping few keys.
+  check_dense(
+      {.B = 3, .H = 2, .Nq = 200, .Nk = 17, .hd = 8, .hv = 3, .causal = true, .mask = true, .scale = 0.5f},
+      rng, 0.2f);
+  check_dense(
+      {.B = 2, .H = 3, .Nq = 3, .Nk = 200, .hd = 64, .hv = 64, .causal = true, .mask = true, .scale = 0.125f},
+      rng, 0.05f);
+}
+
+TEST_CASE("cpu attention: non-finite values behind masks never leak; NaN rows match the reference") {
+  std::mt19937 rng(5);
+  const int64_t B = 2, H = 1, N = 70, hd = 16, hv = 16;
+  const TensorDesc qd(DType::f32, {B, H, N, hd}), vd(DType::f32, {B, H, N, hv}), md(DType::u8, {B, N});
+  std::vector<float> q = uniform(rng, qd.numel(), -1, 1), k = uniform(rng, qd.numel(), -1, 1),
+                     v = uniform(rng, vd.numel(), -1, 1);
+  std::vector<uint8_t> mask(size_t(B * N), 1);
+  // Padded keys 5 and 66 of batch 0 hold inf / NaN in K and V.
+  for (int64_t j : {5, 66}) {
+    mask[size_t(j)] = 0;
+    for (int64_t d = 0; d < hd; ++d) k[size_t(j * hd + d)] = kNaN;
+    for (int64_t e = 0; e < hv; ++e) v[size_t(j * hv + e)] = (j == 5) ? kInf : kNaN;
+  }
+  // Causally masked: the last key of batch 1 has an infinite V; only the last query sees it.
+  for (int64_t e = 0; e < hv; ++e) v[size_t((N + N - 1) * hv + e)] = kInf;
+  // A NaN in one query of batch 1 makes exactly that row NaN.
+  q[size_t((N + 10) * hd + 3)] = kNaN;
+  const std::vector<Input> ins{
+      {"q", qd, q.data()}, {"k", qd, k.data()}, {"v", vd, v.data()}, {"mask", md, mask.data()}};
+  const OpAttrs attrs = AttentionAttrs{.scale = 0.25f, .causal = true, .has_key_padding_mask = true};
+  check_case(OpKind::attention, attrs, ins, TensorDesc(DType::f32, {B, H, N, hv}), 3e-5);
+}
+
+namespace {
+
+struct SparseCase {
+  int64_t B, H, Nq, Nk, hd, hv, kk;
+  int64_t iB, iH;  // index dims 0 and 1: B/H or 1 (broadcast)
+};
+
+void check_sparse(const SparseCase& c, std::mt19937& rng) {
+  CAPTURE(c.B);
+  CAPTURE(c.H);
+  CAPTURE(c.Nq);
+  CAPTURE(c.Nk);
+  CAPTURE(c.hd);
+  CAPTURE(c.hv);
+  CAPTURE(c.kk);
+  CAPTURE(c.iB);
+  CAPTURE(c.iH);
+  const TensorDesc qd(DType::f32, {c.B, c.H, c.Nq, c.hd}), kd(DType::f32, {c.B, c.H, c.Nk, c.hd}),
+      vd(DType::f32, {c.B, c.H, c.Nk, c.hv}), id(DType::i32, {c.iB, c.iH, c.Nq, c.kk}),
+      yd(DType::f32, {c.B, c.H, c.Nq, c.hv});
+  const std::vector<float> q = uniform(rng, qd.numel(), -1, 1), k = uniform(rng, kd.numel(), -1, 1),
+                           v = uniform(rng, vd.numel(), -1, 1);
+  std::vector<int32_t> idx(size_t(id.numel()));
+  std::uniform_int_distribution<int32_t> key(0, int32_t(c.Nk - 1));
+  std::uniform_int_distribution<int> kind(0, 9);
+  for (size_t i = 0; i < idx.size(); ++i) {
+    const int r = kind(rng);
+    idx[i] = r == 0 ? -1 : (r == 1 && i > 0 && idx[i - 1] >= 0) ? idx[i - 1] : key(rng);  // unused, repeat
+  }
+  if (c.Nq > 1)  // one query with every slot unused: zeros
+    for (int64_t s = 0; s < c.kk; ++s) idx[size_t(c.kk + s)] = -1;
+  const std::vector<Input> ins{
+      {"q", qd, q.data()}, {"k", kd, k.data()}, {"v", vd, v.data()}, {"idx", id, idx.data()}};
+  check_case(OpKind::sparse_attention, SparseAttentionAttrs{.scale = 1.0f / std::sqrt(float(c.hd))}, ins, yd,
+             1e-5);
+}
+
+}  // namespace
+
+TEST_CASE("cpu sparse_attention: shapes, unused slots, repeats, broadcast indices, 1 vs 2 threads") {
+  std::mt19937 rng(31337);
+  const int64_t ns[] = {1, 2, 3, 7, 16, 17, 63, 64, 65, 200};
+  const int64_t hds[] = {1, 3, 8, 16, 64, 65};
+  const int64_t kks[] = {1, 3, 8, 16, 17, 33};
+  int n = 0;
+  for (int64_t nq : ns)
+    for (int64_t nk : {1, 7, 17, 65, 200}) {
+      const int64_t B = 1 + n % 3, H = 1 + (n / 3) % 3;
+      check_sparse({.B = B,
+                    .H = H,
+                    .Nq = nq,
+                    .Nk = nk,
+                    .hd = hds[n % 6],
+                    .hv = hds[(n * 5 + 1) % 6],
+                    .kk = kks[(n / 2) % 6],
+                    .iB = (n % 4) < 2 ? B : 1,
+                    .iH = (n % 2) == 0 ? H : 1},
+                   rng);
+      ++n;
+    }
+}
+
+TEST_CASE("cpu sparse_attention and attention: wide heads (generic head-dim loops)") {
+  std::mt19937 rng(4242);
+  for (int64_t hd : {72, 100, 200, 257}) {
+    check_sparse({.B = 1, .H = 2, .Nq = 40, .Nk = 50, .hd = hd, .hv = 130, .kk = 20, .iB = 1, .iH = 1}, rng);
+    check_dense({.B = 1,
+                 .H = 1,
+                 .Nq = 70,
+                 .Nk = 66,
+                 .hd = hd,
+                 .hv = 130,
+                 .causal = true,
+                 .mask = true,
+                 .scale = 0.1f},
+                rng);
+  }
+}
+
+TEST_CASE("cpu sparse_attention: non-finite unselected keys never leak; bad indices are errors") {
+  std::mt19937 rng(77);
+  const int64_t N = 40, hd = 17, hv = 9, kk = 5;
+  const TensorDesc qd(DType::f32, {1, 1, N, hd}), vd(DType::f32, {1, 1, N, hv}),
+      id(DType::i32, {1, 1, N, kk});
+  std::vector<float> q = uniform(rng, qd.numel(), -1, 1), k = uniform(rng, qd.numel(), -1, 1),
+                     v = uniform(rng, vd.numel(), -1, 1);
+  for (int64_t d = 0; d < hd; ++d) k[size_t(7 * hd + d)] = kNaN;  // key 7 is never selected
+  for (int64_t e = 0; e < hv; ++e) v[size_t(7 * hv + e)] = kInf;
+  std::vector<int32_t> idx(size_t(N * kk));
+  for (int64_t i = 0; i < N; ++i)
+    for (int64_t s = 0; s < kk; ++s)
+      idx[size_t(i * kk + s)] = int32_t((i + 3 * s) % N == 7 ? -1 : (i + 3 * s) % N);
+  std::vector<Input> ins{
+      {"q", qd, q.data()}, {"k", qd, k.data()}, {"v", vd, v.data()}, {"idx", id, idx.data()}};
+  const OpAttrs attrs = SparseAttentionAttrs{.scale = 0.5f};
+  const TensorDesc yd(DType::f32, {1, 1, N, hv});
+  check_case(OpKind::sparse_attention, attrs, ins, yd, 1e-5);
+
+  // An index >= Nk (or < -1) is out_of_range at every ISA, and the message names it.
+  for (int32_t bad : {int32_t(N), int32_t(-2)}) {
+    idx[size_t(3 * kk + 2)] = bad;
+    for (const std::string& isa : vector_isas()) {
+      GraphBuilder b;
+      std::vector<ValueId> ids;
+      for (const Input& in : ins) ids.push_back(b.input(in.name, in.desc));
+      b.output(b.op(OpKind::sparse_attention, attrs, ids), "y");
+      auto g = b.build();
+      REQUIRE(g.ok());
+      auto s = Session::create(std::move(*g), {.backend = "cpu", .threads = 2, .isa = isa});
+      REQUIRE(s.ok());
+      std::vector<NamedTensorRef> refs;
+      for (const Input& in : ins) refs.push_back({in.name, TensorView{in.desc, const_cast<void*>(in.data)}});
+      auto out = (*s)->run(refs);
+      REQUIRE_FALSE(out.ok());
+      CHECK(out.status().code() == StatusCode::out_of_range);
+      CHECK(out.status().message().find(std::to_string(bad)) != std::string::npos);
+    }
+  }
+}

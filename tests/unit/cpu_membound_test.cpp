@@ -1,0 +1,658 @@
+// The cpu backend's memory-bound kernels (backends/cpu/{elementwise,normalization,selection,
+// scan,layout,embedding}*) against the reference kernels at every ISA level this machine
+// has: row lengths below/at/above the 8- and 16-lane widths, many rows, broadcast patterns,
+// masks, causal, +-inf/NaN/-0, ties; inputs end at a PROT_NONE page (a read past the end
+// faults) and outputs are framed by guard words; 1 and 2 threads must agree bit for bit.
+// Also a sampled check of the vector exp/tanh/gelu error bounds documented in vmath_avx2.h.
+#include <doctest/doctest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "backends/cpu/cpu_isa.h"
+#include "backends/cpu/elementwise.h"
+#include "backends/cpu/embedding.h"
+#include "backends/cpu/layout.h"
+#include "backends/cpu/normalization.h"
+#include "backends/cpu/scan.h"
+#include "backends/cpu/selection.h"
+#include "longrun/graph.h"
+#include "longrun/thread_pool.h"
+
+using namespace longrun;
+
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr int64_t kSizes[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 100, 4096};
+
+bool has(cpu::Isa isa) { return int(cpu::detect_isa()) >= int(isa); }
+
+// Storage whose last byte is followed by a PROT_NONE page.
+class Guarded {
+ public:
+  explicit Guarded(size_t bytes) {
+    const size_t page = size_t(sysconf(_SC_PAGESIZE));
+    pages_ = (bytes + page - 1) / page + 1;
+    base_ = static_cast<char*>(mmap(nullptr, pages_ * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    REQUIRE(base_ != MAP_FAILED);
+    REQUIRE(mprotect(base_ + (pages_ - 1) * page, page, PROT_NONE) == 0);
+    data_ = base_ + (pages_ - 1) * page - bytes;
+  }
+  Guarded(const Guarded&) = delete;
+  Guarded& operator=(const Guarded&) = delete;
+  ~Guarded() { munmap(base_, pages_ * size_t(sysconf(_SC_PAGESIZE))); }
+  void* data() const { return data_; }
+
+ private:
+  size_t pages_ = 0;
+  char* base_ = nullptr;
+  char* data_ = nullptr;
+};
+
+// An input tensor in guarded storage.
+struct In {
+  TensorDesc desc;
+  std::shared_ptr<Guarded> mem;
+  TensorView view() const { return {desc, mem->data()}; }
+  template <typename T>
+  T* ptr() const {
+    return static_cast<T*>(mem->data());
+  }
+};
+
+In make_in(DType t, std::vector<int64_t> dims) {
+  In x{TensorDesc(t, dims), nullptr};
+  x.mem = std::make_shared<Guarded>(size_t(std::max<int64_t>(x.desc.nbytes(), 1)));
+  return x;
+}
+
+// Values for adversarial tests: mostly N(0, spread) plus `special` fraction of
+// +-inf / NaN / +-0 / repeated values (ties).
+void fill(const In& x, uint32_t seed, float spread = 1.0f, double special = 0.0, float offset = 0.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(offset, spread);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  float* p = x.ptr<float>();
+  const int64_t n = x.desc.numel();
+  for (int64_t i = 0; i < n; ++i) {
+    p[i] = nd(rng);
+    if (u(rng) < special) {
+      const float s[] = {kInf, -kInf, kNaN, 0.0f, -0.0f, 1.0f, p[i > 0 ? i - 1 : 0]};
+      p[i] = s[rng() % 7];
+    }
+  }
+}
+
+// An output buffer framed by guard words on both sides.
+struct Out {
+  TensorDesc desc;
+  std::vector<uint32_t> words;
+  static constexpr size_t kGuard = 16;
+  static constexpr uint32_t kGuardWord = 0xdeadbeefu;
+  explicit Out(TensorDesc d) : desc(d), words(kGuard * 2 + size_t(d.nbytes() + 3) / 4, kGuardWord) {}
+  void* data() { return words.data() + kGuard; }
+  TensorView view() { return {desc, data()}; }
+  bool guards_intact() const {
+    const size_t body = size_t(desc.nbytes() + 3) / 4;
+    for (size_t i = 0; i < kGuard; ++i)
+      if (words[i] != kGuardWord || words[kGuard + body + i] != kGuardWord) return false;
+    return true;
+  }
+  std::vector<std::byte> bytes() const {
+    const auto* b = reinterpret_cast<const std::byte*>(words.data() + kGuard);
+    return {b, b + desc.nbytes()};
+  }
+  template <typename T>
+  T at(int64_t i) const {
+    T v;
+    std::memcpy(&v, reinterpret_cast<const char*>(words.data() + kGuard) + i * int64_t(sizeof(T)), sizeof(T));
+    return v;
+  }
+};
+
+Status run(KernelFn fn, const OpAttrs& attrs, const std::vector<In>& ins, Out& out, ThreadPool* pool) {
+  std::vector<TensorView> in;
+  for (const In& x : ins) in.push_back(x.view());
+  TensorView o = out.view();
+  KernelArgs a;
+  a.attrs = &attrs;
+  a.inputs = in;
+  a.outputs = std::span<const TensorView>(&o, 1);
+  a.pool = pool;
+  return fn(a);
+}
+
+ThreadPool* two_threads() {
+  static std::unique_ptr<ThreadPool> pool = std::move(make_thread_pool(2).value());
+  return pool.get();
+}
+
+// Bitwise equality where NaN matches any NaN (float outputs) — the conformance rule.
+bool same_bits(const Out& a, const Out& b) {
+  if (a.desc.dtype() != DType::f32) return a.bytes() == b.bytes();
+  for (int64_t i = 0; i < a.desc.numel(); ++i) {
+    const float x = a.at<float>(i), y = b.at<float>(i);
+    if (std::isnan(x) && std::isnan(y)) continue;
+    if (std::memcmp(&x, &y, 4) != 0) return false;
+  }
+  return true;
+}
+
+// The conformance metric: NaN/Inf positions equal, norm error and max |a-b|/max(1,|b|).
+void check_close(const Out& got, const Out& want, double tol) {
+  double d2 = 0, b2 = 0, worst = 0;
+  int64_t bad_special = 0, worst_at = -1;
+  for (int64_t i = 0; i < got.desc.numel(); ++i) {
+    const double a = got.at<float>(i), b = want.at<float>(i);
+    if (std::isnan(a) || std::isnan(b) || std::isinf(a) || std::isinf(b)) {
+      if (!(std::isnan(a) && std::isnan(b)) && a != b) ++bad_special;
+      continue;
+    }
+    d2 += (a - b) * (a - b);
+    b2 += b * b;
+    const double e = std::fabs(a - b) / std::max(1.0, std::fabs(b));
+    if (e > worst) worst = e, worst_at = i;
+  }
+  const double norm = b2 > 0 ? std::sqrt(d2 / b2) : std::sqrt(d2);
+  CHECK_MESSAGE(bad_special == 0, bad_special, " NaN/Inf mismatches");
+  CHECK_MESSAGE(norm <= tol, "norm error ", norm);
+  CHECK_MESSAGE(worst <= tol, "element error ", worst, " at ", worst_at, " got ",
+                worst_at >= 0 ? got.at<float>(worst_at) : 0.f, " want ", worst_at >= 0 ? want.at<float>(worst_at) : 0.f);
+}
+
+// Runs `fn` (serially and on two threads) and `ref`, and compares: exactly when tol == 0.
+void compare(KernelFn fn, KernelFn ref, const OpAttrs& attrs, const std::vector<In>& ins, TensorDesc out_desc,
+             double tol) {
+  Out want(out_desc), got(out_desc), got2(out_desc);
+  REQUIRE(run(ref, attrs, ins, want, nullptr).ok());
+  const Status st = run(fn, attrs, ins, got, nullptr);
+  REQUIRE_MESSAGE(st.ok(), st.to_string());
+  REQUIRE(run(fn, attrs, ins, got2, two_threads()).ok());
+  CHECK(got.guards_intact());
+  CHECK(got2.guards_intact());
+  CHECK_MESSAGE(same_bits(got, got2), "1 and 2 threads differ");
+  if (tol == 0) {
+    CHECK_MESSAGE(same_bits(got, want), "not bit-exact vs the reference");
+  } else {
+    check_close(got, want, tol);
+  }
+}
+
+// The kernels of one ISA level, by op.
+struct Level {
+  cpu::Isa isa;
+  const char* name;
+  KernelFn add, sub, mul, scale, exp, tanh, relu, gelu, gelu_tanh, cast, softmax, layer_norm, embedding, cummax,
+      segment_max;
+};
+#define LR_LEVEL(isa)                                                                                            \
+  Level {                                                                                                        \
+    cpu::Isa::isa, #isa, cpu::cpu_add_f32_##isa, cpu::cpu_sub_f32_##isa, cpu::cpu_mul_f32_##isa,                 \
+        cpu::cpu_scale_f32_##isa, cpu::cpu_exp_f32_##isa, cpu::cpu_tanh_f32_##isa, cpu::cpu_relu_f32_##isa,      \
+        cpu::cpu_gelu_f32_##isa, cpu::cpu_gelu_tanh_f32_##isa, cpu::cpu_cast_##isa, cpu::cpu_softmax_f32_##isa, \
+        cpu::cpu_layer_norm_f32_##isa, cpu::cpu_embedding_##isa, cpu::cpu_cummax_f32_##isa,                     \
+        cpu::cpu_segment_max_f32_##isa                                                                          \
+  }
+const Level kLevels[] = {LR_LEVEL(avx2), LR_LEVEL(avx512)};
+#undef LR_LEVEL
+
+template <typename Fn>
+void for_each_level(Fn&& fn) {
+  for (const Level& l : kLevels) {
+    if (!has(l.isa)) {
+      MESSAGE("skipping ISA level ", l.name, ": not supported by this machine");
+      continue;
+    }
+    CAPTURE(l.name);
+    fn(l);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("cpu membound: add/sub/mul match the reference exactly for every broadcast pattern") {
+  struct Case {
+    std::vector<int64_t> a, b;
+  };
+  std::vector<Case> cases;
+  for (int64_t n : kSizes) {
+    cases.push_back({{3, n}, {3, n}});  // same shape
+    cases.push_back({{5, n}, {n}});     // row vector
+    cases.push_back({{n}, {4, n}});     // row vector as the first operand
+    cases.push_back({{4, n}, {4, 1}});  // column
+    cases.push_back({{4, 1}, {4, n}});
+    cases.push_back({{2, n}, {1}});  // scalar
+    cases.push_back({{}, {n, 2}});   // rank-0 scalar first
+    cases.push_back({{n, 1, 3}, {1, 5, 1}});  // general: both broadcast
+  }
+  cases.push_back({{2, 3, 4, 5}, {3, 1, 5}});
+  cases.push_back({{70000}, {70000}});  // several blocks and chunks
+  cases.push_back({{3, 40000}, {40000}});
+  for_each_level([&](const Level& l) {
+    uint32_t seed = 1;
+    for (const Case& c : cases) {
+      In a = make_in(DType::f32, c.a), b = make_in(DType::f32, c.b);
+      fill(a, seed++, 2.0f, 0.05);
+      fill(b, seed++, 2.0f, 0.05);
+      std::vector<TensorDesc> out;
+      REQUIRE(infer_op(OpKind::add, AddAttrs{}, std::vector<TensorDesc>{a.desc, b.desc}, &out).ok());
+      CAPTURE(a.desc.to_string());
+      CAPTURE(b.desc.to_string());
+      compare(l.add, reference_add, AddAttrs{}, {a, b}, out[0], 0);
+      compare(l.sub, reference_sub, SubAttrs{}, {a, b}, out[0], 0);
+      compare(l.mul, reference_mul, MulAttrs{}, {a, b}, out[0], 0);
+    }
+  });
+}
+
+TEST_CASE("cpu membound: unary ops match the reference within the conformance tolerances") {
+  for_each_level([&](const Level& l) {
+    uint32_t seed = 100;
+    for (int64_t n : kSizes) {
+      for (float spread : {0.5f, 4.0f, 30.0f}) {
+        CAPTURE(n);
+        CAPTURE(spread);
+        In x = make_in(DType::f32, {3, n});
+        fill(x, seed++, spread, 0.05);
+        const TensorDesc d = x.desc;
+        compare(l.relu, reference_relu, ReluAttrs{}, {x}, d, 0);
+        compare(l.scale, reference_scale, ScaleAttrs{.scale = 0.37f, .shift = -1.25f}, {x}, d, 1e-6);
+        compare(l.exp, reference_exp, ExpAttrs{}, {x}, d, 1e-6);
+        compare(l.tanh, reference_tanh, TanhAttrs{}, {x}, d, 1e-6);
+        compare(l.gelu, reference_gelu, GeluAttrs{}, {x}, d, 1e-6);
+        compare(l.gelu_tanh, reference_gelu_tanh, GeluTanhAttrs{}, {x}, d, 1e-6);
+      }
+    }
+    // Tails only: the far negative side, where gelu is tiny (relative accuracy matters for
+    // the norm error), and tiny inputs for tanh/gelu.
+    In neg = make_in(DType::f32, {1000});
+    for (int i = 0; i < 1000; ++i) neg.ptr<float>()[i] = -3.0f - 0.01f * float(i);
+    compare(l.gelu, reference_gelu, GeluAttrs{}, {neg}, neg.desc, 1e-6);
+    In tiny = make_in(DType::f32, {1000});
+    for (int i = 0; i < 1000; ++i) tiny.ptr<float>()[i] = std::ldexp(float(i % 7) - 3.0f, -(i % 60));
+    compare(l.tanh, reference_tanh, TanhAttrs{}, {tiny}, tiny.desc, 1e-6);
+    compare(l.gelu, reference_gelu, GeluAttrs{}, {tiny}, tiny.desc, 1e-6);
+    compare(l.gelu_tanh, reference_gelu_tanh, GeluTanhAttrs{}, {tiny}, tiny.desc, 1e-6);
+  });
+}
+
+// The bounds stated in vmath_avx2.h, checked on 2^22 inputs spread over all f32 bit patterns
+// (the exhaustive run over all 2^32 is too slow for a unit test).
+TEST_CASE("cpu membound: vector exp/tanh/gelu error bounds over the whole f32 range") {
+  const int64_t n = int64_t(1) << 22;
+  In x = make_in(DType::f32, {n});
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t bits = uint32_t(i) * 1024u + uint32_t(i % 1021);
+    std::memcpy(x.ptr<float>() + i, &bits, 4);
+  }
+  struct Fn {
+    const char* name;
+    double (*ref)(double);
+    double max_ulp;
+  };
+  const Fn fns[] = {
+      {"exp", [](double v) { return std::exp(v); }, 1.0},
+      {"tanh", [](double v) { return std::tanh(v); }, 1.5},
+      {"gelu", [](double v) { return v * 0.5 * std::erfc(-v / std::sqrt(2.0)); }, 6.0},
+  };
+  for_each_level([&](const Level& l) {
+    for (const Fn& f : fns) {
+      CAPTURE(f.name);
+      KernelFn k = std::string(f.name) == "exp" ? l.exp : std::string(f.name) == "tanh" ? l.tanh : l.gelu;
+      Out y(x.desc);
+      REQUIRE(run(k, ExpAttrs{}, {x}, y, nullptr).ok());
+      double worst = 0;
+      float worst_x = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const float xi = x.ptr<float>()[i];
+        const double r = f.ref(double(xi));
+        const float got = y.at<float>(i), rf = float(r);
+        if (std::isnan(rf) || std::isinf(rf) || std::isnan(got) || std::isinf(got)) {
+          CHECK_MESSAGE(((std::isnan(rf) && std::isnan(got)) || rf == got), f.name, "(", xi, ") = ", got);
+          continue;
+        }
+        int e = 0;
+        std::frexp(std::max(std::fabs(rf), std::numeric_limits<float>::min()), &e);
+        const double ulps = std::fabs(double(got) - r) / std::ldexp(1.0, e - 24);
+        if (ulps > worst) worst = ulps, worst_x = xi;
+      }
+      CHECK_MESSAGE(worst <= f.max_ulp, f.name, ": ", worst, " ulp at x = ", worst_x);
+    }
+  });
+}
+
+TEST_CASE("cpu membound: cast between every dtype pair matches the reference") {
+  const DType types[] = {DType::f32, DType::f16, DType::bf16, DType::i32, DType::i64, DType::u8};
+  for_each_level([&](const Level& l) {
+    for (DType from : types) {
+      for (DType to : types) {
+        for (int64_t n : {1, 7, 8, 9, 17, 100}) {
+          CAPTURE(dtype_name(from));
+          CAPTURE(dtype_name(to));
+          CAPTURE(n);
+          In x = make_in(from, {n});
+          std::mt19937 rng{uint32_t(n)};
+          for (int64_t i = 0; i < n; ++i) {
+            // Values every target can hold (0..200 with fractions for floats), plus specials
+            // for float -> float.
+            const float v = float(rng() % 200) + (dtype_is_float(from) ? 0.25f * float(rng() % 4) : 0.0f);
+            const float special[] = {kInf, -kInf, kNaN, -0.0f, 65504.0f, 70000.0f, 1e-30f, 3.0e38f};
+            const float f = dtype_is_float(to) && dtype_is_float(from) && i % 5 == 4 ? special[rng() % 8] : v;
+            switch (from) {
+              case DType::f32: x.ptr<float>()[i] = f; break;
+              case DType::f16: x.ptr<uint16_t>()[i] = f32_to_f16(f); break;
+              case DType::bf16: x.ptr<uint16_t>()[i] = f32_to_bf16(f); break;
+              case DType::i32: x.ptr<int32_t>()[i] = int32_t(v); break;
+              case DType::i64: x.ptr<int64_t>()[i] = int64_t(v); break;
+              case DType::u8: x.ptr<uint8_t>()[i] = uint8_t(v); break;
+            }
+          }
+          compare(l.cast, reference_cast, CastAttrs{.to = to}, {x}, x.desc.with_dtype(to), 0);
+        }
+      }
+    }
+    // Out-of-range values: the same error as the reference.
+    In bad = make_in(DType::f32, {20});
+    for (int i = 0; i < 20; ++i) bad.ptr<float>()[i] = float(i);
+    bad.ptr<float>()[13] = kNaN;
+    Out o(bad.desc.with_dtype(DType::i32)), o2(bad.desc.with_dtype(DType::i32));
+    const Status want = run(reference_cast, CastAttrs{.to = DType::i32}, {bad}, o, nullptr);
+    const Status got = run(l.cast, CastAttrs{.to = DType::i32}, {bad}, o2, two_threads());
+    CHECK(!got.ok());
+    CHECK(got.code() == want.code());
+    CHECK(got.message() == want.message());
+  });
+}
+
+TEST_CASE("cpu membound: softmax with masks, scale, causal and special rows") {
+  for_each_level([&](const Level& l) {
+    uint32_t seed = 300;
+    for (int64_t n : kSizes) {
+      const int64_t rows = n >= 4096 ? 3 : 6;
+      CAPTURE(n);
+      In x = make_in(DType::f32, {2, rows, n});
+      fill(x, seed++, 3.0f);
+      const TensorDesc d = x.desc;
+      compare(l.softmax, reference_softmax, SoftmaxAttrs{.scale = 0.7f}, {x}, d, 1e-5);
+      compare(l.softmax, reference_softmax, SoftmaxAttrs{.scale = 1.3f, .causal = true}, {x}, d, 1e-5);
+      for (const std::vector<int64_t>& md : std::vector<std::vector<int64_t>>{{n}, {rows, 1}, {2, rows, n}, {1}, {2, 1, n}}) {
+        CAPTURE(md.size());
+        In m = make_in(DType::f32, md);
+        fill(m, seed++, 1.0f, 0.2);  // includes -inf (masked), +inf and NaN entries
+        compare(l.softmax, reference_softmax, SoftmaxAttrs{.has_mask = true}, {x, m}, d, 1e-5);
+        compare(l.softmax, reference_softmax, SoftmaxAttrs{.scale = 0.5f, .causal = true, .has_mask = true}, {x, m}, d,
+                1e-5);
+      }
+      // Special rows: all -inf (zeros), one NaN (NaN row), one +inf (NaN row), large logits.
+      In s = make_in(DType::f32, {4, n});
+      fill(s, seed++, 50.0f);
+      float* p = s.ptr<float>();
+      for (int64_t j = 0; j < n; ++j) p[j] = -kInf;
+      p[n + n / 2] = kNaN;
+      p[2 * n + (n - 1)] = kInf;
+      for (int64_t j = 0; j < n; j += 2) p[3 * n + j] = -kInf;
+      compare(l.softmax, reference_softmax, SoftmaxAttrs{}, {s}, s.desc, 1e-5);
+    }
+    // Not the last axis: the reference path.
+    In x = make_in(DType::f32, {5, 7, 3});
+    fill(x, 9);
+    compare(l.softmax, reference_softmax, SoftmaxAttrs{.axis = 1}, {x}, x.desc, 1e-5);
+  });
+}
+
+TEST_CASE("cpu membound: layer_norm with f32/f16/bf16 parameters and offset rows") {
+  for_each_level([&](const Level& l) {
+    uint32_t seed = 500;
+    for (int64_t d : kSizes) {
+      for (DType pt : {DType::f32, DType::f16, DType::bf16}) {
+        for (float offset : {0.0f, 8.0f, 1000.0f}) {
+          CAPTURE(d);
+          CAPTURE(dtype_name(pt));
+          CAPTURE(offset);
+          In x = make_in(DType::f32, {5, d});
+          fill(x, seed++, 1.0f, 0.0, offset);
+          In g = make_in(pt, {d}), b = make_in(pt, {d});
+          std::mt19937 rng(seed);
+          for (int64_t j = 0; j < d; ++j) {
+            const float gv = 0.5f + float(rng() % 100) / 100.0f, bv = float(int(rng() % 100) - 50) / 50.0f;
+            if (pt == DType::f32) g.ptr<float>()[j] = gv, b.ptr<float>()[j] = bv;
+            if (pt == DType::f16) g.ptr<uint16_t>()[j] = f32_to_f16(gv), b.ptr<uint16_t>()[j] = f32_to_f16(bv);
+            if (pt == DType::bf16) g.ptr<uint16_t>()[j] = f32_to_bf16(gv), b.ptr<uint16_t>()[j] = f32_to_bf16(bv);
+          }
+          compare(l.layer_norm, reference_layer_norm, LayerNormAttrs{.eps = 1e-5f}, {x, g, b}, x.desc, 1e-5);
+        }
+      }
+    }
+  });
+}
+
+namespace {
+
+// Row values with many exact ties, +-0, +-inf and NaN: the cases where an order or a max
+// step could go wrong.
+void fill_ties(const In& x, uint32_t seed) {
+  std::mt19937 rng(seed);
+  float* p = x.ptr<float>();
+  const float special[] = {kInf, -kInf, kNaN, 0.0f, -0.0f};
+  for (int64_t i = 0; i < x.desc.numel(); ++i)
+    p[i] = rng() % 8 == 0 ? special[rng() % 5] : float(int(rng() % 9) - 4);
+}
+
+std::vector<TensorDesc> infer(OpKind k, const OpAttrs& a, std::vector<TensorDesc> in) {
+  std::vector<TensorDesc> out;
+  const Status st = infer_op(k, a, in, &out);
+  REQUIRE_MESSAGE(st.ok(), st.to_string());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("cpu membound: topk_mask and topk_indices select exactly as the reference") {
+  uint32_t seed = 700;
+  for (int64_t n : kSizes) {
+    for (int64_t k : {int64_t(1), int64_t(2), n / 2 + 1, n - 1, n, n + 3}) {
+      if (k < 1) continue;
+      for (bool ties : {false, true}) {
+        CAPTURE(n);
+        CAPTURE(k);
+        CAPTURE(ties);
+        In x = make_in(DType::f32, {5, n});
+        ties ? fill_ties(x, seed++) : fill(x, seed++, 1.0f, 0.02);
+        for (bool scores : {false, true}) {
+          const TopkMaskAttrs a{.k = k, .output_scores = scores};
+          compare(cpu::cpu_topk_mask_f32, reference_topk_mask, a, {x}, infer(OpKind::topk_mask, a, {x.desc})[0], 0);
+        }
+        if (k <= n) {
+          const TopkIndicesAttrs a{.k = k};
+          compare(cpu::cpu_topk_indices_f32, reference_topk_indices, a, {x},
+                  infer(OpKind::topk_indices, a, {x.desc})[0], 0);
+        }
+        // Along a leading axis (strided rows).
+        In xt = make_in(DType::f32, {n, 3});
+        fill_ties(xt, seed++);
+        const TopkIndicesAttrs at{.k = std::min(k, n), .axis = 0};
+        compare(cpu::cpu_topk_indices_f32, reference_topk_indices, at, {xt},
+                infer(OpKind::topk_indices, at, {xt.desc})[0], 0);
+      }
+    }
+  }
+  // With prepared scratch (as the cpu backend runs it): many rows over several chunks.
+  In x = make_in(DType::f32, {64, 4096});
+  fill(x, 5);
+  const TopkIndicesAttrs a{.k = 205};
+  Graph g;
+  GraphBuilder b;
+  const ValueId xi = b.input("x", x.desc);
+  b.output(b.topk_indices({xi}, a), "y");
+  Result<Graph> built = b.build();
+  REQUIRE(built.ok());
+  const Node& node = built->nodes()[0];
+  Result<std::shared_ptr<void>> state = cpu::cpu_topk_prepare(*built, node, two_threads());
+  REQUIRE(state.ok());
+  const TensorDesc yd = infer(OpKind::topk_indices, a, {x.desc})[0];
+  Out want(yd), got(yd);
+  REQUIRE(run(reference_topk_indices, a, {x}, want, nullptr).ok());
+  std::vector<TensorView> in{x.view()};
+  TensorView o = got.view();
+  KernelArgs args{&node.attrs, in, std::span<const TensorView>(&o, 1), two_threads(), {}, state->get()};
+  REQUIRE(cpu::cpu_topk_indices_f32(args).ok());
+  CHECK(same_bits(got, want));
+}
+
+TEST_CASE("cpu membound: cummax and segment_max are bit-exact across columns and lines") {
+  for_each_level([&](const Level& l) {
+    uint32_t seed = 900;
+    for (int64_t n : kSizes) {
+      CAPTURE(n);
+      // The scanned axis with columns (1..n of them) and an innermost-axis line.
+      const std::vector<std::pair<std::vector<int64_t>, int>> shapes = {
+          {{2, n, 3}, 1}, {{3, 5, n}, 1}, {{n, 70}, 0}, {{4, n}, -1}, {{n}, 0}};
+      for (const auto& [dims, axis] : shapes) {
+        In x = make_in(DType::f32, dims);
+        fill_ties(x, seed++);
+        CAPTURE(x.desc.to_string());
+        CAPTURE(axis);
+        for (bool reverse : {false, true})
+          for (bool exclusive : {false, true}) {
+            const CummaxAttrs a{.axis = axis, .reverse = reverse, .exclusive = exclusive};
+            compare(l.cummax, reference_cummax, a, {x}, x.desc, 0);
+          }
+        for (int64_t seg : {int64_t(1), int64_t(2), int64_t(3), int64_t(16), n, n + 5}) {
+          const SegmentMaxAttrs a{.axis = axis, .segment = seg};
+          compare(l.segment_max, reference_segment_max, a, {x}, infer(OpKind::segment_max, a, {x.desc})[0], 0);
+        }
+      }
+    }
+  });
+}
+
+TEST_CASE("cpu membound: upsample_nearest copies the reference's source rows") {
+  uint32_t seed = 1100;
+  for (int64_t n : kSizes) {
+    for (int64_t size : {int64_t(1), int64_t(3), n, 2 * n, 2 * n + 1, int64_t(100)}) {
+      for (const auto& [dims, axis] : std::vector<std::pair<std::vector<int64_t>, int>>{{{2, n, 5}, 1}, {{3, n}, 1}}) {
+        CAPTURE(n);
+        CAPTURE(size);
+        In x = make_in(DType::f32, dims);
+        fill(x, seed++, 1.0f, 0.05);
+        const UpsampleNearestAttrs a{.axis = axis, .size = size};
+        compare(cpu::cpu_upsample_nearest_f32, reference_upsample_nearest, a, {x},
+                infer(OpKind::upsample_nearest, a, {x.desc})[0], 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("cpu membound: layout ops are bit-exact for every dtype") {
+  uint32_t seed = 1300;
+  auto random_in = [&](DType t, std::vector<int64_t> dims) {
+    In x = make_in(t, std::move(dims));
+    auto* p = x.ptr<uint8_t>();
+    std::mt19937 rng(seed++);
+    for (int64_t i = 0; i < x.desc.nbytes(); ++i) p[i] = uint8_t(rng());
+    return x;
+  };
+  for (DType t : {DType::f32, DType::u8, DType::f16, DType::i64}) {
+    CAPTURE(dtype_name(t));
+    for (int64_t n : {1, 3, 8, 17, 100}) {
+      CAPTURE(n);
+      const std::vector<int64_t> dims = {2, n, 3};
+      In x = random_in(t, dims);
+      for (int axis : {0, 1, 2, -1}) {
+        CAPTURE(axis);
+        In y = random_in(t, dims), z = random_in(t, dims);
+        auto cat_dims = dims;
+        const int ax = axis < 0 ? axis + 3 : axis;
+        cat_dims[size_t(ax)] = 1;
+        In w = random_in(t, cat_dims);
+        const ConcatAttrs ca{.axis = axis};
+        compare(cpu::cpu_concat, reference_concat, ca, {x, w, y, z},
+                infer(OpKind::concat, ca, {x.desc, w.desc, y.desc, z.desc})[0], 0);
+        for (int64_t step : {1, 2, 3})
+          for (const auto& [start, end] : std::vector<std::pair<int64_t, int64_t>>{{0, INT64_MAX}, {1, -1}, {-2, 100}}) {
+            const SliceAttrs sa{.axis = axis, .start = start, .end = end, .step = step};
+            compare(cpu::cpu_slice, reference_slice, sa, {x}, infer(OpKind::slice, sa, {x.desc})[0], 0);
+          }
+        const PadAttrs pa{.axis = axis, .before = 2, .after = 3, .value = 1.0f};
+        compare(cpu::cpu_pad, reference_pad, pa, {x}, infer(OpKind::pad, pa, {x.desc})[0], 0);
+        for (int64_t shift : {0, 1, -1, 5, -7, 1000}) {
+          const RollAttrs ra{.axis = axis, .shift = shift};
+          compare(cpu::cpu_roll, reference_roll, ra, {x}, x.desc, 0);
+        }
+      }
+      const int perms[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+      for (const auto& perm : perms) {
+        TransposeAttrs ta{.rank = 3};
+        for (int i = 0; i < 3; ++i) ta.perm[size_t(i)] = perm[i];
+        compare(cpu::cpu_transpose, reference_transpose, ta, {x}, infer(OpKind::transpose, ta, {x.desc})[0], 0);
+      }
+      const ReshapeAttrs ra{.rank = 2, .dims = {n, -1}};
+      compare(cpu::cpu_reshape, reference_reshape, ra, {x}, infer(OpKind::reshape, ra, {x.desc})[0], 0);
+      // where: same shapes and broadcasts of each operand.
+      for (const auto& [cd, ad, bd] : std::vector<std::tuple<std::vector<int64_t>, std::vector<int64_t>, std::vector<int64_t>>>{
+               {{2, n, 3}, {2, n, 3}, {2, n, 3}}, {{2, 1, 3}, {2, n, 3}, {1}}, {{n, 1}, {3}, {2, n, 3}}, {{1}, {n, 3}, {2, 1, 1}}}) {
+        In c = random_in(DType::u8, cd);
+        for (int64_t i = 0; i < c.desc.numel(); ++i) c.ptr<uint8_t>()[i] %= 3;  // 0 or nonzero
+        In a = random_in(t, ad), b = random_in(t, bd);
+        compare(cpu::cpu_where, reference_where, WhereAttrs{}, {c, a, b},
+                infer(OpKind::where, WhereAttrs{}, {c.desc, a.desc, b.desc})[0], 0);
+      }
+    }
+  }
+  // A rank-4 transpose that keeps the innermost dim, and one that gathers it.
+  In x = random_in(DType::f32, {3, 4, 5, 6});
+  for (const std::array<int, 4>& perm : {std::array<int, 4>{1, 0, 2, 3}, std::array<int, 4>{3, 1, 2, 0}}) {
+    TransposeAttrs ta{.rank = 4};
+    for (int i = 0; i < 4; ++i) ta.perm[size_t(i)] = perm[size_t(i)];
+    compare(cpu::cpu_transpose, reference_transpose, ta, {x}, infer(OpKind::transpose, ta, {x.desc})[0], 0);
+  }
+}
+
+TEST_CASE("cpu membound: embedding gathers and widens rows exactly") {
+  for_each_level([&](const Level& l) {
+    for (DType tt : {DType::f32, DType::f16, DType::bf16}) {
+      for (DType it : {DType::i32, DType::i64}) {
+        for (int64_t d : {1, 7, 8, 9, 16, 17, 100}) {
+          CAPTURE(dtype_name(tt));
+          CAPTURE(d);
+          In table = make_in(tt, {11, d});
+          std::mt19937 rng(uint32_t(d));
+          for (int64_t i = 0; i < table.desc.numel(); ++i) {
+            const float v = float(int(rng() % 2001) - 1000) / 64.0f;
+            if (tt == DType::f32) table.ptr<float>()[i] = v;
+            if (tt == DType::f16) table.ptr<uint16_t>()[i] = f32_to_f16(v);
+            if (tt == DType::bf16) table.ptr<uint16_t>()[i] = f32_to_bf16(v);
+          }
+          In ids = make_in(it, {3, 5});
+          for (int64_t i = 0; i < 15; ++i) {
+            if (it == DType::i32) ids.ptr<int32_t>()[i] = int32_t(rng() % 11);
+            if (it == DType::i64) ids.ptr<int64_t>()[i] = int64_t(rng() % 11);
+          }
+          compare(l.embedding, reference_embedding, EmbeddingAttrs{}, {table, ids},
+                  infer(OpKind::embedding, EmbeddingAttrs{}, {table.desc, ids.desc})[0], 0);
+          // A bad id: the reference's error, output untouched.
+          if (it == DType::i32) ids.ptr<int32_t>()[7] = 11;
+          if (it == DType::i64) ids.ptr<int64_t>()[7] = -1;
+          const TensorDesc od = infer(OpKind::embedding, EmbeddingAttrs{}, {table.desc, ids.desc})[0];
+          Out o1(od), o2(od);
+          const Status want = run(reference_embedding, EmbeddingAttrs{}, {table, ids}, o1, nullptr);
+          const Status got = run(l.embedding, EmbeddingAttrs{}, {table, ids}, o2, nullptr);
+          CHECK(!got.ok());
+          CHECK(got.message() == want.message());
+          CHECK(o2.bytes() == o1.bytes());
+        }
+      }
+    }
+  });
+}

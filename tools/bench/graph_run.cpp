@@ -1,0 +1,81 @@
+#include "graph_run.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "longrun/planner.h"
+
+namespace longrun::bench {
+
+Result<std::unique_ptr<Backend>> make_backend(const Engine& engine) {
+  BackendOptions options;
+  options.threads = engine.threads;
+  options.isa = engine.isa;
+  return create_backend(engine.backend, options);
+}
+
+EngineLabel engine_label(const Backend& backend, const Engine& engine) {
+  EngineLabel label;
+  label.threads = engine.threads;
+  const std::string d = backend.description();
+  const size_t open = d.find('(');
+  if (backend.name() == "cpu" && open != std::string::npos) {
+    const size_t end = d.find_first_of(",)", open);
+    if (end != std::string::npos) label.isa = d.substr(open + 1, end - open - 1);
+  }
+  // "N thread(s)" in the description is what the backend really uses (the reference
+  // backend is always serial, whatever was asked).
+  const size_t th = d.find(" thread");
+  if (th != std::string::npos) {
+    size_t begin = th;
+    while (begin > 0 && d[begin - 1] >= '0' && d[begin - 1] <= '9') --begin;
+    if (begin < th) label.threads = std::atoi(d.substr(begin, th - begin).c_str());
+  }
+  return label;
+}
+
+GraphRun::~GraphRun() {
+  prepared_.reset();  // before the backend that made it
+}
+
+Result<std::unique_ptr<GraphRun>> GraphRun::create(const Graph& graph, std::span<const TensorView> inputs,
+                                                   const Engine& engine) {
+  std::unique_ptr<GraphRun> r(new GraphRun());
+  LR_ASSIGN_OR_RETURN(r->backend_, make_backend(engine));
+  r->graph_ = std::make_unique<Graph>(graph);
+  const Graph& g = *r->graph_;
+  if (inputs.size() != g.inputs().size())
+    return internal_error("bench case binds " + std::to_string(inputs.size()) + " inputs, graph has " +
+                          std::to_string(g.inputs().size()));
+  for (const Node& node : g.nodes()) {
+    std::string why;
+    if (!r->backend_->supports(g, node, &why))
+      return unsupported("backend '" + std::string(r->backend_->name()) + "' does not support node '" +
+                         node.name + "': " + why);
+  }
+  LR_ASSIGN_OR_RETURN(const Plan plan, plan_memory(g));
+  LR_ASSIGN_OR_RETURN(r->prepared_, r->backend_->prepare(g, plan));
+  r->inputs_.assign(inputs.begin(), inputs.end());
+  try {
+    for (ValueId id : g.outputs()) {
+      const TensorDesc& d = g.value(id).desc;
+      auto buf = std::make_shared<HostBuffer>(size_t(d.nbytes()));
+      // Touch the pages now so that first-touch page faults are not timed.
+      std::memset(buf->data(), 0, buf->size());
+      r->outputs_.push_back(TensorView{d, buf->data()});
+      r->output_buffers_.push_back(std::move(buf));
+    }
+  } catch (const std::bad_alloc&) {
+    return out_of_memory("cannot allocate the bench case's output buffers");
+  }
+  return r;
+}
+
+Status GraphRun::run() {
+  Bindings bindings{inputs_, outputs_};
+  LR_RETURN_IF_ERROR(backend_->execute(*prepared_, bindings, nullptr));
+  return backend_->synchronize();
+}
+
+}  // namespace longrun::bench

@@ -1,0 +1,50 @@
+// A graph prepared once on one engine, with host input and output buffers bound, so that a
+// timed run is exactly what Session::run does per call minus its per-call bookkeeping:
+// Backend::execute + Backend::synchronize. Graph build, planning and the backend's prepare
+// step (weight prepacking, FFT plans, arena allocation) happen in create(), untimed.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "bench_case.h"
+#include "longrun/backend.h"
+
+namespace longrun::bench {
+
+// The backend for an engine ("" isa = the backend's default).
+Result<std::unique_ptr<Backend>> make_backend(const Engine& engine);
+
+// What the backend says it runs as: the ISA ("-" when the backend has none) and the thread
+// count, read from Backend::description() ("cpu (avx512, 2 threads)"), which is the only
+// public place that says which ISA "best" resolved to.
+struct EngineLabel {
+  std::string isa = "-";
+  int threads = 1;
+};
+EngineLabel engine_label(const Backend& backend, const Engine& engine);
+
+class GraphRun {
+ public:
+  // Copies the graph, plans it, checks every node is supported and prepares it. `inputs`
+  // (Graph::inputs() order) must stay valid while the GraphRun lives.
+  static Result<std::unique_ptr<GraphRun>> create(const Graph& graph, std::span<const TensorView> inputs,
+                                                  const Engine& engine);
+  ~GraphRun();
+
+  Status run();
+  const Backend& backend() const { return *backend_; }
+
+ private:
+  GraphRun() = default;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Graph> graph_;  // stable address: the prepared state may refer to it
+  std::unique_ptr<Prepared> prepared_;
+  std::vector<TensorView> inputs_;
+  std::vector<TensorView> outputs_;
+  std::vector<BufferPtr> output_buffers_;
+};
+
+}  // namespace longrun::bench

@@ -1,0 +1,174 @@
+// longrun-bench: measures longrun's ops (and, later, models) side by side with peers in the
+// same run. This file is the command line; ops_command.cpp runs the op benchmarks.
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "longrun/ops/attrs.h"
+#include "op_cases.h"
+#include "ops_command.h"
+
+namespace {
+
+using longrun::bench::OpsOptions;
+
+void usage(std::FILE* f) {
+  std::fputs(
+      "usage: longrun-bench ops [options]\n"
+      "\n"
+      "Runs each op on model-shaped inputs (width 512, 8 heads of 64, sequence length N) and\n"
+      "prints one table row per (case, threads, isa): median wall time of the backend's run\n"
+      "(graph build, planning and prepare are not timed), GFLOP/s where the flop count is\n"
+      "meaningful, GB/s (bytes read + written once each over the median time), and each\n"
+      "peer measured in the same run with the same thread count (ratio = peer ms / longrun ms,\n"
+      "> 1: longrun is faster).\n"
+      "\n"
+      "options (lists are comma-separated):\n"
+      "  --backend NAME     cpu (default), reference or cuda\n"
+      "  --isa LIST         cpu only: scalar, avx2, avx512 (default: the best this machine has)\n"
+      "  --threads LIST     thread counts, e.g. 1,2 (default 1; 0 = all hardware threads)\n"
+      "  --op LIST          ops to run (default: all listed below)\n"
+      "  --n LIST           sequence lengths N, overriding every op's defaults\n"
+      "  --repeat R         timed runs per measurement, median reported (default 7, min 5)\n"
+      "  --warmup W         untimed runs first (default 2)\n"
+      "  --json FILE|-      also write one JSON object per line (- = stdout; the table then\n"
+      "                     goes to stderr). Fields: op, shape, n, backend, isa, threads, warmup,\n"
+      "                     repeat, median_ms, min_ms, max_ms, flops, gflops, bytes, gbps, and\n"
+      "                     with a peer: peer, peer_median_ms, ratio (one line per peer);\n"
+      "                     a failed case has error instead of timings, an unsupported one skipped\n"
+      "  --quick            each op's smallest default N (the --quick N below), repeat 5,\n"
+      "                     warmup 1 (explicit --n/--repeat/--warmup still win)\n"
+      "  --list             print the selected cases and exit\n"
+      "  -h, --help         this text\n"
+      "\n"
+      "ops and their cases:\n",
+      f);
+  for (const std::string& line : longrun::bench::describe_cases()) std::fprintf(f, "  %s\n", line.c_str());
+  std::fputs(
+      "\n"
+      "Peers openblas, onednn and fftw exist only when longrun-bench was built with them\n"
+      "(CMake LONGRUN_BENCH_PEERS=AUTO|ON|OFF); the table's header lists those compiled in.\n"
+      "Exit status: 0, 1 when a case failed, 2 on a usage error.\n"
+      "Model benchmarks and --plot are not implemented yet.\n",
+      f);
+}
+
+[[noreturn]] void usage_error(const std::string& message) {
+  std::fprintf(stderr, "longrun-bench: %s (see longrun-bench ops --help)\n", message.c_str());
+  std::exit(2);
+}
+
+std::vector<std::string> split(std::string_view flag, std::string_view s) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = s.find(',', start);
+    const std::string_view part = s.substr(start, comma == std::string_view::npos ? s.npos : comma - start);
+    if (part.empty()) usage_error(std::string(flag) + ": empty item in '" + std::string(s) + "'");
+    parts.emplace_back(part);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return parts;
+}
+
+int64_t integer(std::string_view flag, const std::string& s, int64_t lo, int64_t hi) {
+  int64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v < lo || v > hi)
+    usage_error(std::string(flag) + ": '" + s + "' is not an integer in [" + std::to_string(lo) + ", " +
+                std::to_string(hi) + "]");
+  return v;
+}
+
+OpsOptions parse_ops(int argc, char** argv) {
+  OpsOptions o;
+  bool repeat_set = false, warmup_set = false, quick = false;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage_error(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "-h" || a == "--help") {
+      usage(stdout);
+      std::exit(0);
+    } else if (a == "--backend") {
+      o.backend = value();
+      if (o.backend != "cpu" && o.backend != "reference" && o.backend != "cuda")
+        usage_error("--backend: unknown backend '" + o.backend + "' (cpu, reference or cuda)");
+    } else if (a == "--isa") {
+      o.isas = split(a, value());
+      for (const std::string& isa : o.isas)
+        if (isa != "scalar" && isa != "avx2" && isa != "avx512")
+          usage_error("--isa: unknown ISA '" + isa + "' (scalar, avx2 or avx512)");
+    } else if (a == "--threads") {
+      o.threads.clear();
+      for (const std::string& t : split(a, value())) {
+        const int n = int(integer(a, t, 0, 1024));
+        // 0 = all hardware threads, resolved here so that peers get the same number.
+        o.threads.push_back(n > 0 ? n : std::max(1, int(std::thread::hardware_concurrency())));
+      }
+    } else if (a == "--op") {
+      const std::vector<std::string> known = longrun::bench::bench_ops();
+      for (const std::string& op : split(a, value())) {
+        bool in_op_list = false;
+        for (int k = 0; k < longrun::kNumOps; ++k) in_op_list |= longrun::op_name(longrun::OpKind(k)) == op;
+        if (!in_op_list) usage_error("--op: unknown op '" + op + "'");
+        if (std::find(known.begin(), known.end(), op) == known.end()) {
+          std::string list;
+          for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+          usage_error("--op: no bench case for '" + op + "' (ops: " + list + ")");
+        }
+        o.cases.ops.push_back(op);
+      }
+    } else if (a == "--n") {
+      for (const std::string& n : split(a, value())) o.cases.ns.push_back(integer(a, n, 1, 1 << 20));
+    } else if (a == "--repeat") {
+      o.repeat = int(integer(a, value(), 5, 100000));
+      repeat_set = true;
+    } else if (a == "--warmup") {
+      o.warmup = int(integer(a, value(), 0, 100000));
+      warmup_set = true;
+    } else if (a == "--json") {
+      o.json = value();
+      if (o.json.empty()) usage_error("--json: empty file name (use - for stdout)");
+    } else if (a == "--quick") {
+      quick = true;
+    } else if (a == "--list") {
+      o.list = true;
+    } else {
+      usage_error("unknown argument '" + a + "'");
+    }
+  }
+  if (o.backend != "cpu" && !(o.isas.size() == 1 && o.isas[0].empty()))
+    usage_error("--isa: applies only to --backend cpu");
+  if (quick) {
+    o.cases.quick = true;
+    if (!repeat_set) o.repeat = 5;
+    if (!warmup_set) o.warmup = 1;
+  }
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  const std::string cmd = argv[1];
+  if (cmd == "-h" || cmd == "--help" || cmd == "help") {
+    usage(stdout);
+    return 0;
+  }
+  if (cmd != "ops") usage_error("unknown command '" + cmd + "' (only 'ops' exists so far)");
+  return longrun::bench::run_ops(parse_ops(argc, argv));
+}

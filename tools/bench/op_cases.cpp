@@ -1,0 +1,366 @@
+#include "op_cases.h"
+
+#include <algorithm>
+#include <cmath>
+#include <new>
+
+#include "longrun/ops/attrs.h"
+#include "peers.h"
+
+namespace longrun::bench {
+namespace {
+
+constexpr int64_t kD = 512;       // model width
+constexpr int64_t kHeads = 8;     // attention heads
+constexpr int64_t kHd = 64;       // head dim
+constexpr double kSparse = 0.05;  // sparse attention / top-k keep 5 % of N
+constexpr double kSpectralRatio = 0.2;
+constexpr double kF = 4.0;  // bytes per f32
+
+std::string dims(std::initializer_list<int64_t> d) {
+  std::string s = "[";
+  for (int64_t v : d) s += (s.size() > 1 ? "," : "") + std::to_string(v);
+  return s + "]";
+}
+
+int64_t ceil_frac(int64_t n, double r) { return std::max<int64_t>(1, int64_t(std::ceil(double(n) * r))); }
+
+// FFT-convention flop count of a real transform of length n (benchFFT's 2.5 n log2 n), the
+// usual yardstick for DCT speed; not the flops any particular algorithm performs.
+double fft_flops(int64_t n) { return n > 1 ? 2.5 * double(n) * std::log2(double(n)) : 0.0; }
+
+// Collects a case: graph inputs bound to buffers as they are declared.
+class CaseMaker {
+ public:
+  CaseMaker(std::string op, std::string shape, int64_t n) {
+    c_.op = std::move(op);
+    c_.shape = std::move(shape);
+    c_.n = n;
+  }
+  ValueId input(const std::string& name, const TensorDesc& desc, BufferPtr buf) {
+    c_.inputs.push_back(TensorView{desc, buf->data()});
+    c_.owners.push_back(buf);
+    return b.input(name, desc);
+  }
+  ValueId weight(const std::string& name, const TensorDesc& desc, BufferPtr buf) {
+    c_.owners.push_back(buf);
+    return b.weight(name, desc, buf->data(), buf);
+  }
+  Result<BenchCase> finish(ValueId y, double flops, double bytes, std::vector<PeerFactory> peers = {}) {
+    b.output(y, "y");
+    LR_ASSIGN_OR_RETURN(c_.graph, b.build());
+    c_.flops = flops;
+    c_.bytes = bytes;
+    c_.peers = std::move(peers);
+    return std::move(c_);
+  }
+  GraphBuilder b;
+
+ private:
+  BenchCase c_;
+};
+
+using Adder = void (*)(int64_t n, std::vector<CaseSpec>* out);
+
+void add(std::vector<CaseSpec>* out, const std::string& op, std::string shape, int64_t n,
+         std::function<Result<BenchCase>()> build) {
+  out->push_back(CaseSpec{op, shape, n, [op, shape, build = std::move(build)]() -> Result<BenchCase> {
+                            try {
+                              return build();
+                            } catch (const std::bad_alloc&) {
+                              return out_of_memory("cannot allocate the inputs of " + op + " " + shape);
+                            }
+                          }});
+}
+
+// --- matmul: the model's linear layers (B a prepacked weight) and attention's two GEMMs.
+void matmul_cases(int64_t n, std::vector<CaseSpec>* out) {
+  struct Linear {
+    int64_t out, in;
+  };
+  for (const Linear l : {Linear{3 * kD, kD}, Linear{4 * kD, kD}, Linear{kD, 4 * kD}}) {
+    const std::string shape = "x" + dims({n, l.in}) + "*W" + dims({l.out, l.in}) + "^T";
+    add(out, "matmul", shape, n, [n, l, shape]() -> Result<BenchCase> {
+      CaseMaker m("matmul", shape, n);
+      BufferPtr x = random_f32(n * l.in, 1), w = random_f32(l.out * l.in, 2, -0.05f, 0.05f);
+      const ValueId xi = m.input("x", TensorDesc(DType::f32, {n, l.in}), x);
+      const ValueId wi = m.weight("w", TensorDesc(DType::f32, {l.out, l.in}), w);
+      const GemmProblem p{1, n, l.out, l.in, true, true, x, w};
+      return m.finish(m.b.matmul({xi, wi}, {.trans_b = true}), 2.0 * double(n * l.out * l.in),
+                      kF * double(n * l.in + l.out * l.in + n * l.out), gemm_peers(p));
+    });
+  }
+  const std::string qk = std::to_string(kHeads) + "x " + dims({n, kHd}) + "*" + dims({n, kHd}) + "^T";
+  add(out, "matmul", qk, n, [n, qk]() -> Result<BenchCase> {
+    CaseMaker m("matmul", qk, n);
+    const TensorDesc d(DType::f32, {1, kHeads, n, kHd});
+    BufferPtr q = random_f32(kHeads * n * kHd, 3), k = random_f32(kHeads * n * kHd, 4);
+    const ValueId qi = m.input("q", d, q), ki = m.input("k", d, k);
+    const GemmProblem p{kHeads, n, n, kHd, true, false, q, k};
+    return m.finish(m.b.matmul({qi, ki}, {.trans_b = true}), 2.0 * double(kHeads * n * n * kHd),
+                    kF * double(kHeads * (2 * n * kHd + n * n)), gemm_peers(p));
+  });
+  const std::string pv = std::to_string(kHeads) + "x " + dims({n, n}) + "*" + dims({n, kHd});
+  add(out, "matmul", pv, n, [n, pv]() -> Result<BenchCase> {
+    CaseMaker m("matmul", pv, n);
+    BufferPtr p = random_f32(kHeads * n * n, 5, 0.0f, 1.0f), v = random_f32(kHeads * n * kHd, 6);
+    const ValueId pi = m.input("p", TensorDesc(DType::f32, {1, kHeads, n, n}), p);
+    const ValueId vi = m.input("v", TensorDesc(DType::f32, {1, kHeads, n, kHd}), v);
+    const GemmProblem g{kHeads, n, kHd, n, false, false, p, v};
+    return m.finish(m.b.matmul({pi, vi}), 2.0 * double(kHeads * n * n * kHd),
+                    kF * double(kHeads * (n * n + 2 * n * kHd)), gemm_peers(g));
+  });
+}
+
+// --- spectral: DCT-II / DCT-III / the Fourier filter along N of [N, D].
+void dct_family(int64_t n, std::vector<CaseSpec>* out, bool inverse) {
+  const std::string op = inverse ? "idct" : "dct";
+  const std::string shape = dims({n, kD}) + " axis 0";
+  add(out, op, shape, n, [n, op, shape, inverse]() -> Result<BenchCase> {
+    CaseMaker m(op, shape, n);
+    BufferPtr x = random_f32(n * kD, 7);
+    const ValueId xi = m.input("x", TensorDesc(DType::f32, {n, kD}), x);
+    const ValueId y = inverse ? m.b.idct({xi}, {.axis = 0}) : m.b.dct({xi}, {.axis = 0});
+    const double bytes = kF * double(2 * n * kD);
+    std::vector<PeerFactory> peers = dct_peers(DctProblem{n, kD, inverse, x});
+    peers.push_back(memcpy_peer(bytes));
+    return m.finish(y, double(kD) * fft_flops(n), bytes, std::move(peers));
+  });
+}
+void dct_cases(int64_t n, std::vector<CaseSpec>* out) { dct_family(n, out, false); }
+void idct_cases(int64_t n, std::vector<CaseSpec>* out) { dct_family(n, out, true); }
+
+void spectral_filter_cases(int64_t n, std::vector<CaseSpec>* out) {
+  const int64_t keep = ceil_frac(n, kSpectralRatio);
+  const std::string shape = dims({n, kD}) + " axis 0 keep " + std::to_string(keep);
+  add(out, "spectral_filter", shape, n, [n, keep, shape]() -> Result<BenchCase> {
+    CaseMaker m("spectral_filter", shape, n);
+    const ValueId xi = m.input("x", TensorDesc(DType::f32, {n, kD}), random_f32(n * kD, 8));
+    return m.finish(m.b.spectral_filter({xi}, {.axis = 0, .keep = keep}),
+                    double(kD) * (fft_flops(n) + fft_flops(keep)), kF * double((n + keep) * kD));
+  });
+}
+
+// --- memory-bound ops on [N, D]: compared with memcpy of the same traffic.
+template <typename BuildOp>
+void rowwise(std::vector<CaseSpec>* out, const std::string& op, int64_t n, std::string shape, int inputs,
+             int64_t out_rows, BuildOp build_op) {
+  add(out, op, shape, n, [=]() -> Result<BenchCase> {
+    CaseMaker m(op, shape, n);
+    std::vector<ValueId> in;
+    for (int i = 0; i < inputs; ++i)
+      in.push_back(
+          m.input("x" + std::to_string(i), TensorDesc(DType::f32, {n, kD}), random_f32(n * kD, 9 + i)));
+    const auto [y, extra_bytes] = build_op(m, in);
+    const double bytes = kF * double((inputs * n + out_rows) * kD) + extra_bytes;
+    return m.finish(y, 0.0, bytes, {memcpy_peer(bytes)});
+  });
+}
+void softmax_cases(int64_t n, std::vector<CaseSpec>* out) {
+  rowwise(out, "softmax", n, dims({n, kD}) + " axis -1", 1, n,
+          [](CaseMaker& m, const std::vector<ValueId>& x) {
+            return std::pair{m.b.softmax(x, {.axis = -1}), 0.0};
+          });
+}
+void layer_norm_cases(int64_t n, std::vector<CaseSpec>* out) {
+  rowwise(out, "layer_norm", n, dims({n, kD}), 1, n, [](CaseMaker& m, const std::vector<ValueId>& x) {
+    const TensorDesc d(DType::f32, {kD});
+    const ValueId g = m.weight("gamma", d, random_f32(kD, 20, 0.5f, 1.5f));
+    const ValueId b = m.weight("beta", d, random_f32(kD, 21));
+    return std::pair{m.b.layer_norm({x[0], g, b}, {.eps = 1e-5f}), kF * double(2 * kD)};
+  });
+}
+void gelu_cases(int64_t n, std::vector<CaseSpec>* out) {
+  rowwise(out, "gelu", n, dims({n, kD}), 1, n, [](CaseMaker& m, const std::vector<ValueId>& x) {
+    return std::pair{m.b.gelu(x), 0.0};
+  });
+}
+void add_cases(int64_t n, std::vector<CaseSpec>* out) {
+  rowwise(out, "add", n, dims({n, kD}) + "+" + dims({n, kD}), 2, n,
+          [](CaseMaker& m, const std::vector<ValueId>& x) {
+            return std::pair{m.b.add(x), 0.0};
+          });
+}
+void cummax_cases(int64_t n, std::vector<CaseSpec>* out) {
+  rowwise(out, "cummax", n, dims({n, kD}) + " axis 0", 1, n, [](CaseMaker& m, const std::vector<ValueId>& x) {
+    return std::pair{m.b.cummax(x, {.axis = 0}), 0.0};
+  });
+}
+void segment_max_cases(int64_t n, std::vector<CaseSpec>* out) {
+  // Segment sqrt(N): the Combiner's axial layout (rows of sqrt(N) positions).
+  const int64_t seg = std::max<int64_t>(1, std::llround(std::sqrt(double(n))));
+  const int64_t rows = (n + seg - 1) / seg;
+  rowwise(out, "segment_max", n, dims({n, kD}) + " axis 0 seg " + std::to_string(seg), 1, rows,
+          [seg](CaseMaker& m, const std::vector<ValueId>& x) {
+            return std::pair{m.b.segment_max(x, {.axis = 0, .segment = seg}), 0.0};
+          });
+}
+
+// --- attention: fused dense, and sparse with k = 5 % of N keys per query.
+std::string heads_shape(int64_t n) {
+  return "B1 H" + std::to_string(kHeads) + " N" + std::to_string(n) + " hd64";
+}
+constexpr float kScale = 0.125f;  // 1 / sqrt(hd)
+
+void attention_cases(int64_t n, std::vector<CaseSpec>* out) {
+  const std::string shape = heads_shape(n);
+  add(out, "attention", shape, n, [n, shape]() -> Result<BenchCase> {
+    CaseMaker m("attention", shape, n);
+    const TensorDesc d(DType::f32, {1, kHeads, n, kHd});
+    const ValueId q = m.input("q", d, random_f32(kHeads * n * kHd, 30)),
+                  k = m.input("k", d, random_f32(kHeads * n * kHd, 31)),
+                  v = m.input("v", d, random_f32(kHeads * n * kHd, 32));
+    return m.finish(m.b.attention({q, k, v}, {.scale = kScale}), 4.0 * double(kHeads * n * n * kHd),
+                    kF * double(4 * kHeads * n * kHd));
+  });
+}
+
+// kk distinct random keys per query, in random order (as top-k selection would give).
+BufferPtr random_indices(int64_t rows, int64_t n, int64_t kk, uint32_t seed) {
+  auto buf = std::make_shared<HostBuffer>(size_t(rows * kk) * sizeof(int32_t));
+  auto* idx = reinterpret_cast<int32_t*>(buf->data());
+  std::vector<int64_t> seen(size_t(n), -1);  // row that last picked each key
+  uint64_t s = seed;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < kk;) {
+      s = s * 6364136223846793005ull + 1442695040888963407ull;  // 64-bit LCG
+      const int64_t key = int64_t((s >> 33) % uint64_t(n));
+      if (seen[size_t(key)] == r) continue;
+      seen[size_t(key)] = r;
+      idx[r * kk + j++] = int32_t(key);
+    }
+  return buf;
+}
+
+void sparse_attention_cases(int64_t n, std::vector<CaseSpec>* out) {
+  const int64_t kk = ceil_frac(n, kSparse);
+  const std::string shape = heads_shape(n) + " k" + std::to_string(kk);
+  add(out, "sparse_attention", shape, n, [n, kk, shape]() -> Result<BenchCase> {
+    CaseMaker m("sparse_attention", shape, n);
+    const TensorDesc d(DType::f32, {1, kHeads, n, kHd});
+    BufferPtr q = random_f32(kHeads * n * kHd, 30), k = random_f32(kHeads * n * kHd, 31),
+              v = random_f32(kHeads * n * kHd, 32);
+    const ValueId qi = m.input("q", d, q), ki = m.input("k", d, k), vi = m.input("v", d, v);
+    const ValueId ii =
+        m.input("idx", TensorDesc(DType::i32, {1, kHeads, n, kk}), random_indices(kHeads * n, n, kk, 33));
+    // The peer: dense attention over the same q, k, v on the same engine.
+    GraphBuilder dense;
+    const ValueId dq = dense.input("q", d), dk = dense.input("k", d), dv = dense.input("v", d);
+    dense.output(dense.attention({dq, dk, dv}, {.scale = kScale}), "y");
+    LR_ASSIGN_OR_RETURN(Graph dense_graph, dense.build());
+    std::vector<PeerFactory> peers{graph_peer(
+        "attention", std::move(dense_graph),
+        {TensorView{d, q->data()}, TensorView{d, k->data()}, TensorView{d, v->data()}}, {q, k, v})};
+    return m.finish(m.b.sparse_attention({qi, ki, vi, ii}, {.scale = kScale}),
+                    4.0 * double(kHeads * n * kk * kHd), kF * double(4 * kHeads * n * kHd + kHeads * n * kk),
+                    std::move(peers));
+  });
+}
+
+// --- selection: top-k indices of every row of an [N, N] score matrix.
+void topk_indices_cases(int64_t n, std::vector<CaseSpec>* out) {
+  const int64_t k = ceil_frac(n, kSparse);
+  const std::string shape = dims({n, n}) + " k " + std::to_string(k);
+  add(out, "topk_indices", shape, n, [n, k, shape]() -> Result<BenchCase> {
+    CaseMaker m("topk_indices", shape, n);
+    BufferPtr x = random_f32(n * n, 40);
+    const ValueId xi = m.input("x", TensorDesc(DType::f32, {n, n}), x);
+    return m.finish(m.b.topk_indices({xi}, {.k = k, .axis = -1}), 0.0, kF * double(n * n + n * k),
+                    {sort_topk_peer(x, n, n, k)});
+  });
+}
+
+struct Family {
+  OpKind op;
+  std::vector<int64_t> sizes;  // default N
+  int64_t quick;               // N under --quick
+  Adder add;
+  const char* what;
+};
+
+const std::vector<Family>& families() {
+  static const std::vector<Family> f = {
+      {OpKind::matmul,
+       {128, 512, 1024, 4096},
+       128,
+       matmul_cases,
+       "x[N,512]*W^T for W [1536,512], [2048,512], [512,2048] (prepacked weight); 8 heads of "
+       "[N,64]*[N,64]^T and [N,N]*[N,64]; peers openblas, onednn"},
+      {OpKind::add, {4096}, 4096, add_cases, "[N,512]+[N,512]; peer memcpy"},
+      {OpKind::gelu, {4096}, 4096, gelu_cases, "[N,512]; peer memcpy"},
+      {OpKind::softmax, {4096}, 4096, softmax_cases, "[N,512] along the last axis; peer memcpy"},
+      {OpKind::layer_norm, {4096}, 4096, layer_norm_cases, "[N,512] (gamma, beta weights); peer memcpy"},
+      {OpKind::dct, {512, 1024, 2048, 4096}, 512, dct_cases, "DCT-II along N of [N,512]; peers fftw, memcpy"},
+      {OpKind::idct,
+       {512, 1024, 2048, 4096},
+       512,
+       idct_cases,
+       "DCT-III along N of [N,512]; peers fftw, memcpy"},
+      {OpKind::spectral_filter,
+       {512, 1024, 2048, 4096},
+       512,
+       spectral_filter_cases,
+       "[N,512] along N, keep ceil(0.2 N)"},
+      {OpKind::topk_indices, {4096}, 1024, topk_indices_cases, "[N,N], k = ceil(0.05 N); peer std::sort"},
+      {OpKind::cummax, {4096}, 4096, cummax_cases, "[N,512] along N; peer memcpy"},
+      {OpKind::segment_max,
+       {4096},
+       4096,
+       segment_max_cases,
+       "[N,512] along N, segment round(sqrt N); peer memcpy"},
+      {OpKind::attention, {4096}, 1024, attention_cases, "fused, 8 heads, hd 64, q = k = v length N"},
+      {OpKind::sparse_attention,
+       {4096},
+       1024,
+       sparse_attention_cases,
+       "8 heads, hd 64, k = ceil(0.05 N) random keys per query; peer attention (dense, same inputs)"},
+  };
+  return f;
+}
+
+const Family* family_of(OpKind op) {
+  for (const Family& f : families())
+    if (f.op == op) return &f;
+  return nullptr;
+}
+
+std::string join(const std::vector<int64_t>& v) {
+  std::string s;
+  for (int64_t x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> bench_ops() {
+  std::vector<std::string> ops;
+  for (int i = 0; i < kNumOps; ++i)
+    if (family_of(OpKind(i))) ops.emplace_back(op_name(OpKind(i)));
+  return ops;
+}
+
+std::vector<std::string> describe_cases() {
+  std::vector<std::string> lines;
+  for (int i = 0; i < kNumOps; ++i)
+    if (const Family* f = family_of(OpKind(i)))
+      lines.push_back(std::string(op_name(f->op)) + " (N " + join(f->sizes) + "; --quick " +
+                      std::to_string(f->quick) + "): " + f->what);
+  return lines;
+}
+
+std::vector<CaseSpec> select_cases(const CaseSelection& sel) {
+  std::vector<CaseSpec> specs;
+  for (int i = 0; i < kNumOps; ++i) {
+    const Family* f = family_of(OpKind(i));
+    if (!f) continue;
+    const std::string name(op_name(f->op));
+    if (!sel.ops.empty() && std::find(sel.ops.begin(), sel.ops.end(), name) == sel.ops.end()) continue;
+    const std::vector<int64_t> ns = !sel.ns.empty() ? sel.ns
+                                    : sel.quick     ? std::vector<int64_t>{f->quick}
+                                                    : f->sizes;
+    for (int64_t n : ns) f->add(n, &specs);
+  }
+  return specs;
+}
+
+}  // namespace longrun::bench

@@ -1,0 +1,30 @@
+// The op benchmark cases: model-shaped inputs for each op (D = 512 model width, 8 heads of
+// 64, sequence length N), their work counts and their peers. The list of ops comes from
+// ops/include/longrun/ops/op_list.inc; an op without a family here has no bench case.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bench_case.h"
+
+namespace longrun::bench {
+
+struct CaseSelection {
+  std::vector<std::string> ops;  // empty: every op with a case
+  std::vector<int64_t> ns;       // empty: each op's default N (or its --quick N)
+  bool quick = false;
+};
+
+// Ops that have bench cases, in op_list.inc order.
+std::vector<std::string> bench_ops();
+
+// One line per op: its cases and default N, for --help and --list.
+std::vector<std::string> describe_cases();
+
+// The selected cases in op_list.inc order, then by N. Cheap: nothing is allocated until a
+// CaseSpec's build() runs.
+std::vector<CaseSpec> select_cases(const CaseSelection& selection);
+
+}  // namespace longrun::bench

@@ -1,0 +1,177 @@
+#include "ops_command.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <optional>
+
+#include "graph_run.h"
+#include "peers.h"
+#include "report.h"
+#include "timing.h"
+
+namespace longrun::bench {
+namespace {
+
+struct Run {
+  const OpsOptions& o;
+  Reporter& rep;
+  int failures = 0;
+
+  Row base_row(const BenchCase& c, const Engine& e) const {
+    Row r;
+    r.op = c.op;
+    r.shape = c.shape;
+    r.n = c.n;
+    r.backend = e.backend;
+    r.isa = e.isa.empty() ? "-" : e.isa;
+    r.threads = e.threads;
+    r.warmup = o.warmup;
+    r.repeat = o.repeat;
+    r.flops = c.flops;
+    r.bytes = c.bytes;
+    return r;
+  }
+
+  void fail(Row r, const Status& st) {
+    r.skipped = st.code() == StatusCode::unsupported;
+    r.error = st.to_string();
+    if (!r.skipped) ++failures;
+    rep.row(r, false);
+  }
+
+  Result<Timing> measure_peer(const PeerFactory& f, const Engine& e) const {
+    Result<Timing> t = [&]() -> Result<Timing> {
+      LR_ASSIGN_OR_RETURN(PeerRun p, f.make(e));
+      return measure(p.run, p.reset, o.warmup, o.repeat);
+    }();
+    if (f.external) settle_after_external_peer();
+    return t;
+  }
+
+  // One case on every (threads, isa) engine, with its peers at the same thread count.
+  void run_case(const BenchCase& c) {
+    for (const int threads : o.threads) {
+      // External peers depend only on the thread count: measured once per count.
+      std::vector<std::optional<Result<Timing>>> cached(c.peers.size());
+      for (const std::string& isa : o.isas) {
+        const Engine e{o.backend, isa, threads};
+        Row r = base_row(c, e);
+        Result<std::unique_ptr<GraphRun>> run = GraphRun::create(c.graph, c.inputs, e);
+        if (!run.ok()) {
+          fail(r, run.status());
+          continue;
+        }
+        const EngineLabel label = engine_label((*run)->backend(), e);
+        r.isa = label.isa;
+        r.threads = label.threads;
+        Result<Timing> t = measure([&] { return (*run)->run(); }, nullptr, o.warmup, o.repeat);
+        run->reset();  // frees the arena before the peers allocate theirs
+        if (!t.ok()) {
+          fail(r, t.status());
+          continue;
+        }
+        r.timing = *t;
+        // Peers run with the threads the backend really used (the reference backend is serial).
+        const Engine peer_engine{o.backend, isa, label.threads};
+        bool printed = false;
+        for (size_t i = 0; i < c.peers.size(); ++i) {
+          const PeerFactory& f = c.peers[i];
+          const bool cache = !f.uses_engine && label.threads == threads;
+          std::optional<Result<Timing>> pt;
+          if (cache && cached[i]) pt = *cached[i];
+          if (!pt) pt = measure_peer(f, peer_engine);
+          if (cache) cached[i] = *pt;
+          if (!pt->ok()) {
+            std::fprintf(stderr, "longrun-bench: peer %s of %s %s failed: %s\n", f.name.c_str(), c.op.c_str(),
+                         c.shape.c_str(), pt->status().to_string().c_str());
+            continue;
+          }
+          Row pr = r;
+          pr.peer = PeerResult{f.name, **pt};
+          rep.row(pr, printed);
+          printed = true;
+        }
+        if (!printed) rep.row(r, false);
+      }
+    }
+  }
+};
+
+std::string title(const OpsOptions& o, const std::string& isas) {
+  std::string threads;
+  for (int t : o.threads) threads += (threads.empty() ? "" : ",") + std::to_string(t);
+  std::string t = "longrun-bench ops: backend " + o.backend + (isas.empty() ? "" : ", isa " + isas) +
+                  ", threads " + threads + "; median of " + std::to_string(o.repeat) + " runs after " +
+                  std::to_string(o.warmup) +
+                  " warm-up runs; ratio = peer ms / longrun ms (> 1: longrun is faster)";
+  for (const std::string& p : external_peer_descriptions()) t += "\n  peer " + p;
+  return t;
+}
+
+}  // namespace
+
+int run_ops(const OpsOptions& o) {
+  const std::vector<std::string> built = backend_names();
+  if (std::find(built.begin(), built.end(), o.backend) == built.end()) {
+    std::string list;
+    for (const std::string& b : built) list += (list.empty() ? "" : ", ") + b;
+    std::fprintf(stderr, "longrun-bench: --backend %s: not built into this longrun (built: %s)\n",
+                 o.backend.c_str(), list.c_str());
+    return 2;
+  }
+  // Every engine must be creatable before anything runs: a bad --isa is a usage error.
+  std::string isas;  // as the backend resolves them ("" = best)
+  for (const std::string& isa : o.isas) {
+    Result<std::unique_ptr<Backend>> b = make_backend(Engine{o.backend, isa, 1});
+    if (!b.ok()) {
+      std::fprintf(stderr, "longrun-bench: %s: %s\n",
+                   isa.empty() ? ("--backend " + o.backend).c_str() : ("--isa " + isa).c_str(),
+                   b.status().to_string().c_str());
+      return 2;
+    }
+    const EngineLabel label = engine_label(**b, Engine{o.backend, isa, 1});
+    if (label.isa != "-") isas += (isas.empty() ? "" : ",") + label.isa;
+  }
+
+  const std::vector<CaseSpec> specs = select_cases(o.cases);
+  if (o.list) {
+    for (const CaseSpec& s : specs) std::printf("%-16s %s\n", s.op.c_str(), s.shape.c_str());
+    return 0;
+  }
+
+  std::FILE* json = nullptr;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> json_file(nullptr, &std::fclose);
+  if (o.json == "-") {
+    json = stdout;
+  } else if (!o.json.empty()) {
+    json_file.reset(std::fopen(o.json.c_str(), "w"));
+    if (!json_file) {
+      std::fprintf(stderr, "longrun-bench: --json %s: cannot open: %s\n", o.json.c_str(),
+                   std::strerror(errno));
+      return 2;
+    }
+    json = json_file.get();
+  }
+  Reporter rep(json == stdout ? stderr : stdout, json);
+  rep.header(title(o, isas));
+
+  Run run{o, rep};
+  for (const CaseSpec& s : specs) {
+    Result<BenchCase> c = s.build();
+    if (!c.ok()) {
+      BenchCase stub;
+      stub.op = s.op;
+      stub.shape = s.shape;
+      stub.n = s.n;
+      run.fail(run.base_row(stub, Engine{o.backend, o.isas.front(), o.threads.front()}), c.status());
+      continue;
+    }
+    run.run_case(*c);
+  }
+  return run.failures ? 1 : 0;
+}
+
+}  // namespace longrun::bench

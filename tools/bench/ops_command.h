@@ -1,0 +1,26 @@
+// `longrun-bench ops`: every selected case on every (threads, isa) engine, then its peers.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "op_cases.h"
+
+namespace longrun::bench {
+
+struct OpsOptions {
+  std::string backend = "cpu";
+  std::vector<std::string> isas = {""};  // "" = the backend's best
+  std::vector<int> threads = {1};
+  CaseSelection cases;
+  int repeat = 7;
+  int warmup = 2;
+  std::string json;  // "" = no JSON, "-" = stdout (the table then goes to stderr)
+  bool list = false;
+};
+
+// Runs the benchmark. Returns the process exit code: 0, 1 when a case failed, 2 when the
+// backend or ISA cannot be created (a usage error: the message names the flag).
+int run_ops(const OpsOptions& options);
+
+}  // namespace longrun::bench

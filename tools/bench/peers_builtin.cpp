@@ -1,0 +1,137 @@
+// The peers that need no other library: memcpy, std::sort top-k, another longrun graph.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <new>
+#include <thread>
+#include <utility>
+
+#include "graph_run.h"
+#include "longrun/thread_pool.h"
+#include "peers.h"
+
+namespace longrun::bench {
+namespace {
+
+// Splits [0, count) into `parts` contiguous ranges; part i is [begin, end).
+std::pair<int64_t, int64_t> part_range(int64_t count, int64_t parts, int64_t i) {
+  return {count * i / parts, count * (i + 1) / parts};
+}
+
+}  // namespace
+
+PeerFactory memcpy_peer(double bytes) {
+  PeerFactory f;
+  f.name = "memcpy";
+  f.make = [bytes](const Engine& engine) -> Result<PeerRun> {
+    struct State {
+      BufferPtr src, dst;
+      std::unique_ptr<ThreadPool> pool;
+    };
+    auto st = std::make_shared<State>();
+    const size_t n = size_t(bytes / 2);
+    try {
+      st->src = std::make_shared<HostBuffer>(n);
+      st->dst = std::make_shared<HostBuffer>(n);
+    } catch (const std::bad_alloc&) {
+      return out_of_memory("memcpy peer: cannot allocate 2 x " + std::to_string(n) + " bytes");
+    }
+    std::memset(st->src->data(), 1, n);  // first-touch page faults stay out of the timing
+    std::memset(st->dst->data(), 0, n);
+    LR_ASSIGN_OR_RETURN(st->pool, make_thread_pool(engine.threads));
+    const int64_t parts = st->pool->num_threads();
+    PeerRun r;
+    r.name = "memcpy";
+    r.run = [s = st.get(), n, parts]() -> Status {
+      // One chunk per thread (chunk count = min(n, 4 * threads) with grain 1, n = threads).
+      s->pool->parallel_for(parts, 1, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          const auto [lo, hi] = part_range(int64_t(n), parts, i);
+          std::memcpy(s->dst->data() + lo, s->src->data() + lo, size_t(hi - lo));
+        }
+      });
+      return {};
+    };
+    r.state = st;
+    return r;
+  };
+  return f;
+}
+
+PeerFactory sort_topk_peer(BufferPtr x, int64_t rows, int64_t cols, int64_t k) {
+  PeerFactory f;
+  f.name = "std::sort";
+  f.make = [x = std::move(x), rows, cols, k](const Engine& engine) -> Result<PeerRun> {
+    struct State {
+      std::unique_ptr<ThreadPool> pool;
+      std::vector<std::vector<std::pair<float, int32_t>>> keys;  // one scratch row per part
+      std::vector<int32_t> out;
+    };
+    auto st = std::make_shared<State>();
+    LR_ASSIGN_OR_RETURN(st->pool, make_thread_pool(engine.threads));
+    const int64_t parts = st->pool->num_threads();
+    try {
+      st->keys.assign(size_t(parts), std::vector<std::pair<float, int32_t>>(size_t(cols)));
+      st->out.assign(size_t(rows * k), 0);
+    } catch (const std::bad_alloc&) {
+      return out_of_memory("std::sort peer: cannot allocate its scratch");
+    }
+    PeerRun r;
+    r.name = "std::sort";
+    r.run = [s = st.get(), src = x->f32(), rows, cols, k, parts]() -> Status {
+      s->pool->parallel_for(parts, 1, [&](int64_t b, int64_t e) {
+        for (int64_t part = b; part < e; ++part) {
+          auto& keys = s->keys[size_t(part)];
+          const auto [r0, r1] = part_range(rows, parts, part);
+          for (int64_t row = r0; row < r1; ++row) {
+            const float* v = src + row * cols;
+            for (int64_t j = 0; j < cols; ++j) keys[size_t(j)] = {v[j], int32_t(j)};
+            std::sort(keys.begin(), keys.end(), [](const auto& p, const auto& q) {
+              return p.first > q.first || (p.first == q.first && p.second < q.second);
+            });
+            int32_t* o = s->out.data() + row * k;
+            for (int64_t j = 0; j < k; ++j) o[j] = keys[size_t(j)].second;
+          }
+        }
+      });
+      return {};
+    };
+    r.state = st;
+    return r;
+  };
+  return f;
+}
+
+PeerFactory graph_peer(std::string name, Graph graph, std::vector<TensorView> inputs,
+                       std::vector<BufferPtr> owners) {
+  PeerFactory f;
+  f.name = name;
+  f.uses_engine = true;
+  auto shared = std::make_shared<std::tuple<Graph, std::vector<TensorView>, std::vector<BufferPtr>>>(
+      std::move(graph), std::move(inputs), std::move(owners));
+  f.make = [name, shared](const Engine& engine) -> Result<PeerRun> {
+    LR_ASSIGN_OR_RETURN(std::shared_ptr<GraphRun> run,
+                        GraphRun::create(std::get<0>(*shared), std::get<1>(*shared), engine));
+    PeerRun r;
+    r.name = name;
+    r.run = [g = run.get()] { return g->run(); };
+    // The inputs' owners must outlive the run: keep both.
+    r.state = std::make_shared<std::pair<std::shared_ptr<GraphRun>, decltype(shared)>>(run, shared);
+    return r;
+  };
+  return f;
+}
+
+std::vector<std::string> external_peer_descriptions() {
+  std::vector<std::string> all = blas_peer_descriptions();
+  for (std::string& s : fftw_peer_descriptions()) all.push_back(std::move(s));
+  return all;
+}
+
+void settle_after_external_peer() {
+  // OpenBLAS workers spin for about 2^28 cycles (its THREAD_TIMEOUT default) and libgomp's
+  // for its spin count before sleeping; 250 ms covers both on any current CPU.
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+}
+
+}  // namespace longrun::bench

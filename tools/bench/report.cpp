@@ -1,0 +1,112 @@
+#include "report.h"
+
+#include <cmath>
+
+namespace longrun::bench {
+namespace {
+
+// Enough digits for any timing, without trailing noise.
+std::string num(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string ms_text(double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, ms >= 100 ? "%.1f" : ms >= 0.1 ? "%.3f" : "%.4f", ms);
+  return buf;
+}
+
+std::string rate_text(double per_s) {
+  if (!(per_s > 0) || !std::isfinite(per_s)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, per_s >= 100 ? "%.0f" : "%.1f", per_s);
+  return buf;
+}
+
+// Work per second in G units: flops or bytes over the median time.
+double giga_per_s(double count, double ms) { return count > 0 && ms > 0 ? count / (ms * 1e6) : 0.0; }
+
+}  // namespace
+
+std::string json_string(const std::string& s) {
+  std::string o = "\"";
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      o += '\\';
+      o += ch;
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      o += buf;
+    } else {
+      o += ch;
+    }
+  }
+  return o + "\"";
+}
+
+void Reporter::header(const std::string& title) {
+  std::fprintf(table_, "%s\n", title.c_str());
+  std::fprintf(table_, "%-16s %-27s %-14s %10s %8s %7s  %-10s %10s %6s\n", "op", "shape", "engine",
+               "median ms", "GFLOP/s", "GB/s", "peer", "peer ms", "ratio");
+  std::fflush(table_);
+}
+
+void Reporter::row(const Row& r, bool continuation) {
+  if (json_) json_line(r);
+  const std::string engine = r.backend + "/" + r.isa + "/" + std::to_string(r.threads) + "t";
+  if (!r.error.empty()) {
+    std::fprintf(table_, "%-16s %-27s %-14s %s: %s\n", r.op.c_str(), r.shape.c_str(), engine.c_str(),
+                 r.skipped ? "skipped" : "FAILED", r.error.c_str());
+  } else {
+    std::string peer = "-", peer_ms = "", ratio = "";
+    if (r.peer) {
+      peer = r.peer->name;
+      peer_ms = ms_text(r.peer->timing.median_ms);
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.2f", r.peer->timing.median_ms / r.timing.median_ms);
+      ratio = buf;
+    }
+    if (continuation)
+      std::fprintf(table_, "%-16s %-27s %-14s %10s %8s %7s  %-10s %10s %6s\n", "", "", "", "", "", "",
+                   peer.c_str(), peer_ms.c_str(), ratio.c_str());
+    else
+      std::fprintf(table_, "%-16s %-27s %-14s %10s %8s %7s  %-10s %10s %6s\n", r.op.c_str(), r.shape.c_str(),
+                   engine.c_str(), ms_text(r.timing.median_ms).c_str(),
+                   rate_text(giga_per_s(r.flops, r.timing.median_ms)).c_str(),
+                   rate_text(giga_per_s(r.bytes, r.timing.median_ms)).c_str(), peer.c_str(), peer_ms.c_str(),
+                   ratio.c_str());
+  }
+  std::fflush(table_);
+}
+
+void Reporter::json_line(const Row& r) {
+  std::string j = "{\"op\":" + json_string(r.op) + ",\"shape\":" + json_string(r.shape) +
+                  ",\"n\":" + std::to_string(r.n) + ",\"backend\":" + json_string(r.backend) +
+                  ",\"isa\":" + (r.isa == "-" ? std::string("null") : json_string(r.isa)) +
+                  ",\"threads\":" + std::to_string(r.threads) + ",\"warmup\":" + std::to_string(r.warmup) +
+                  ",\"repeat\":" + std::to_string(r.repeat);
+  if (!r.error.empty()) {
+    j += std::string(",\"") + (r.skipped ? "skipped" : "error") + "\":" + json_string(r.error);
+  } else {
+    const Timing& t = r.timing;
+    j += ",\"median_ms\":" + num(t.median_ms) + ",\"min_ms\":" + num(t.min_ms) +
+         ",\"max_ms\":" + num(t.max_ms);
+    j += ",\"flops\":" + (r.flops > 0 ? num(r.flops) : "null");
+    j += ",\"gflops\":" + (r.flops > 0 ? num(giga_per_s(r.flops, t.median_ms)) : "null");
+    j += ",\"bytes\":" + num(r.bytes) + ",\"gbps\":" + num(giga_per_s(r.bytes, t.median_ms));
+    if (r.peer) {
+      j += ",\"peer\":" + json_string(r.peer->name) + ",\"peer_median_ms\":" + num(r.peer->timing.median_ms) +
+           ",\"ratio\":" + num(r.peer->timing.median_ms / t.median_ms);
+    }
+  }
+  j += "}\n";
+  std::fputs(j.c_str(), json_);
+  std::fflush(json_);
+}
+
+}  // namespace longrun::bench

@@ -1,0 +1,50 @@
+// Output of longrun-bench: a human table (one row per measurement, one extra row per further
+// peer) and, with --json, one JSON object per line.
+#pragma once
+
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include "bench_case.h"
+#include "timing.h"
+
+namespace longrun::bench {
+
+struct PeerResult {
+  std::string name;
+  Timing timing;
+};
+
+// One measurement of one case on one engine (and optionally one peer).
+struct Row {
+  std::string op, shape;
+  int64_t n = 0;
+  std::string backend, isa;  // isa "-" where the backend has none
+  int threads = 1;
+  int warmup = 0, repeat = 0;
+  Timing timing;
+  double flops = 0, bytes = 0;
+  std::optional<PeerResult> peer;
+  std::string error;     // when set, the case failed and timing is meaningless
+  bool skipped = false;  // the backend does not support the case (error says why)
+};
+
+class Reporter {
+ public:
+  // `table` receives the human table; `json` (may be null) the JSON lines.
+  Reporter(std::FILE* table, std::FILE* json) : table_(table), json_(json) {}
+  void header(const std::string& title);
+  // `continuation`: a further peer of the row before (only the peer columns are printed).
+  void row(const Row& r, bool continuation);
+
+ private:
+  void json_line(const Row& r);
+  std::FILE* table_;
+  std::FILE* json_;
+};
+
+// JSON string literal (quotes, escapes) of s.
+std::string json_string(const std::string& s);
+
+}  // namespace longrun::bench

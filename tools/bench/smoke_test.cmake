@@ -1,0 +1,55 @@
+# CTest bench.smoke: longrun-bench runs, exits 0 and writes one valid JSON object per line
+# with the documented fields; usage errors exit 2. Timings are never asserted (speed is
+# measured by benchmarks, not by tests).
+#   cmake -DBENCH=/path/to/longrun-bench -P smoke_test.cmake
+if(NOT BENCH)
+  message(FATAL_ERROR "pass -DBENCH=<longrun-bench executable>")
+endif()
+
+execute_process(COMMAND ${BENCH} ops --quick --op add,softmax --json -
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE table)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "longrun-bench exited ${rc}\nstdout:\n${out}\nstderr:\n${table}")
+endif()
+message(STATUS "table (stderr):\n${table}")
+
+# One list item per line (a ';' inside a JSON string would split an item; none is expected,
+# and a split line fails to parse below, so it cannot pass silently).
+string(REGEX MATCHALL "[^\n]+" lines "${out}")
+list(LENGTH lines count)
+if(NOT count EQUAL 2)
+  message(FATAL_ERROR "expected 2 JSON lines (add, softmax with peer memcpy), got ${count}:\n${out}")
+endif()
+
+set(seen "")
+foreach(line IN LISTS lines)
+  foreach(field op shape backend isa threads median_ms gflops gbps peer peer_median_ms ratio)
+    string(JSON type ERROR_VARIABLE err TYPE "${line}" ${field})
+    if(err)
+      message(FATAL_ERROR "line is not JSON with field '${field}': ${err}\n${line}")
+    endif()
+  endforeach()
+  foreach(field median_ms gbps peer_median_ms ratio threads)
+    string(JSON type TYPE "${line}" ${field})
+    if(NOT type STREQUAL "NUMBER")
+      message(FATAL_ERROR "'${field}' is ${type}, expected a number:\n${line}")
+    endif()
+  endforeach()
+  string(JSON op GET "${line}" op)
+  string(JSON peer GET "${line}" peer)
+  if(NOT peer STREQUAL "memcpy")
+    message(FATAL_ERROR "expected peer memcpy for ${op}, got '${peer}'")
+  endif()
+  list(APPEND seen ${op})
+endforeach()
+if(NOT seen STREQUAL "add;softmax")
+  message(FATAL_ERROR "expected ops add, softmax in that order, got ${seen}")
+endif()
+
+# Usage errors name the flag and exit 2.
+foreach(args "ops;--repeat;3" "ops;--op;no_such_op" "ops;--backend;nope" "ops;--n;12x" "nope")
+  execute_process(COMMAND ${BENCH} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e)
+  if(NOT rc EQUAL 2)
+    message(FATAL_ERROR "longrun-bench ${args} exited ${rc}, expected 2\n${o}${e}")
+  endif()
+endforeach()

@@ -1,0 +1,27 @@
+// Wall-clock timing of repeated runs: warm-up runs first (untimed), then `repeat` timed
+// runs with std::chrono::steady_clock; the median is the reported figure.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "longrun/status.h"
+
+namespace longrun::bench {
+
+struct Timing {
+  double median_ms = 0;
+  double min_ms = 0;
+  double max_ms = 0;
+  int runs = 0;
+};
+
+// Median of the samples (mean of the middle two for an even count); 0 for none.
+double median(std::vector<double> samples);
+
+// Runs `reset` (untimed, when set) then times `run`, `warmup` + `repeat` times; the first
+// `warmup` samples are dropped. Stops at the first failing run and returns its Status.
+Result<Timing> measure(const std::function<Status()>& run, const std::function<void()>& reset, int warmup,
+                       int repeat);
+
+}  // namespace longrun::bench

@@ -1,0 +1,401 @@
+// longrun-run: runs a native longrun model file on named inputs and prints or saves the
+// outputs, with optional memory and per-op time reports. See usage() for the flags.
+//
+// Exit status: 0 on success, 2 for a usage error, 1 when loading or running fails (the
+// message names the file, tensor or input).
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "longrun/backend.h"
+#include "longrun/models/model.h"
+#include "longrun/safetensors.h"
+#include "longrun/session.h"
+#include "longrun/tensor.h"
+
+namespace {
+
+using namespace longrun;
+using Clock = std::chrono::steady_clock;
+
+void usage() {
+  std::string archs;
+  for (const std::string& a : model_architectures()) archs += (archs.empty() ? "" : ", ") + a;
+  std::string backends;
+  for (const std::string& b : backend_names()) backends += (backends.empty() ? "" : "|") + b;
+  std::printf(
+      "usage: longrun-run --model MODEL.safetensors (--input IN.safetensors | --ids \"ID ID ...\" ...)\n"
+      "                   [--backend %s] [--threads N] [--isa scalar|avx2|avx512]\n"
+      "                   [--output OUT.safetensors] [--memory] [--profile] [--repeat K] [--debug-outputs]\n"
+      "\n"
+      "Runs a native longrun model file (safetensors with longrun.format/arch/config metadata;\n"
+      "architectures in this build: %s) once on the given inputs.\n"
+      "\n"
+      "  --model PATH       the model file (memory-mapped; f32 weights are used in place)\n"
+      "  --input PATH       a safetensors file of named input tensors: input_ids (i32 or i64 [B, N])\n"
+      "                     and optionally attention_mask ([B, N], 1 = token, 0 = padding). If some\n"
+      "                     tensors are named \"input/<name>\" (as the golden .io files), only those are\n"
+      "                     used; otherwise every tensor must be a model input.\n"
+      "  --ids \"0 5 9 ...\"  one sequence of token ids (i64); repeat for a batch of equal lengths\n"
+      "  --backend NAME     reference, cpu (default) or cuda\n"
+      "  --threads N        worker threads for the cpu backend (default 1; 0 = all hardware threads)\n"
+      "  --isa NAME         cpu backend: force an ISA level (default: the best this CPU has)\n"
+      "  --output PATH      write every output tensor to PATH (safetensors); without it a summary is\n"
+      "                     printed (shape and first values of each output)\n"
+      "  --memory           print the memory plan (arena, weights mapped/copied, workspaces, inputs,\n"
+      "                     outputs) and the process's peak resident memory (getrusage)\n"
+      "  --profile          print the run's time per op kind (and the slowest nodes)\n"
+      "  --repeat K         run K times after the first and report min and median (default 0)\n"
+      "  --debug-outputs    add the model's intermediate values (\"debug.*\") to the outputs\n"
+      "\n"
+      "Times: \"prepare\" = graph build + memory plan + backend preparation for this input shape\n"
+      "(done once per shape); \"run\" = one Session::run.\n"
+      "Text generation (--generate, --beam, --max-new-tokens, ...) is not implemented yet: those\n"
+      "flags are rejected.\n",
+      backends.c_str(), archs.c_str());
+}
+
+struct Options {
+  std::string model;
+  std::string input;
+  std::vector<std::vector<int64_t>> ids;
+  std::string backend = "cpu";
+  int threads = 1;
+  std::string isa;
+  std::string output;
+  bool memory = false;
+  bool profile = false;
+  int repeat = 0;
+  bool debug_outputs = false;
+};
+
+bool is_generation_flag(std::string_view a) {
+  static constexpr std::string_view kFlags[] = {
+      "--generate",  "--max-new-tokens", "--max-length", "--min-length",     "--beam",
+      "--num-beams", "--beam-size",      "--greedy",     "--sample",         "--temperature",
+      "--top-k",     "--top-p",          "--lenpen",     "--length-penalty", "--no-repeat-ngram-size",
+      "--min-len",   "--max-len-b"};
+  return std::find(std::begin(kFlags), std::end(kFlags), a) != std::end(kFlags);
+}
+
+bool parse_int(std::string_view s, int64_t* out) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+// Returns 0 to go on, else the exit status (0 for --help is signalled by *done).
+int parse(int argc, char** argv, Options* o, bool* done) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    auto value = [&](std::string_view* v) {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "longrun-run: %s needs a value (see --help)\n", argv[i]);
+        return false;
+      }
+      *v = argv[++i];
+      return true;
+    };
+    std::string_view v;
+    if (a == "--help" || a == "-h") {
+      usage();
+      *done = true;
+      return 0;
+    } else if (is_generation_flag(a) || a.starts_with("--generate")) {
+      std::fprintf(stderr,
+                   "longrun-run: %s: text generation is not implemented yet (it arrives with the "
+                   "encoder-decoder models); longrun-run runs encoder models once\n",
+                   argv[i]);
+      return 2;
+    } else if (a == "--model") {
+      if (!value(&v)) return 2;
+      o->model = v;
+    } else if (a == "--input") {
+      if (!value(&v)) return 2;
+      o->input = v;
+    } else if (a == "--ids") {
+      if (!value(&v)) return 2;
+      std::vector<int64_t> row;
+      size_t pos = 0;
+      const std::string s(v);
+      while (pos < s.size()) {
+        const size_t start = s.find_first_not_of(" \t,", pos);
+        if (start == std::string::npos) break;
+        const size_t end = std::min(s.find_first_of(" \t,", start), s.size());
+        int64_t id = 0;
+        if (!parse_int(std::string_view(s).substr(start, end - start), &id)) {
+          std::fprintf(stderr, "longrun-run: --ids: '%s' is not an integer\n",
+                       s.substr(start, end - start).c_str());
+          return 2;
+        }
+        row.push_back(id);
+        pos = end;
+      }
+      if (row.empty()) {
+        std::fprintf(stderr, "longrun-run: --ids: no ids given\n");
+        return 2;
+      }
+      if (!o->ids.empty() && row.size() != o->ids.front().size()) {
+        std::fprintf(stderr,
+                     "longrun-run: --ids: every sequence of a batch needs the same length (%zu, found %zu)\n",
+                     o->ids.front().size(), row.size());
+        return 2;
+      }
+      o->ids.push_back(std::move(row));
+    } else if (a == "--backend") {
+      if (!value(&v)) return 2;
+      o->backend = v;
+    } else if (a == "--threads") {
+      int64_t n = 0;
+      if (!value(&v)) return 2;
+      if (!parse_int(v, &n) || n < 0 || n > 4096) {
+        std::fprintf(stderr, "longrun-run: --threads: expected 0..4096, found '%s'\n",
+                     std::string(v).c_str());
+        return 2;
+      }
+      o->threads = int(n);
+    } else if (a == "--isa") {
+      if (!value(&v)) return 2;
+      o->isa = v;
+    } else if (a == "--output") {
+      if (!value(&v)) return 2;
+      o->output = v;
+    } else if (a == "--memory") {
+      o->memory = true;
+    } else if (a == "--profile") {
+      o->profile = true;
+    } else if (a == "--debug-outputs") {
+      o->debug_outputs = true;
+    } else if (a == "--repeat") {
+      int64_t n = 0;
+      if (!value(&v)) return 2;
+      if (!parse_int(v, &n) || n < 0 || n > 100000) {
+        std::fprintf(stderr, "longrun-run: --repeat: expected 0..100000, found '%s'\n",
+                     std::string(v).c_str());
+        return 2;
+      }
+      o->repeat = int(n);
+    } else {
+      std::fprintf(stderr, "longrun-run: unknown argument '%s' (see --help)\n", argv[i]);
+      return 2;
+    }
+  }
+  if (o->model.empty()) {
+    std::fprintf(stderr, "longrun-run: --model is required (see --help)\n");
+    return 2;
+  }
+  if (o->input.empty() == o->ids.empty()) {
+    std::fprintf(stderr, "longrun-run: give exactly one of --input and --ids (see --help)\n");
+    return 2;
+  }
+  return 0;
+}
+
+int fail(const Status& s) {
+  std::fprintf(stderr, "longrun-run: %s\n", s.to_string().c_str());
+  return 1;
+}
+
+Result<std::vector<NamedTensor>> load_inputs(const Options& o, const Model& model) {
+  std::vector<NamedTensor> inputs;
+  if (!o.ids.empty()) {
+    const int64_t dims[] = {int64_t(o.ids.size()), int64_t(o.ids.front().size())};
+    LR_ASSIGN_OR_RETURN(Tensor t, Tensor::zeros(DType::i64, dims));
+    for (size_t b = 0; b < o.ids.size(); ++b)
+      std::copy(o.ids[b].begin(), o.ids[b].end(), t.data<int64_t>() + b * o.ids[b].size());
+    inputs.push_back({"input_ids", std::move(t)});
+    return inputs;
+  }
+  LR_ASSIGN_OR_RETURN(auto file, SafetensorsFile::open(o.input));
+  const bool prefixed = std::any_of(file->tensors().begin(), file->tensors().end(),
+                                    [](const SafetensorsEntry& e) { return e.name.starts_with("input/"); });
+  const std::vector<std::string> accepted = model.input_names();
+  for (const SafetensorsEntry& e : file->tensors()) {
+    std::string name = e.name;
+    if (prefixed) {
+      if (!name.starts_with("input/")) continue;
+      name = name.substr(6);
+    }
+    if (std::find(accepted.begin(), accepted.end(), name) == accepted.end()) {
+      std::string list;
+      for (const std::string& n : accepted) list += (list.empty() ? "" : ", ") + n;
+      return invalid_argument(o.input + ": tensor '" + e.name + "' is not an input of this " + model.arch() +
+                              " model (its inputs: " + list + ")");
+    }
+    LR_ASSIGN_OR_RETURN(Tensor t, Tensor::from_bytes(e.desc, e.bytes));
+    inputs.push_back({name, std::move(t)});
+  }
+  if (inputs.empty()) return invalid_argument(o.input + ": no input tensors");
+  return inputs;
+}
+
+std::string first_values(const Tensor& t, int64_t count) {
+  std::string s;
+  const int64_t n = std::min(count, t.numel());
+  char buf[48];
+  for (int64_t i = 0; i < n; ++i) {
+    switch (t.dtype()) {
+      case DType::f32: std::snprintf(buf, sizeof buf, "%.6g", double(t.data<float>()[i])); break;
+      case DType::i32: std::snprintf(buf, sizeof buf, "%d", t.data<int32_t>()[i]); break;
+      case DType::i64:
+        std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(t.data<int64_t>()[i]));
+        break;
+      case DType::u8: std::snprintf(buf, sizeof buf, "%u", unsigned(t.data<uint8_t>()[i])); break;
+      default: std::snprintf(buf, sizeof buf, "?"); break;
+    }
+    s += (i ? " " : "") + std::string(buf);
+  }
+  if (t.numel() > n) s += " ...";
+  return s;
+}
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+void print_profile(const Graph& graph, const std::vector<double>& node_ms) {
+  struct Row {
+    int count = 0;
+    double ms = 0;
+  };
+  std::map<std::string, Row> by_op;
+  double total = 0;
+  for (size_t n = 0; n < graph.nodes().size() && n < node_ms.size(); ++n) {
+    Row& r = by_op[std::string(op_name(graph.nodes()[n].kind))];
+    r.count++;
+    r.ms += node_ms[n];
+    total += node_ms[n];
+  }
+  std::vector<std::pair<std::string, Row>> rows(by_op.begin(), by_op.end());
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.ms > b.second.ms; });
+  std::printf("profile (one run, per op kind):\n  %-18s %6s %12s %7s\n", "op", "nodes", "ms", "share");
+  for (const auto& [op, r] : rows)
+    std::printf("  %-18s %6d %12.3f %6.1f%%\n", op.c_str(), r.count, r.ms,
+                total > 0 ? 100.0 * r.ms / total : 0.0);
+  std::printf("  %-18s %6zu %12.3f\n", "total", graph.nodes().size(), total);
+  std::vector<size_t> order(std::min(node_ms.size(), graph.nodes().size()));
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return node_ms[a] > node_ms[b]; });
+  std::printf("slowest nodes:\n");
+  for (size_t i = 0; i < std::min<size_t>(5, order.size()); ++i) {
+    const Node& node = graph.nodes()[order[i]];
+    std::printf("  %12.3f ms  %s (%s)\n", node_ms[order[i]], node.name.c_str(),
+                std::string(op_name(node.kind)).c_str());
+  }
+}
+
+int run(const Options& o) {
+  const Clock::time_point t_load = Clock::now();
+  auto model_r = Model::load(o.model, {.debug_outputs = o.debug_outputs});
+  if (!model_r.ok()) return fail(model_r.status());
+  const Model& model = **model_r;
+  const double load_ms = ms_since(t_load);
+
+  auto inputs_r = load_inputs(o, model);
+  if (!inputs_r.ok()) return fail(inputs_r.status());
+  const std::vector<NamedTensor>& inputs = *inputs_r;
+  std::vector<std::string> names;
+  std::vector<TensorDesc> descs;
+  std::vector<NamedTensorRef> refs;
+  for (const NamedTensor& t : inputs) {
+    names.push_back(t.name);
+    descs.push_back(t.tensor.desc());
+    refs.push_back({t.name, t.tensor.view()});
+  }
+
+  SessionOptions so;
+  so.backend = o.backend;
+  so.threads = o.threads;
+  so.isa = o.isa;
+  auto session_r = model.create_session(so, names);
+  if (!session_r.ok()) return fail(session_r.status());
+  Session& session = **session_r;
+
+  const Clock::time_point t_prep = Clock::now();
+  auto report = session.memory_report(descs);  // builds, plans and prepares this shape
+  if (!report.ok()) return fail(report.status());
+  const double prepare_ms = ms_since(t_prep);
+
+  std::vector<double> node_ms;
+  RunHooks hooks;
+  if (o.profile) hooks.node_ms = &node_ms;
+  const Clock::time_point t_run = Clock::now();
+  auto out_r = session.run(refs, o.profile ? &hooks : nullptr);
+  if (!out_r.ok()) return fail(out_r.status());
+  const double run_ms = ms_since(t_run);
+  std::vector<double> repeats;
+  for (int k = 0; k < o.repeat; ++k) {
+    const Clock::time_point t = Clock::now();
+    auto again = session.run(refs);
+    if (!again.ok()) return fail(again.status());
+    repeats.push_back(ms_since(t));
+  }
+  const std::vector<NamedTensor>& outputs = *out_r;
+
+  std::printf("model    %s (%s, %d tensors, %.2f MiB of weights, %.2f MiB copied at load)\n", o.model.c_str(),
+              model.arch().c_str(), model.num_parameters(), double(model.weight_bytes()) / (1 << 20),
+              double(model.weight_bytes_copied()) / (1 << 20));
+  std::printf("backend  %s\n", session.backend().description().c_str());
+  for (const NamedTensor& t : inputs)
+    std::printf("input    %-18s %s\n", t.name.c_str(), t.tensor.desc().to_string().c_str());
+  std::printf("time     load %.2f ms, prepare %.2f ms, run %.2f ms", load_ms, prepare_ms, run_ms);
+  if (!repeats.empty()) {
+    std::vector<double> s = repeats;
+    std::sort(s.begin(), s.end());
+    std::printf("; %zu more runs: min %.2f ms, median %.2f ms", s.size(), s.front(), s[s.size() / 2]);
+  }
+  std::printf("\n");
+
+  if (o.output.empty()) {
+    for (const NamedTensor& t : outputs)
+      std::printf("output   %-18s %-16s %s\n", t.name.c_str(), t.tensor.desc().to_string().c_str(),
+                  first_values(t.tensor, 8).c_str());
+  } else {
+    std::vector<SafetensorsWriteEntry> entries;
+    entries.reserve(outputs.size());
+    for (const NamedTensor& t : outputs) entries.push_back({t.name, t.tensor.desc(), t.tensor.bytes()});
+    const std::map<std::string, std::string> meta = {{"longrun.model", o.model},
+                                                     {"longrun.arch", model.arch()}};
+    const Status st = write_safetensors(o.output, entries, meta);
+    if (!st.ok()) return fail(st);
+    std::printf("output   %zu tensors written to %s\n", outputs.size(), o.output.c_str());
+  }
+
+  if (o.memory) {
+    std::printf("memory plan for this input shape:\n%s", report->to_string().c_str());
+    std::printf("  model weights         %.2f MiB (%.2f MiB copied at load: widened or misaligned)\n",
+                double(model.weight_bytes()) / (1 << 20), double(model.weight_bytes_copied()) / (1 << 20));
+    rusage ru{};
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+      std::printf("  peak RSS              %.2f MiB (process, getrusage)\n", double(ru.ru_maxrss) / 1024.0);
+  }
+  if (o.profile) {
+    auto graph = session.graph_for(descs);
+    if (!graph.ok()) return fail(graph.status());
+    print_profile(**graph, node_ms);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  bool done = false;
+  const int rc = parse(argc, argv, &o, &done);
+  if (done || rc != 0) return rc;
+  try {
+    return run(o);
+  } catch (const std::exception& e) {  // allocation failure in the tool itself
+    std::fprintf(stderr, "longrun-run: %s\n", e.what());
+    return 1;
+  }
+}
