@@ -211,8 +211,14 @@ struct MatmulState {
   int64_t chunks = 1;
 };
 
+// Whether A is read in place (contiguous along k, i.e. no trans_a): packing it would cost as
+// much as the compute when N is small (attention's P V has N = 64), and measured no faster
+// for large N.
+bool direct_a(const Problem& p) { return p.a_k == 1; }
+
+// Floats of one chunk's A-block scratch (none when A is read in place).
 int64_t a_block_floats(const GemmIsaKernels& isa, const Problem& p) {
-  return std::min(round_up(p.M, isa.mr), isa.mc) * std::min(p.K, isa.kc_max);
+  return direct_a(p) ? 0 : std::min(round_up(p.M, isa.mr), isa.mc) * std::min(p.K, isa.kc_max);
 }
 
 // Which chunk of thread_pool_chunk_range a range starting at `begin` is.
@@ -229,9 +235,7 @@ void compute(const GemmIsaKernels& isa, const MatmulAttrs& at, const Problem& p,
   const int64_t per_b = packed_b_floats(isa, p);
   const bool trivial = at.alpha == 1.0f && !at.has_bias && !at.has_c && at.activation == Activation::none;
   const int64_t tasks = count * bl.tasks();
-  // A contiguous along k (no trans_a) is read in place: packing it would cost as much as the
-  // compute when N is small (attention's P V has N = 64), and measured no slower for large N.
-  const bool direct_a = p.a_k == 1;
+  const bool direct = direct_a(p);
   auto job = [&](int64_t begin, int64_t end, float* apack) {
     for (int64_t t = begin; t < end; ++t) {
       const int64_t batch = first + t / bl.tasks(), in_batch = t % bl.tasks();
@@ -250,13 +254,13 @@ void compute(const GemmIsaKernels& isa, const MatmulAttrs& at, const Problem& p,
       for (int64_t kb = 0; kb < bl.k_blocks; ++kb) {
         const int64_t k0 = kb * bl.kc, kc = std::min(bl.kc, p.K - k0);
         const float* a0 = p.a + o.a + m0 * p.a_m + k0 * p.a_k;
-        if (!direct_a)
+        if (!direct)
           for (int64_t i = 0; i < mc; i += isa.mr)
             isa.pack_panel(a0 + i * p.a_m, DType::f32, p.a_m, p.a_k, std::min<int64_t>(isa.mr, mc - i), kc,
                            isa.mr, apack + i * kc);
         MacroArgs g;
         g.a = apack;
-        g.a_direct = direct_a ? a0 : nullptr;
+        g.a_direct = direct ? a0 : nullptr;
         g.lda = p.a_m;
         g.b = b + k0 * isa.nr;
         g.b_panel_stride = p.K * isa.nr;
