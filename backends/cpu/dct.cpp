@@ -25,8 +25,8 @@ enum class SpectralOp { dct2, dct3, filter };
 constexpr int64_t kBlockBytes = 1024 * 1024;
 constexpr int64_t kSubBytes = 256 * 1024;
 constexpr int64_t kMinPairs = 8, kMaxPairs = 128;  // one 8 x 8 transpose tile .. FFTW's loop overhead paid
-// Below this many columns per outer index the columns of [outer, inner] are flattened and
-// gathered through a staging buffer (axis last: inner = 1).
+// Below this many columns per outer index (but more than one: the axis-last case reads
+// lines directly) the columns of [outer, inner] are flattened and go through staging rows.
 constexpr int64_t kGenericBelow = 16;
 
 // ---- state -------------------------------------------------------------------------------
@@ -60,7 +60,8 @@ struct SpectralState {
   int64_t keep = 0;  // DCT-II coefficients computed
   int64_t used = 0;  // DCT-III input coefficients used (the rest are zero)
   int64_t ld = 0;    // sequence stride in complex values: max(n, m)
-  bool generic = false;
+  bool lines = false;    // inner == 1: the columns are contiguous lines
+  bool generic = false;  // 1 < inner < kGenericBelow: columns gathered through staging rows
   int64_t block = 0;      // columns per full block (even)
   int64_t sub_pairs = 0;  // sequences per FFT sub-block
   int64_t blocks_per_outer = 0, units = 0, cols = 0;
@@ -164,7 +165,8 @@ Result<std::shared_ptr<SpectralState>> make_state(SpectralOp op, const OpAttrs& 
   // Sequences 64 bytes apart modulo 4 KB: power-of-two strides would put every sequence of
   // a block in the same L1 set (measured 10% slower at N = 512).
   st->ld = (std::max(st->n, st->m) + 7) / 8 * 8 + 8;
-  st->generic = st->inner < kGenericBelow;
+  st->lines = st->inner == 1;
+  st->generic = !st->lines && st->inner < kGenericBelow;
   const int64_t len = std::max(st->n, st->m);  // sizes from the unpadded length: 64 columns at 4096
   // A sub-block's working set: its FFT input and output, and Bluestein's two buffers.
   const int64_t sub_len = std::max({len, dct_detail::bluestein_length(st->n), dct_detail::bluestein_length(st->m)});
@@ -172,13 +174,14 @@ Result<std::shared_ptr<SpectralState>> make_state(SpectralOp op, const OpAttrs& 
     return std::clamp<int64_t>(bytes / per_pair / kMinPairs * kMinPairs, kMinPairs, kMaxPairs);
   };
   int64_t block_pairs = pairs_within(kBlockBytes, 8 * len);
-  st->sub_pairs = std::min(block_pairs, pairs_within(kSubBytes, 8 * sub_len));
+  // (Sub-blocks need not fill a transpose tile: Bluestein's long buffers may take fewer.)
+  st->sub_pairs = std::clamp<int64_t>(kSubBytes / (8 * sub_len), 1, block_pairs);
   if (st->generic) {  // the staging rows take the room of the block's own reads
     const int64_t stage = 8 * ((op == SpectralOp::dct3 ? st->used : st->n_in) + st->n_out);
     block_pairs = st->sub_pairs = pairs_within(kBlockBytes, 16 * sub_len + stage);
   }
   int64_t tail = 0;
-  if (st->generic) {
+  if (st->generic || st->lines) {
     st->block = std::min(2 * block_pairs, round_even(st->cols));
     st->units = (st->cols + st->block - 1) / st->block;
     tail = st->cols - (st->units - 1) * st->block;
@@ -237,10 +240,10 @@ int64_t shuffled_row(int64_t j, int64_t n) { return j < (n + 1) / 2 ? 2 * j : 2 
 // One block of columns: `width` columns of input rows `in` (row stride `is`) to output rows
 // `out`; ceil(width / 2) complex sequences.
 struct Block {
-  const float* in;
-  int64_t is;
-  float* out;
-  int64_t os;
+  const float* in;  // element (row r, column c) at in[r * is + c * ics]
+  int64_t is, ics;
+  float* out;  // likewise with os, ocs
+  int64_t os, ocs;
   int64_t width, pairs;
 };
 
@@ -251,8 +254,17 @@ class Runner {
 
   void run_unit(int64_t u, Scratch& s) const {
     Block b{};
+    b.ics = b.ocs = 1;
     int64_t c0 = 0;
-    if (!st_.generic) {
+    if (st_.lines) {
+      c0 = u * st_.block;
+      b.width = std::min(st_.block, st_.cols - c0);
+      b.in = x_ + c0 * st_.n_in;
+      b.out = y_ + c0 * st_.n_out;
+      b.is = b.os = 1;
+      b.ics = st_.n_in;
+      b.ocs = st_.n_out;
+    } else if (!st_.generic) {
       const int64_t o = u / st_.blocks_per_outer;
       c0 = (u % st_.blocks_per_outer) * st_.block;
       b.width = std::min(st_.block, st_.inner - c0);
@@ -307,7 +319,9 @@ class Runner {
     const bool shuffled_in = st_.op != SpectralOp::dct3;
     const int64_t rows_in = shuffled_in ? st_.n : st_.used;
     if (lane < 0) {
-      if (!l_.rows_to_seq(b.in, b.is, rows_in, shuffled_in, b.width, s.a.get(), ld)) return false;
+      const bool finite = st_.lines ? l_.lines_to_seq(b.in, b.ics, b.width, rows_in, shuffled_in, s.a.get(), ld)
+                                    : l_.rows_to_seq(b.in, b.is, rows_in, shuffled_in, b.width, s.a.get(), ld);
+      if (!finite) return false;
     } else {
       masked_rows_to_seq(b, rows_in, shuffled_in, lane, s.a.get());
     }
@@ -315,7 +329,9 @@ class Runner {
       transform_sub(s.a.get() + 2 * q0 * ld, s.w.get(), s.work.get(), std::min(st_.sub_pairs, b.pairs - q0));
     const bool shuffled_out = st_.op != SpectralOp::dct2;
     const int64_t rows_out = st_.op == SpectralOp::dct2 ? st_.keep : st_.m;
-    if (lane < 0)
+    if (lane < 0 && st_.lines)
+      l_.seq_to_lines(s.a.get(), ld, rows_out, shuffled_out, b.width, b.out, b.ocs);
+    else if (lane < 0)
       l_.seq_to_rows(s.a.get(), ld, rows_out, shuffled_out, b.width, b.out, b.os);
     else
       masked_seq_to_rows(s.a.get(), b, rows_out, shuffled_out, lane);
@@ -346,7 +362,7 @@ class Runner {
     for (int64_t p = 0; p < b.pairs; ++p)
       for (int64_t j = 0; j < rows; ++j) {
         const int64_t c = 2 * p + lane;
-        const float v = c < b.width ? b.in[(shuffled ? shuffled_row(j, rows) : j) * b.is + c] : 0.0f;
+        const float v = c < b.width ? b.in[(shuffled ? shuffled_row(j, rows) : j) * b.is + c * b.ics] : 0.0f;
         seq[2 * (p * st_.ld + j)] = lane == 0 ? v : 0.0f;
         seq[2 * (p * st_.ld + j) + 1] = lane == 1 ? v : 0.0f;
       }
@@ -355,7 +371,7 @@ class Runner {
     for (int64_t p = 0; p < b.pairs; ++p)
       for (int64_t j = 0; j < rows; ++j) {
         const int64_t c = 2 * p + lane;
-        if (c < b.width) b.out[(shuffled ? shuffled_row(j, rows) : j) * b.os + c] = seq[2 * (p * st_.ld + j) + lane];
+        if (c < b.width) b.out[(shuffled ? shuffled_row(j, rows) : j) * b.os + c * b.ocs] = seq[2 * (p * st_.ld + j) + lane];
       }
   }
 

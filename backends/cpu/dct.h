@@ -39,6 +39,12 @@ struct DctLoops {
   // The inverse copy: y[row(j)][2p..2p+1] = seq[p][j] (only `width` columns written).
   void (*seq_to_rows)(const float* seq, int64_t ld, int64_t rows, bool shuffled, int64_t width, float* y,
                       int64_t y_row_stride);
+  // The same copies for contiguous lines (the transformed axis is the last one): line c of
+  // x at x + c·line_stride, seq[p][j] = (x[2p][row(j)], x[2p+1][row(j)]), j < len.
+  bool (*lines_to_seq)(const float* x, int64_t line_stride, int64_t lines, int64_t len, bool shuffled,
+                       float* seq, int64_t ld);
+  void (*seq_to_lines)(const float* seq, int64_t ld, int64_t len, bool shuffled, int64_t lines, float* y,
+                       int64_t line_stride);
   // DCT-II coefficients k < keep from the paired length-n spectra w (see dct_avx512.cpp),
   // per-slot constants ca2[2k] = ca2[2k+1] = c_k/2 cos(pi k/2n), sb2 likewise with sin.
   void (*dct2_post)(const float* w, int64_t ld, int64_t pairs, int64_t n, int64_t keep, const float* ca2,

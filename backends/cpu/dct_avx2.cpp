@@ -136,6 +136,80 @@ void seq_to_rows(const float* seq, int64_t ld, int64_t rows, bool shuffled, int6
   }
 }
 
+// Lines (axis last): two lines a, b become one sequence (see dct_avx512.cpp); 8 floats of
+// each line give positions j..j+3 (even samples) and len-4-j..len-1-j (odd, reversed).
+bool lines_to_seq(const float* x, int64_t xls, int64_t lines, int64_t len, bool shuffled, float* seq, int64_t ld) {
+  __m256 bad = _mm256_setzero_ps();
+  bool finite = true;
+  for (int64_t p = 0; 2 * p < lines; ++p) {
+    const float* a = x + 2 * p * xls;
+    const float* b = 2 * p + 1 < lines ? a + xls : nullptr;  // a missing partner reads as 0
+    float* s = seq + 2 * p * ld;
+    auto put = [&](int64_t pos, int64_t r) {
+      const float va = a[r], vb = b ? b[r] : 0.0f;
+      finite = finite && (va - va == 0.0f) && (vb - vb == 0.0f);
+      s[2 * pos] = va;
+      s[2 * pos + 1] = vb;
+    };
+    int64_t j = 0;
+    if (shuffled) {
+      for (; 2 * j + 8 <= len; j += 4) {
+        const __m256 va = _mm256_loadu_ps(a + 2 * j), vb = b ? _mm256_loadu_ps(b + 2 * j) : _mm256_setzero_ps();
+        bad = flag_nonfinite(flag_nonfinite(bad, va), vb);
+        const __m256d lo = _mm256_castps_pd(_mm256_unpacklo_ps(va, vb));  // (a0 b0)(a1 b1) | (a4 b4)(a5 b5)
+        const __m256d hi = _mm256_castps_pd(_mm256_unpackhi_ps(va, vb));  // (a2 b2)(a3 b3) | (a6 b6)(a7 b7)
+        _mm256_storeu_pd(reinterpret_cast<double*>(s) + j, _mm256_shuffle_pd(lo, hi, 0x0));
+        _mm256_storeu_pd(reinterpret_cast<double*>(s) + len - 4 - j,
+                         _mm256_permute4x64_pd(_mm256_shuffle_pd(lo, hi, 0xF), 0x1B));
+      }
+      for (int64_t e = j; e < (len + 1) / 2; ++e) put(e, 2 * e);
+      for (int64_t o = j; o < len / 2; ++o) put(len - 1 - o, 2 * o + 1);
+    } else {
+      for (; j + 4 <= len; j += 4) {
+        const __m128 va = _mm_loadu_ps(a + j), vb = b ? _mm_loadu_ps(b + j) : _mm_setzero_ps();
+        const __m256 v = _mm256_set_m128(_mm_unpackhi_ps(va, vb), _mm_unpacklo_ps(va, vb));
+        bad = flag_nonfinite(bad, v);
+        _mm256_storeu_ps(s + 2 * j, v);
+      }
+      for (; j < len; ++j) put(j, j);
+    }
+  }
+  return finite && _mm256_movemask_ps(_mm256_cmp_ps(bad, bad, _CMP_UNORD_Q)) == 0;
+}
+
+void seq_to_lines(const float* seq, int64_t ld, int64_t len, bool shuffled, int64_t lines, float* y, int64_t yls) {
+  const __m256i split = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+  for (int64_t p = 0; 2 * p < lines; ++p) {
+    float* a = y + 2 * p * yls;
+    float* b = 2 * p + 1 < lines ? a + yls : nullptr;
+    const float* s = seq + 2 * p * ld;
+    auto get = [&](int64_t r, int64_t pos) {
+      a[r] = s[2 * pos];
+      if (b) b[r] = s[2 * pos + 1];
+    };
+    int64_t j = 0;
+    if (shuffled) {  // y[2j] = s[j], y[2j+1] = s[len-1-j]
+      for (; 2 * j + 8 <= len; j += 4) {
+        const __m256 lo = _mm256_loadu_ps(s + 2 * j);
+        const __m256 hi = _mm256_castpd_ps(
+            _mm256_permute4x64_pd(_mm256_loadu_pd(reinterpret_cast<const double*>(s) + len - 4 - j), 0x1B));
+        const __m256d u = _mm256_castps_pd(_mm256_unpacklo_ps(lo, hi)), v = _mm256_castps_pd(_mm256_unpackhi_ps(lo, hi));
+        _mm256_storeu_ps(a + 2 * j, _mm256_castpd_ps(_mm256_shuffle_pd(u, v, 0x0)));
+        if (b) _mm256_storeu_ps(b + 2 * j, _mm256_castpd_ps(_mm256_shuffle_pd(u, v, 0xF)));
+      }
+      for (int64_t e = j; e < (len + 1) / 2; ++e) get(2 * e, e);
+      for (int64_t o = j; o < len / 2; ++o) get(2 * o + 1, len - 1 - o);
+    } else {
+      for (; j + 4 <= len; j += 4) {
+        const __m256 v = _mm256_permutevar8x32_ps(_mm256_loadu_ps(s + 2 * j), split);
+        _mm_storeu_ps(a + j, _mm256_castps256_ps128(v));
+        if (b) _mm_storeu_ps(b + j, _mm256_extractf128_ps(v, 1));
+      }
+      for (; j < len; ++j) get(j, j);
+    }
+  }
+}
+
 // X_a = ca (Zr + Wr) + sb (Zi - Wi), X_b = ca (Zi + Wi) + sb (Wr - Zr) (dct_avx512.cpp).
 __m256 post_slots(__m256 z, __m256 w, __m256 ca, __m256 sb) {
   return _mm256_fmsubadd_ps(ca, _mm256_add_ps(z, w), _mm256_mul_ps(sb, swap_pairs(_mm256_sub_ps(z, w))));
@@ -252,6 +326,6 @@ void gemm(int64_t rows, int64_t cols, int64_t depth, const float* a, int64_t lda
 
 }  // namespace
 
-const DctLoops kDctLoopsAvx2{&rows_to_seq, &seq_to_rows, &dct2_post, &dct3_pre, &cmul, &gemm};
+const DctLoops kDctLoopsAvx2{&rows_to_seq, &seq_to_rows, &lines_to_seq, &seq_to_lines, &dct2_post, &dct3_pre, &cmul, &gemm};
 
 }  // namespace longrun::cpu::dct_detail

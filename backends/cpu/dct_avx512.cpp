@@ -162,6 +162,81 @@ void seq_to_rows(const float* seq, int64_t ld, int64_t rows, bool shuffled, int6
   }
 }
 
+// Lines (axis last): two lines a, b become one sequence. Shuffled, 16 floats of each line
+// hold the even samples of positions j..j+7 and the odd ones of positions len-8-j..len-1-j
+// (reversed): one two-source permute each.
+bool lines_to_seq(const float* x, int64_t xls, int64_t lines, int64_t len, bool shuffled, float* seq, int64_t ld) {
+  const __m512i even = _mm512_setr_epi32(0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30);
+  const __m512i odd_down = _mm512_setr_epi32(15, 31, 13, 29, 11, 27, 9, 25, 7, 23, 5, 21, 3, 19, 1, 17);
+  const __m512i interleave = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  __m512 bad = _mm512_setzero_ps();
+  bool finite = true;
+  for (int64_t p = 0; 2 * p < lines; ++p) {
+    const float* a = x + 2 * p * xls;
+    const float* b = 2 * p + 1 < lines ? a + xls : nullptr;  // a missing partner reads as 0
+    float* s = seq + 2 * p * ld;
+    auto put = [&](int64_t pos, int64_t r) {
+      const float va = a[r], vb = b ? b[r] : 0.0f;
+      finite = finite && (va - va == 0.0f) && (vb - vb == 0.0f);
+      s[2 * pos] = va;
+      s[2 * pos + 1] = vb;
+    };
+    int64_t j = 0;
+    if (shuffled) {
+      for (; 2 * j + 16 <= len; j += 8) {
+        const __m512 va = _mm512_loadu_ps(a + 2 * j), vb = b ? _mm512_loadu_ps(b + 2 * j) : _mm512_setzero_ps();
+        bad = flag_nonfinite(flag_nonfinite(bad, va), vb);
+        _mm512_storeu_ps(s + 2 * j, _mm512_permutex2var_ps(va, even, vb));
+        _mm512_storeu_ps(s + 2 * (len - 8 - j), _mm512_permutex2var_ps(va, odd_down, vb));
+      }
+      for (int64_t e = j; e < (len + 1) / 2; ++e) put(e, 2 * e);
+      for (int64_t o = j; o < len / 2; ++o) put(len - 1 - o, 2 * o + 1);
+    } else {
+      for (; j + 8 <= len; j += 8) {
+        const __m512 va = _mm512_zextps256_ps512(_mm256_loadu_ps(a + j));
+        const __m512 vb = b ? _mm512_zextps256_ps512(_mm256_loadu_ps(b + j)) : _mm512_setzero_ps();
+        bad = flag_nonfinite(flag_nonfinite(bad, va), vb);
+        _mm512_storeu_ps(s + 2 * j, _mm512_permutex2var_ps(va, interleave, vb));
+      }
+      for (; j < len; ++j) put(j, j);
+    }
+  }
+  return finite && _mm512_cmp_ps_mask(bad, bad, _CMP_UNORD_Q) == 0;
+}
+
+// The inverse: shuffled, y[2j] = s[j] and y[2j+1] = s[len-1-j], 8 positions from each end.
+void seq_to_lines(const float* seq, int64_t ld, int64_t len, bool shuffled, int64_t lines, float* y, int64_t yls) {
+  const __m512i split = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+  const __m512i merge_a = _mm512_setr_epi32(0, 30, 2, 28, 4, 26, 6, 24, 8, 22, 10, 20, 12, 18, 14, 16);
+  const __m512i merge_b = _mm512_add_epi32(merge_a, _mm512_set1_epi32(1));
+  for (int64_t p = 0; 2 * p < lines; ++p) {
+    float* a = y + 2 * p * yls;
+    float* b = 2 * p + 1 < lines ? a + yls : nullptr;
+    const float* s = seq + 2 * p * ld;
+    auto get = [&](int64_t r, int64_t pos) {
+      a[r] = s[2 * pos];
+      if (b) b[r] = s[2 * pos + 1];
+    };
+    int64_t j = 0;
+    if (shuffled) {
+      for (; 2 * j + 16 <= len; j += 8) {
+        const __m512 lo = _mm512_loadu_ps(s + 2 * j), hi = _mm512_loadu_ps(s + 2 * (len - 8 - j));
+        _mm512_storeu_ps(a + 2 * j, _mm512_permutex2var_ps(lo, merge_a, hi));
+        if (b) _mm512_storeu_ps(b + 2 * j, _mm512_permutex2var_ps(lo, merge_b, hi));
+      }
+      for (int64_t e = j; e < (len + 1) / 2; ++e) get(2 * e, e);
+      for (int64_t o = j; o < len / 2; ++o) get(2 * o + 1, len - 1 - o);
+    } else {
+      for (; j + 8 <= len; j += 8) {
+        const __m512 v = _mm512_permutexvar_ps(split, _mm512_loadu_ps(s + 2 * j));
+        _mm256_storeu_ps(a + j, _mm512_castps512_ps256(v));
+        if (b) _mm256_storeu_ps(b + j, _mm512_extractf32x8_ps(v, 1));
+      }
+      for (; j < len; ++j) get(j, j);
+    }
+  }
+}
+
 // DCT-II from the paired spectrum, Z = Z[k], W = Z[n-k] (a = re, b = im):
 //   X_a = ca (Zr + Wr) + sb (Zi - Wi),   X_b = ca (Zi + Wi) + sb (Wr - Zr)
 // i.e. ca·(Z + W) plus / minus sb·swap(Z - W) on even / odd lanes: one fmsubadd.
@@ -280,6 +355,6 @@ void gemm(int64_t rows, int64_t cols, int64_t depth, const float* a, int64_t lda
 
 }  // namespace
 
-const DctLoops kDctLoopsAvx512{&rows_to_seq, &seq_to_rows, &dct2_post, &dct3_pre, &cmul, &gemm};
+const DctLoops kDctLoopsAvx512{&rows_to_seq, &seq_to_rows, &lines_to_seq, &seq_to_lines, &dct2_post, &dct3_pre, &cmul, &gemm};
 
 }  // namespace longrun::cpu::dct_detail

@@ -161,11 +161,13 @@ void layer_norm_rows_t(const float* x, float* y, int64_t rows, int64_t d, float 
                        const void* beta) {
   const __m256 one = _mm256_set1_ps(1.0f);
   for (int64_t r = 0; r < rows; ++r, x += d, y += d) {
+    const __m256 shift = _mm256_set1_ps(x[0]);  // see normalization_avx512.cpp
     Moments a, b;
     int64_t j = 0, k = 0;
     for (; j + 2 * kLanes <= d; j += 2 * kLanes) {
       const __m256 rk = _mm256_set1_ps(1.0f / float(++k));
-      const __m256 x0 = _mm256_loadu_ps(x + j), x1 = _mm256_loadu_ps(x + j + kLanes);
+      const __m256 x0 = _mm256_sub_ps(_mm256_loadu_ps(x + j), shift);
+      const __m256 x1 = _mm256_sub_ps(_mm256_loadu_ps(x + j + kLanes), shift);
       const __m256 d0 = _mm256_sub_ps(x0, a.mean), d1 = _mm256_sub_ps(x1, b.mean);
       a.mean = _mm256_fmadd_ps(d0, rk, a.mean);
       b.mean = _mm256_fmadd_ps(d1, rk, b.mean);
@@ -176,7 +178,7 @@ void layer_norm_rows_t(const float* x, float* y, int64_t rows, int64_t d, float 
     for (; j < d; j += kLanes) {
       const __m256i mi = lanes_below(d - j);
       const __m256 m = _mm256_castsi256_ps(mi);
-      const __m256 xv = _mm256_maskload_ps(x + j, mi);
+      const __m256 xv = _mm256_sub_ps(_mm256_maskload_ps(x + j, mi), shift);
       a.n = _mm256_add_ps(a.n, _mm256_and_ps(m, one));
       const __m256 delta = _mm256_sub_ps(xv, a.mean);
       const __m256 mean = _mm256_add_ps(a.mean, _mm256_div_ps(delta, _mm256_max_ps(a.n, one)));
@@ -190,7 +192,8 @@ void layer_norm_rows_t(const float* x, float* y, int64_t rows, int64_t d, float 
     const __m256 vmean = _mm256_set1_ps(mean), inv = _mm256_set1_ps(1.0f / __builtin_sqrtf(var + eps));
     for (j = 0; j < d; j += kLanes) {
       const __m256i m = lanes_below(d - j);
-      const __m256 xn = _mm256_mul_ps(_mm256_sub_ps(_mm256_maskload_ps(x + j, m), vmean), inv);
+      const __m256 xs = _mm256_sub_ps(_mm256_maskload_ps(x + j, m), shift);
+      const __m256 xn = _mm256_mul_ps(_mm256_sub_ps(xs, vmean), inv);
       _mm256_maskstore_ps(y + j, m, _mm256_fmadd_ps(xn, load_param<G>(gamma, j, d), load_param<B>(beta, j, d)));
     }
   }

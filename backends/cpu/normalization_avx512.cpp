@@ -141,12 +141,17 @@ void layer_norm_rows_t(const float* x, float* y, int64_t rows, int64_t d, float 
                        const void* beta) {
   for (int64_t r = 0; r < rows; ++r, x += d, y += d) {
     // One pass: two Welford chains over alternate vectors (every lane of a chain has the same
-    // count, so 1/k is a broadcast scalar), the last partial vector under a mask.
+    // count, so 1/k is a broadcast scalar), the last partial vector under a mask. The data are
+    // shifted by the row's first element: the chains then track a small mean (few ulp of
+    // it lost, not of |mean|), and the normalise pass forms (x - shift) - mean_shifted, exact
+    // for rows clustered far from 0 (|mean| >> std), where x - mean_f32 would not be.
+    const __m512 shift = _mm512_set1_ps(x[0]);
     Moments a, b;
     int64_t j = 0, k = 0;
     for (; j + 2 * kLanes <= d; j += 2 * kLanes) {
       const __m512 rk = _mm512_set1_ps(1.0f / float(++k));
-      const __m512 x0 = _mm512_loadu_ps(x + j), x1 = _mm512_loadu_ps(x + j + kLanes);
+      const __m512 x0 = _mm512_sub_ps(_mm512_loadu_ps(x + j), shift);
+      const __m512 x1 = _mm512_sub_ps(_mm512_loadu_ps(x + j + kLanes), shift);
       const __m512 d0 = _mm512_sub_ps(x0, a.mean), d1 = _mm512_sub_ps(x1, b.mean);
       a.mean = _mm512_fmadd_ps(d0, rk, a.mean);
       b.mean = _mm512_fmadd_ps(d1, rk, b.mean);
@@ -156,7 +161,7 @@ void layer_norm_rows_t(const float* x, float* y, int64_t rows, int64_t d, float 
     a.n = b.n = _mm512_set1_ps(float(k));
     for (; j < d; j += kLanes) {
       const __mmask16 m = lanes_below(d - j);
-      const __m512 xv = _mm512_maskz_loadu_ps(m, x + j);
+      const __m512 xv = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + j), shift);
       a.n = _mm512_mask_add_ps(a.n, m, a.n, _mm512_set1_ps(1.0f));
       const __m512 delta = _mm512_sub_ps(xv, a.mean);
       a.mean = _mm512_mask_add_ps(a.mean, m, a.mean, _mm512_div_ps(delta, _mm512_max_ps(a.n, _mm512_set1_ps(1.0f))));
@@ -169,7 +174,8 @@ void layer_norm_rows_t(const float* x, float* y, int64_t rows, int64_t d, float 
     const __m512 vmean = _mm512_set1_ps(mean), inv = _mm512_set1_ps(1.0f / __builtin_sqrtf(var + eps));
     for (j = 0; j < d; j += kLanes) {
       const __mmask16 m = lanes_below(d - j);
-      const __m512 xn = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + j), vmean), inv);
+      const __m512 xs = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + j), shift);
+      const __m512 xn = _mm512_mul_ps(_mm512_sub_ps(xs, vmean), inv);
       _mm512_mask_storeu_ps(y + j, m, _mm512_fmadd_ps(xn, load_param<G>(gamma, j, m), load_param<B>(beta, j, m)));
     }
   }

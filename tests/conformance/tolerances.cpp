@@ -73,8 +73,8 @@ constexpr Entry kTable[] = {
     {OpKind::layer_norm,
      int(DType::f32),
      {1e-5, 1e-5,
-      "f32 mean/variance over D <= 768 with |mean| up to 8 (even a one-pass E[x^2]-E[x]^2 loses only "
-      "~eps*65/var ~ 4e-6) plus rsqrt and the affine roundings"}},
+      "f32 mean/variance over D <= 768 with |mean| up to 8 and unit-scale spread, |mean|/std <= ~8 (even a "
+      "one-pass E[x^2]-E[x]^2 loses only ~eps*65/var ~ 4e-6) plus rsqrt and the affine roundings"}},
     // dot-product ops
     {OpKind::matmul,
      int(DType::f32),

@@ -12,6 +12,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/cpu/cpu_isa.h"
@@ -244,40 +245,45 @@ TEST_CASE("cpu_dct: prepared state matches the unprepared path") {
 }
 
 // Columns are paired inside one complex FFT: an Inf or NaN must not leak into its partner.
+// Both layouts: columns of rows (axis 0) and contiguous lines (axis last).
 TEST_CASE("cpu_dct: non-finite inputs stay in their own column") {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-  struct Case {
-    OpKind op;
-    OpAttrs attrs;
-  };
-  const Case cases[] = {{OpKind::dct, DctAttrs{.axis = 0}},
-                        {OpKind::idct, IdctAttrs{.axis = 0}},
-                        {OpKind::spectral_filter, SpectralFilterAttrs{.axis = 0, .keep = 4, .method = SpectralMethod::fft}}};
-  for (const Case& c : cases)
-    for (int64_t d : {4, 17, 64}) {
-      const TensorDesc in(DType::f32, {13, d});
-      auto x = random_data(in.numel(), 3);
-      x[size_t(5 * d + 0)] = nan;  // column 0 (partner: column 1)
-      x[size_t(2 * d + 3)] = inf;  // column 3 (partner: column 2)
-      const auto want = run(reference_of(c.op), c.op, c.attrs, in, x, nullptr);
-      for (const IsaKernels& k : kIsas) {
-        if (!has(k.isa)) continue;
-        CAPTURE(cpu::isa_name(k.isa));
-        const auto got = run(kernel_of(k, c.op), c.op, c.attrs, in, x, nullptr);
-        const int64_t rows = int64_t(got.size()) / d;
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t col = 0; col < d; ++col) {
-            const float g = got[size_t(r * d + col)], w = want[size_t(r * d + col)];
-            if (col == 0) {
-              CHECK(std::isnan(g));
-            } else if (col == 3) {
-              CHECK(!std::isfinite(g));
-            } else {
-              CHECK(std::fabs(g - w) <= 1e-4 * std::max(1.0f, std::fabs(w)));
+  for (const bool last : {false, true}) {
+    const int axis = last ? -1 : 0;
+    const std::vector<std::pair<OpKind, OpAttrs>> cases = {
+        {OpKind::dct, DctAttrs{.axis = axis}},
+        {OpKind::idct, IdctAttrs{.axis = axis}},
+        {OpKind::spectral_filter,
+         SpectralFilterAttrs{.axis = axis, .keep = 4, .method = SpectralMethod::fft}}};
+    for (const auto& [op, attrs] : cases)
+      for (int64_t d : {4, 17, 64}) {
+        const int64_t n = 13;
+        const TensorDesc in(DType::f32, last ? std::vector<int64_t>{d, n} : std::vector<int64_t>{n, d});
+        auto at = [&](int64_t rows, int64_t r, int64_t col) { return size_t(last ? col * rows + r : r * d + col); };
+        auto x = random_data(in.numel(), 3);
+        x[at(n, 5, 0)] = nan;  // column 0 (partner: column 1)
+        x[at(n, 2, 3)] = inf;  // column 3 (partner: column 2)
+        const auto want = run(reference_of(op), op, attrs, in, x, nullptr);
+        for (const IsaKernels& k : kIsas) {
+          if (!has(k.isa)) continue;
+          CAPTURE(cpu::isa_name(k.isa));
+          CAPTURE(last);
+          const auto got = run(kernel_of(k, op), op, attrs, in, x, nullptr);
+          const int64_t rows = int64_t(got.size()) / d;
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t col = 0; col < d; ++col) {
+              const float g = got[at(rows, r, col)], w = want[at(rows, r, col)];
+              if (col == 0) {
+                CHECK(std::isnan(g));
+              } else if (col == 3) {
+                CHECK(!std::isfinite(g));
+              } else {
+                CHECK(std::fabs(g - w) <= 1e-4 * std::max(1.0f, std::fabs(w)));
+              }
             }
-          }
+        }
       }
-    }
+  }
 }
 
 TEST_CASE("cpu_dct: worst error observed (runs last)") {

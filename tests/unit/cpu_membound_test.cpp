@@ -416,7 +416,7 @@ TEST_CASE("cpu membound: layer_norm with f32/f16/bf16 parameters and offset rows
     uint32_t seed = 500;
     for (int64_t d : kSizes) {
       for (DType pt : {DType::f32, DType::f16, DType::bf16}) {
-        for (float offset : {0.0f, 8.0f, 1000.0f}) {
+        for (float offset : {0.0f, 8.0f, 1000.0f, -30000.0f}) {
           CAPTURE(d);
           CAPTURE(dtype_name(pt));
           CAPTURE(offset);
@@ -491,7 +491,6 @@ TEST_CASE("cpu membound: topk_mask and topk_indices select exactly as the refere
   In x = make_in(DType::f32, {64, 4096});
   fill(x, 5);
   const TopkIndicesAttrs a{.k = 205};
-  Graph g;
   GraphBuilder b;
   const ValueId xi = b.input("x", x.desc);
   b.output(b.topk_indices({xi}, a), "y");
@@ -627,7 +626,7 @@ TEST_CASE("cpu membound: embedding gathers and widens rows exactly") {
           CAPTURE(dtype_name(tt));
           CAPTURE(d);
           In table = make_in(tt, {11, d});
-          std::mt19937 rng(uint32_t(d));
+          std::mt19937 rng{uint32_t(d)};
           for (int64_t i = 0; i < table.desc.numel(); ++i) {
             const float v = float(int(rng() % 2001) - 1000) / 64.0f;
             if (tt == DType::f32) table.ptr<float>()[i] = v;
