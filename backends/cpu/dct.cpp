@@ -39,7 +39,8 @@ using FloatBuffer = std::unique_ptr<float[], AlignedFree>;
 Result<FloatBuffer> alloc_floats(int64_t n) {
   if (n <= 0) return FloatBuffer();
   void* p = ::operator new[](size_t(n) * sizeof(float), std::align_val_t{64}, std::nothrow);
-  if (p == nullptr) return out_of_memory("dct: cannot allocate " + std::to_string(n * 4) + " bytes of scratch");
+  if (p == nullptr)
+    return out_of_memory("dct: cannot allocate " + std::to_string(n * 4) + " bytes of scratch");
   return FloatBuffer(static_cast<float*>(p));
 }
 
@@ -55,13 +56,13 @@ struct SpectralState {
   OpAttrs attrs;
   TensorDesc in_desc, out_desc;  // the shapes this state was made for
   int64_t outer = 0, inner = 0, n_in = 0, n_out = 0;
-  int64_t n = 0;     // forward (DCT-II) length
-  int64_t m = 0;     // inverse (DCT-III) length
-  int64_t keep = 0;  // DCT-II coefficients computed
-  int64_t used = 0;  // DCT-III input coefficients used (the rest are zero)
-  int64_t ld = 0;    // sequence stride in complex values: max(n, m)
-  bool lines = false;    // inner == 1: the columns are contiguous lines
-  bool generic = false;  // 1 < inner < kGenericBelow: columns gathered through staging rows
+  int64_t n = 0;          // forward (DCT-II) length
+  int64_t m = 0;          // inverse (DCT-III) length
+  int64_t keep = 0;       // DCT-II coefficients computed
+  int64_t used = 0;       // DCT-III input coefficients used (the rest are zero)
+  int64_t ld = 0;         // sequence stride in complex values: max(n, m) rounded to 8, plus 8
+  bool lines = false;     // inner == 1: the columns are contiguous lines
+  bool generic = false;   // 1 < inner < kGenericBelow: columns gathered through staging rows
   int64_t block = 0;      // columns per full block (even)
   int64_t sub_pairs = 0;  // sequences per FFT sub-block
   int64_t blocks_per_outer = 0, units = 0, cols = 0;
@@ -74,18 +75,23 @@ struct SpectralState {
 
 int64_t round_even(int64_t v) { return v + (v & 1); }
 
-// Matrix product (2mn flops per column) against the two FFTs (measured on a Xeon with
-// AVX-512, see the report in tests/unit/cpu_dct_test.cpp): per column the FFT route costs
-// about kFftNsPerPoint * (n log2 n + m log2 m) + kFftNsPerRow * (n + m), the product
-// 2mn / kGemmFlopsPerNs.
-constexpr double kFftNsPerPoint = 0.02;
-constexpr double kFftNsPerRow = 0.15;
-constexpr double kGemmFlopsPerNs = 40.0;
+// The filter's route. Fitted to per-column times of both routes on [N, 512] (Xeon,
+// AVX-512, one thread; N = 32..1024, M = 4..256): the FFT route costs about
+// kFftPerPoint * (w(n) + w(m)) + kFftPerRow * (n + m) + kFftFixed ns per column, with
+// w(L) = L log2 L for lengths FFTW runs directly and 4 L2 log2 L2 + 8 L2 for Bluestein's
+// two length-L2 FFTs and three chirp passes; the matrix product about m n / kMatrixPerNs ns
+// (2mn flops at ~50 GFLOP/s). The choice depends only on (n, m): deterministic.
+constexpr double kFftPerPoint = 0.05, kFftPerRow = 0.5, kFftFixed = 20.0, kMatrixPerNs = 25.0;
+
+double fft_work(int64_t len) {
+  const int64_t l2 = dct_detail::bluestein_length(len);
+  if (l2 == 0) return double(len) * std::log2(double(len) + 1);
+  return 4.0 * double(l2) * std::log2(double(l2)) + 8.0 * double(l2);
+}
 
 bool matrix_is_cheaper(int64_t n, int64_t m) {
-  const double dn = double(n), dm = double(m);
-  const double fft = kFftNsPerPoint * (dn * std::log2(dn + 1) + dm * std::log2(dm + 1)) + kFftNsPerRow * (dn + dm);
-  return 2.0 * dn * dm / kGemmFlopsPerNs < fft;
+  const double fft = kFftPerPoint * (fft_work(n) + fft_work(m)) + kFftPerRow * double(n + m) + kFftFixed;
+  return double(m) * double(n) / kMatrixPerNs < fft;
 }
 
 // ---- prepare ------------------------------------------------------------------------------
@@ -100,7 +106,9 @@ int axis_attr(SpectralOp op, const OpAttrs& a) {
 }
 
 OpKind kind_of(SpectralOp op) {
-  return op == SpectralOp::dct2 ? OpKind::dct : op == SpectralOp::dct3 ? OpKind::idct : OpKind::spectral_filter;
+  return op == SpectralOp::dct2   ? OpKind::dct
+         : op == SpectralOp::dct3 ? OpKind::idct
+                                  : OpKind::spectral_filter;
 }
 
 // Tables in double, rounded once. DCT-II: X_k = c_k Re(e^{-i pi k/2n} V_k) with V the FFT of
@@ -122,7 +130,8 @@ void build_tables(SpectralState& st) {
     const double hk = k == 0 ? 1.0 / std::sqrt(double(st.m)) : h;
     const double a = std::numbers::pi * double(k) / double(2 * st.m);
     const double v[4] = {hk * std::cos(a), hk * std::sin(a), h * std::cos(a), h * std::sin(a)};
-    for (int t = 0; t < 4; ++t) st.tw2[size_t(t * 2 * st.m + 2 * k)] = st.tw2[size_t(t * 2 * st.m + 2 * k + 1)] = float(v[t]);
+    for (int t = 0; t < 4; ++t)
+      st.tw2[size_t(t * 2 * st.m + 2 * k)] = st.tw2[size_t(t * 2 * st.m + 2 * k + 1)] = float(v[t]);
   }
 }
 
@@ -131,8 +140,8 @@ Result<std::shared_ptr<SpectralState>> make_state(SpectralOp op, const OpAttrs& 
   std::vector<TensorDesc> inferred;
   LR_RETURN_IF_ERROR(infer_op(kind_of(op), attrs, std::span<const TensorDesc>(&in, 1), &inferred));
   if (inferred.size() != 1 || !inferred[0].same_shape(out))
-    return invalid_argument(std::string(op_name(kind_of(op))) + ": output is " + out.to_string() + ", expected " +
-                            inferred[0].to_string());
+    return invalid_argument(std::string(op_name(kind_of(op))) + ": output is " + out.to_string() +
+                            ", expected " + inferred[0].to_string());
   auto st = std::make_shared<SpectralState>();
   st->op = op;
   st->attrs = attrs;
@@ -169,7 +178,8 @@ Result<std::shared_ptr<SpectralState>> make_state(SpectralOp op, const OpAttrs& 
   st->generic = !st->lines && st->inner < kGenericBelow;
   const int64_t len = std::max(st->n, st->m);  // sizes from the unpadded length: 64 columns at 4096
   // A sub-block's working set: its FFT input and output, and Bluestein's two buffers.
-  const int64_t sub_len = std::max({len, dct_detail::bluestein_length(st->n), dct_detail::bluestein_length(st->m)});
+  const int64_t sub_len =
+      std::max({len, dct_detail::bluestein_length(st->n), dct_detail::bluestein_length(st->m)});
   auto pairs_within = [&](int64_t bytes, int64_t per_pair) {
     return std::clamp<int64_t>(bytes / per_pair / kMinPairs * kMinPairs, kMinPairs, kMaxPairs);
   };
@@ -222,7 +232,8 @@ Result<std::shared_ptr<SpectralState>> make_state(SpectralOp op, const OpAttrs& 
   return st;
 }
 
-Result<std::shared_ptr<void>> prepare_for(SpectralOp op, const Graph& graph, const Node& node, ThreadPool* pool) {
+Result<std::shared_ptr<void>> prepare_for(SpectralOp op, const Graph& graph, const Node& node,
+                                          ThreadPool* pool) {
   if (node.inputs.size() != 1 || node.outputs.size() != 1)
     return invalid_argument(std::string(op_name(kind_of(op))) + ": expected one input and one output");
   const TensorDesc& in = graph.value(node.inputs[0]).desc;
@@ -319,8 +330,9 @@ class Runner {
     const bool shuffled_in = st_.op != SpectralOp::dct3;
     const int64_t rows_in = shuffled_in ? st_.n : st_.used;
     if (lane < 0) {
-      const bool finite = st_.lines ? l_.lines_to_seq(b.in, b.ics, b.width, rows_in, shuffled_in, s.a.get(), ld)
-                                    : l_.rows_to_seq(b.in, b.is, rows_in, shuffled_in, b.width, s.a.get(), ld);
+      const bool finite = st_.lines
+                              ? l_.lines_to_seq(b.in, b.ics, b.width, rows_in, shuffled_in, s.a.get(), ld)
+                              : l_.rows_to_seq(b.in, b.is, rows_in, shuffled_in, b.width, s.a.get(), ld);
       if (!finite) return false;
     } else {
       masked_rows_to_seq(b, rows_in, shuffled_in, lane, s.a.get());
@@ -371,7 +383,8 @@ class Runner {
     for (int64_t p = 0; p < b.pairs; ++p)
       for (int64_t j = 0; j < rows; ++j) {
         const int64_t c = 2 * p + lane;
-        if (c < b.width) b.out[(shuffled ? shuffled_row(j, rows) : j) * b.os + c * b.ocs] = seq[2 * (p * st_.ld + j) + lane];
+        if (c < b.width)
+          b.out[(shuffled ? shuffled_row(j, rows) : j) * b.os + c * b.ocs] = seq[2 * (p * st_.ld + j) + lane];
       }
   }
 
@@ -418,12 +431,15 @@ void for_each_unit(ThreadPool* pool, int64_t units, int64_t chunks, const Fn& fn
 }
 
 KernelFn reference_for(SpectralOp op) {
-  return op == SpectralOp::dct2 ? &reference_dct : op == SpectralOp::dct3 ? &reference_idct : &reference_spectral_filter;
+  return op == SpectralOp::dct2   ? &reference_dct
+         : op == SpectralOp::dct3 ? &reference_idct
+                                  : &reference_spectral_filter;
 }
 
 Status run_spectral(const KernelArgs& args, SpectralOp op, const DctLoops& loops) {
   if (args.attrs == nullptr || args.inputs.size() != 1 || args.outputs.size() != 1)
-    return invalid_argument(std::string(op_name(kind_of(op))) + ": expected attributes, one input, one output");
+    return invalid_argument(std::string(op_name(kind_of(op))) +
+                            ": expected attributes, one input, one output");
   const TensorView& x = args.inputs[0];
   const TensorView& y = args.outputs[0];
   if (x.desc.dtype() != DType::f32 || y.desc.dtype() != DType::f32 || !x.desc.is_contiguous() ||
@@ -433,7 +449,8 @@ Status run_spectral(const KernelArgs& args, SpectralOp op, const DctLoops& loops
   std::shared_ptr<SpectralState> own;  // no (matching) prepare step: plan now
   if (st == nullptr || st->op != op || !(st->attrs == *args.attrs) || !st->in_desc.same_shape(x.desc) ||
       !st->out_desc.same_shape(y.desc)) {
-    LR_ASSIGN_OR_RETURN(own, make_state(op, *args.attrs, x.desc, y.desc, args.pool ? args.pool->num_threads() : 1));
+    LR_ASSIGN_OR_RETURN(
+        own, make_state(op, *args.attrs, x.desc, y.desc, args.pool ? args.pool->num_threads() : 1));
     st = own.get();
   }
   if (y.desc.numel() == 0) return {};
@@ -463,15 +480,20 @@ Result<std::shared_ptr<void>> prepare_dct(const Graph& graph, const Node& node, 
 Result<std::shared_ptr<void>> prepare_idct(const Graph& graph, const Node& node, ThreadPool* pool) {
   return prepare_for(SpectralOp::dct3, graph, node, pool);
 }
-Result<std::shared_ptr<void>> prepare_spectral_filter(const Graph& graph, const Node& node, ThreadPool* pool) {
+Result<std::shared_ptr<void>> prepare_spectral_filter(const Graph& graph, const Node& node,
+                                                      ThreadPool* pool) {
   return prepare_for(SpectralOp::filter, graph, node, pool);
 }
 
-Status cpu_dct_f32_avx2(const KernelArgs& a) { return run_spectral(a, SpectralOp::dct2, dct_detail::kDctLoopsAvx2); }
+Status cpu_dct_f32_avx2(const KernelArgs& a) {
+  return run_spectral(a, SpectralOp::dct2, dct_detail::kDctLoopsAvx2);
+}
 Status cpu_dct_f32_avx512(const KernelArgs& a) {
   return run_spectral(a, SpectralOp::dct2, dct_detail::kDctLoopsAvx512);
 }
-Status cpu_idct_f32_avx2(const KernelArgs& a) { return run_spectral(a, SpectralOp::dct3, dct_detail::kDctLoopsAvx2); }
+Status cpu_idct_f32_avx2(const KernelArgs& a) {
+  return run_spectral(a, SpectralOp::dct3, dct_detail::kDctLoopsAvx2);
+}
 Status cpu_idct_f32_avx512(const KernelArgs& a) {
   return run_spectral(a, SpectralOp::dct3, dct_detail::kDctLoopsAvx512);
 }

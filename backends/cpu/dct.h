@@ -2,16 +2,18 @@
 // spectral_filter (idct_M(dct_N(x)[:M])), for f32 along any axis (MODELS.md §1.1).
 //
 // Method (Makhoul's FFT shuffle, batched over columns): the tensor is seen as
-// [outer, N, inner]; a block of up to B adjacent columns is transformed at once. Two real
-// columns a, b travel as one complex sequence a + i·b. The block is copied (8 x 8 complex
-// transposes, the even/odd shuffle fused into the row order) into contiguous sequences,
-// FFTW transforms them out of place with one "many" plan (contiguous sequences are where
-// FFTW is fastest: ~1.5 ns per point vs 4-12 with a stride), the twiddle, the split of the
-// paired spectra and the orthonormal scale run along each sequence, and a transposing copy
-// writes the rows back. Small `inner` (axis last) flattens [outer, inner] into columns and
-// goes through a staging buffer. spectral_filter computes only the first M DCT-II outputs
-// and an M-point inverse, or applies the cached M x N operator R as a matrix product when
-// the cost model says that is cheaper.
+// [outer, N, inner]; a block of up to 64-256 adjacent columns is transformed at once. Two
+// real columns a, b travel as one complex sequence a + i·b. The block is copied into
+// contiguous sequences (8 x 8 complex transposes, the even/odd shuffle fused into the row
+// order); FFTW transforms them out of place with one "many" plan per sub-block that stays
+// in L2 (contiguous sequences are where FFTW is fastest: ~1.5 ns per point vs 4-12 with a
+// stride; lengths with a prime factor > 13 go through Bluestein); the twiddle, the split of
+// the paired spectra and the orthonormal scale run along each sequence; a transposing copy
+// writes the rows back. Axis last (inner = 1) reads and writes contiguous lines directly;
+// 1 < inner < 16 flattens [outer, inner] into columns through staging rows.
+// spectral_filter computes only the first M DCT-II outputs and an M-point inverse, or
+// applies the cached M x N operator R as a matrix product when the cost model says that is
+// cheaper (short transforms).
 #pragma once
 
 #include <cstdint>

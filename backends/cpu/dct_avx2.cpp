@@ -60,7 +60,8 @@ int64_t tile_position(int half, int64_t r0, int64_t rows, bool shuffled) {
   return half == 0 ? r0 / 2 : rows - 4 - r0 / 2;
 }
 
-bool rows_to_seq(const float* x, int64_t xs, int64_t rows, bool shuffled, int64_t width, float* seq, int64_t ld) {
+bool rows_to_seq(const float* x, int64_t xs, int64_t rows, bool shuffled, int64_t width, float* seq,
+                 int64_t ld) {
   __m256 bad = _mm256_setzero_ps();
   bool finite = true;
   const int64_t pairs = (width + 1) / 2;
@@ -68,7 +69,8 @@ bool rows_to_seq(const float* x, int64_t xs, int64_t rows, bool shuffled, int64_
   const Tile t = tile_of(shuffled);
   int64_t r0 = 0;
   for (; r0 + t.step <= rows; r0 += t.step) {
-    for (int64_t i = r0 + kAheadRows; i < r0 + kAheadRows + t.step && i < rows; ++i) prefetch_row(x + i * xs, width);
+    for (int64_t i = r0 + kAheadRows; i < r0 + kAheadRows + t.step && i < rows; ++i)
+      prefetch_row(x + i * xs, width);
     for (int half = 0; half < t.halves; ++half) {
       const int64_t pos = tile_position(half, r0, rows, shuffled);
       for (int64_t p0 = 0; p0 < pairs; p0 += 4) {
@@ -100,13 +102,15 @@ bool rows_to_seq(const float* x, int64_t xs, int64_t rows, bool shuffled, int64_
   return finite && _mm256_movemask_ps(_mm256_cmp_ps(bad, bad, _CMP_UNORD_Q)) == 0;
 }
 
-void seq_to_rows(const float* seq, int64_t ld, int64_t rows, bool shuffled, int64_t width, float* y, int64_t ys) {
+void seq_to_rows(const float* seq, int64_t ld, int64_t rows, bool shuffled, int64_t width, float* y,
+                 int64_t ys) {
   const int64_t pairs = (width + 1) / 2;
   const double* in = reinterpret_cast<const double*>(seq);
   const Tile t = tile_of(shuffled);
   int64_t r0 = 0;
   for (; r0 + t.step <= rows; r0 += t.step) {
-    for (int64_t i = r0 + kAheadRows; i < r0 + kAheadRows + t.step && i < rows; ++i) prefetch_row(y + i * ys, width);
+    for (int64_t i = r0 + kAheadRows; i < r0 + kAheadRows + t.step && i < rows; ++i)
+      prefetch_row(y + i * ys, width);
     for (int half = 0; half < t.halves; ++half) {
       const int64_t pos = tile_position(half, r0, rows, shuffled);
       for (int64_t p0 = 0; p0 < pairs; p0 += 4) {
@@ -114,7 +118,8 @@ void seq_to_rows(const float* seq, int64_t ld, int64_t rows, bool shuffled, int6
         const bool whole = width - 2 * p0 >= 8;
         const __m256i cols = first8(width - 2 * p0);
         __m256d r[4];
-        for (int q = 0; q < 4; ++q) r[q] = q < np ? _mm256_loadu_pd(in + (p0 + q) * ld + pos) : _mm256_setzero_pd();
+        for (int q = 0; q < 4; ++q)
+          r[q] = q < np ? _mm256_loadu_pd(in + (p0 + q) * ld + pos) : _mm256_setzero_pd();
         transpose4(r);
         for (int i = 0; i < 4; ++i) {
           float* dst = y + (r0 + t.row[half][i]) * ys + 2 * p0;
@@ -138,7 +143,8 @@ void seq_to_rows(const float* seq, int64_t ld, int64_t rows, bool shuffled, int6
 
 // Lines (axis last): two lines a, b become one sequence (see dct_avx512.cpp); 8 floats of
 // each line give positions j..j+3 (even samples) and len-4-j..len-1-j (odd, reversed).
-bool lines_to_seq(const float* x, int64_t xls, int64_t lines, int64_t len, bool shuffled, float* seq, int64_t ld) {
+bool lines_to_seq(const float* x, int64_t xls, int64_t lines, int64_t len, bool shuffled, float* seq,
+                  int64_t ld) {
   __m256 bad = _mm256_setzero_ps();
   bool finite = true;
   for (int64_t p = 0; 2 * p < lines; ++p) {
@@ -154,7 +160,8 @@ bool lines_to_seq(const float* x, int64_t xls, int64_t lines, int64_t len, bool 
     int64_t j = 0;
     if (shuffled) {
       for (; 2 * j + 8 <= len; j += 4) {
-        const __m256 va = _mm256_loadu_ps(a + 2 * j), vb = b ? _mm256_loadu_ps(b + 2 * j) : _mm256_setzero_ps();
+        const __m256 va = _mm256_loadu_ps(a + 2 * j),
+                     vb = b ? _mm256_loadu_ps(b + 2 * j) : _mm256_setzero_ps();
         bad = flag_nonfinite(flag_nonfinite(bad, va), vb);
         const __m256d lo = _mm256_castps_pd(_mm256_unpacklo_ps(va, vb));  // (a0 b0)(a1 b1) | (a4 b4)(a5 b5)
         const __m256d hi = _mm256_castps_pd(_mm256_unpackhi_ps(va, vb));  // (a2 b2)(a3 b3) | (a6 b6)(a7 b7)
@@ -177,7 +184,8 @@ bool lines_to_seq(const float* x, int64_t xls, int64_t lines, int64_t len, bool 
   return finite && _mm256_movemask_ps(_mm256_cmp_ps(bad, bad, _CMP_UNORD_Q)) == 0;
 }
 
-void seq_to_lines(const float* seq, int64_t ld, int64_t len, bool shuffled, int64_t lines, float* y, int64_t yls) {
+void seq_to_lines(const float* seq, int64_t ld, int64_t len, bool shuffled, int64_t lines, float* y,
+                  int64_t yls) {
   const __m256i split = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
   for (int64_t p = 0; 2 * p < lines; ++p) {
     float* a = y + 2 * p * yls;
@@ -193,7 +201,8 @@ void seq_to_lines(const float* seq, int64_t ld, int64_t len, bool shuffled, int6
         const __m256 lo = _mm256_loadu_ps(s + 2 * j);
         const __m256 hi = _mm256_castpd_ps(
             _mm256_permute4x64_pd(_mm256_loadu_pd(reinterpret_cast<const double*>(s) + len - 4 - j), 0x1B));
-        const __m256d u = _mm256_castps_pd(_mm256_unpacklo_ps(lo, hi)), v = _mm256_castps_pd(_mm256_unpackhi_ps(lo, hi));
+        const __m256d u = _mm256_castps_pd(_mm256_unpacklo_ps(lo, hi)),
+                      v = _mm256_castps_pd(_mm256_unpackhi_ps(lo, hi));
         _mm256_storeu_ps(a + 2 * j, _mm256_castpd_ps(_mm256_shuffle_pd(u, v, 0x0)));
         if (b) _mm256_storeu_ps(b + 2 * j, _mm256_castpd_ps(_mm256_shuffle_pd(u, v, 0xF)));
       }
@@ -215,8 +224,8 @@ __m256 post_slots(__m256 z, __m256 w, __m256 ca, __m256 sb) {
   return _mm256_fmsubadd_ps(ca, _mm256_add_ps(z, w), _mm256_mul_ps(sb, swap_pairs(_mm256_sub_ps(z, w))));
 }
 
-void dct2_post(const float* w, int64_t ld, int64_t pairs, int64_t n, int64_t keep, const float* ca2, const float* sb2,
-               float* x) {
+void dct2_post(const float* w, int64_t ld, int64_t pairs, int64_t n, int64_t keep, const float* ca2,
+               const float* sb2, float* x) {
   for (int64_t p = 0; p < pairs; ++p) {
     const float* z = w + 2 * p * ld;
     float* out = x + 2 * p * ld;
@@ -231,7 +240,8 @@ void dct2_post(const float* w, int64_t ld, int64_t pairs, int64_t n, int64_t kee
     int64_t k = 1;
     for (; k + 4 <= keep; k += 4) {
       const __m256 zv = _mm256_loadu_ps(z + 2 * k), wv = reverse_slots(_mm256_loadu_ps(z + 2 * (n - k - 3)));
-      _mm256_storeu_ps(out + 2 * k, post_slots(zv, wv, _mm256_loadu_ps(ca2 + 2 * k), _mm256_loadu_ps(sb2 + 2 * k)));
+      _mm256_storeu_ps(out + 2 * k,
+                       post_slots(zv, wv, _mm256_loadu_ps(ca2 + 2 * k), _mm256_loadu_ps(sb2 + 2 * k)));
     }
     for (; k < keep; ++k) scalar(k);
   }
@@ -264,8 +274,8 @@ void dct3_pre(const float* x, int64_t ld, int64_t pairs, int64_t m, const float*
 }
 
 // y = x · t per complex slot: fmaddsub(x, Re t, swap(x) · Im t).
-void cmul(const float* x, int64_t ldx, int64_t pairs, int64_t len, const float* tre2, const float* tim2, float* y,
-          int64_t ldy, int64_t len_out) {
+void cmul(const float* x, int64_t ldx, int64_t pairs, int64_t len, const float* tre2, const float* tim2,
+          float* y, int64_t ldy, int64_t len_out) {
   for (int64_t p = 0; p < pairs; ++p) {
     const float* in = x + 2 * p * ldx;
     float* out = y + 2 * p * ldy;
@@ -286,8 +296,8 @@ void cmul(const float* x, int64_t ldx, int64_t pairs, int64_t len, const float* 
 
 // An R x 16 tile of c = a·b: broadcast a, two vectors of b per depth step.
 template <int R>
-void gemm_rows(int64_t cols, int64_t depth, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
-               int64_t ldc) {
+void gemm_rows(int64_t cols, int64_t depth, const float* a, int64_t lda, const float* b, int64_t ldb,
+               float* c, int64_t ldc) {
   for (int64_t j = 0; j < cols; j += 16) {
     const bool whole = cols - j >= 16;
     const __m256i m0 = first8(cols - j), m1 = first8(cols - j - 8);
@@ -326,6 +336,7 @@ void gemm(int64_t rows, int64_t cols, int64_t depth, const float* a, int64_t lda
 
 }  // namespace
 
-const DctLoops kDctLoopsAvx2{&rows_to_seq, &seq_to_rows, &lines_to_seq, &seq_to_lines, &dct2_post, &dct3_pre, &cmul, &gemm};
+const DctLoops kDctLoopsAvx2{&rows_to_seq, &seq_to_rows, &lines_to_seq, &seq_to_lines,
+                             &dct2_post,   &dct3_pre,    &cmul,         &gemm};
 
 }  // namespace longrun::cpu::dct_detail

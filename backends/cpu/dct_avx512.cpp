@@ -22,7 +22,8 @@ __m512 swap_pairs(__m512 v) { return _mm512_permute_ps(v, 0xB1); }
 
 // Complex slots in reverse order: the Z[n-k] for k = k0..k0+7 loaded from n-k0-7..n-k0.
 __m512 reverse_slots(__m512 v) {
-  return _mm512_castpd_ps(_mm512_permutexvar_pd(_mm512_setr_epi64(7, 6, 5, 4, 3, 2, 1, 0), _mm512_castps_pd(v)));
+  return _mm512_castpd_ps(
+      _mm512_permutexvar_pd(_mm512_setr_epi64(7, 6, 5, 4, 3, 2, 1, 0), _mm512_castps_pd(v)));
 }
 
 // x * 0 + bad turns `bad` NaN exactly when some x is Inf or NaN.
@@ -30,9 +31,12 @@ __m512 flag_nonfinite(__m512 bad, __m512 v) { return _mm512_fmadd_ps(v, _mm512_s
 
 // r[i][p] -> r[p][i] for 8 x 8 complex values (three rounds of two-source permutes).
 inline __attribute__((always_inline)) void transpose8(__m512d r[8]) {
-  const __m512i lo1 = _mm512_setr_epi64(0, 8, 2, 10, 4, 12, 6, 14), hi1 = _mm512_setr_epi64(1, 9, 3, 11, 5, 13, 7, 15);
-  const __m512i lo2 = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13), hi2 = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
-  const __m512i lo3 = _mm512_setr_epi64(0, 1, 2, 3, 8, 9, 10, 11), hi3 = _mm512_setr_epi64(4, 5, 6, 7, 12, 13, 14, 15);
+  const __m512i lo1 = _mm512_setr_epi64(0, 8, 2, 10, 4, 12, 6, 14),
+                hi1 = _mm512_setr_epi64(1, 9, 3, 11, 5, 13, 7, 15);
+  const __m512i lo2 = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13),
+                hi2 = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+  const __m512i lo3 = _mm512_setr_epi64(0, 1, 2, 3, 8, 9, 10, 11),
+                hi3 = _mm512_setr_epi64(4, 5, 6, 7, 12, 13, 14, 15);
   __m512d t[8], u[8];
   for (int i = 0; i < 8; i += 2) {
     t[i] = _mm512_permutex2var_pd(r[i], lo1, r[i + 1]);
@@ -87,7 +91,8 @@ int64_t tile_position(int half, int64_t r0, int64_t rows, bool shuffled) {
   return half == 0 ? r0 / 2 : rows - 8 - r0 / 2;
 }
 
-bool rows_to_seq(const float* x, int64_t xs, int64_t rows, bool shuffled, int64_t width, float* seq, int64_t ld) {
+bool rows_to_seq(const float* x, int64_t xs, int64_t rows, bool shuffled, int64_t width, float* seq,
+                 int64_t ld) {
   __m512 bad = _mm512_setzero_ps();
   bool finite = true;
   const int64_t pairs = (width + 1) / 2;
@@ -95,7 +100,8 @@ bool rows_to_seq(const float* x, int64_t xs, int64_t rows, bool shuffled, int64_
   const Tile t = tile_of(shuffled);
   int64_t r0 = 0;
   for (; r0 + t.step <= rows; r0 += t.step) {
-    for (int64_t i = r0 + kAheadRows; i < r0 + kAheadRows + t.step && i < rows; ++i) prefetch_row(x + i * xs, width);
+    for (int64_t i = r0 + kAheadRows; i < r0 + kAheadRows + t.step && i < rows; ++i)
+      prefetch_row(x + i * xs, width);
     for (int half = 0; half < t.halves; ++half) {
       const int64_t pos = tile_position(half, r0, rows, shuffled);
       for (int64_t p0 = 0; p0 < pairs; p0 += 8) {
@@ -126,21 +132,24 @@ bool rows_to_seq(const float* x, int64_t xs, int64_t rows, bool shuffled, int64_
   return finite && _mm512_cmp_ps_mask(bad, bad, _CMP_UNORD_Q) == 0;
 }
 
-void seq_to_rows(const float* seq, int64_t ld, int64_t rows, bool shuffled, int64_t width, float* y, int64_t ys) {
+void seq_to_rows(const float* seq, int64_t ld, int64_t rows, bool shuffled, int64_t width, float* y,
+                 int64_t ys) {
   const int64_t pairs = (width + 1) / 2;
   const double* in = reinterpret_cast<const double*>(seq);
   const Tile t = tile_of(shuffled);
   int64_t r0 = 0;
   for (; r0 + t.step <= rows; r0 += t.step) {
     // The lines are written whole soon: fetch them before the stores wait.
-    for (int64_t i = r0 + kAheadRows; i < r0 + kAheadRows + t.step && i < rows; ++i) prefetch_row(y + i * ys, width);
+    for (int64_t i = r0 + kAheadRows; i < r0 + kAheadRows + t.step && i < rows; ++i)
+      prefetch_row(y + i * ys, width);
     for (int half = 0; half < t.halves; ++half) {
       const int64_t pos = tile_position(half, r0, rows, shuffled);
       for (int64_t p0 = 0; p0 < pairs; p0 += 8) {
         const int64_t np = pairs - p0 < 8 ? pairs - p0 : 8;
         const __mmask16 cols = first16(width - 2 * p0);
         __m512d r[8];
-        for (int q = 0; q < 8; ++q) r[q] = q < np ? _mm512_loadu_pd(in + (p0 + q) * ld + pos) : _mm512_setzero_pd();
+        for (int q = 0; q < 8; ++q)
+          r[q] = q < np ? _mm512_loadu_pd(in + (p0 + q) * ld + pos) : _mm512_setzero_pd();
         transpose8(r);
         for (int i = 0; i < 8; ++i) {
           float* dst = y + (r0 + t.row[half][i]) * ys + 2 * p0;
@@ -165,7 +174,8 @@ void seq_to_rows(const float* seq, int64_t ld, int64_t rows, bool shuffled, int6
 // Lines (axis last): two lines a, b become one sequence. Shuffled, 16 floats of each line
 // hold the even samples of positions j..j+7 and the odd ones of positions len-8-j..len-1-j
 // (reversed): one two-source permute each.
-bool lines_to_seq(const float* x, int64_t xls, int64_t lines, int64_t len, bool shuffled, float* seq, int64_t ld) {
+bool lines_to_seq(const float* x, int64_t xls, int64_t lines, int64_t len, bool shuffled, float* seq,
+                  int64_t ld) {
   const __m512i even = _mm512_setr_epi32(0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30);
   const __m512i odd_down = _mm512_setr_epi32(15, 31, 13, 29, 11, 27, 9, 25, 7, 23, 5, 21, 3, 19, 1, 17);
   const __m512i interleave = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
@@ -184,7 +194,8 @@ bool lines_to_seq(const float* x, int64_t xls, int64_t lines, int64_t len, bool 
     int64_t j = 0;
     if (shuffled) {
       for (; 2 * j + 16 <= len; j += 8) {
-        const __m512 va = _mm512_loadu_ps(a + 2 * j), vb = b ? _mm512_loadu_ps(b + 2 * j) : _mm512_setzero_ps();
+        const __m512 va = _mm512_loadu_ps(a + 2 * j),
+                     vb = b ? _mm512_loadu_ps(b + 2 * j) : _mm512_setzero_ps();
         bad = flag_nonfinite(flag_nonfinite(bad, va), vb);
         _mm512_storeu_ps(s + 2 * j, _mm512_permutex2var_ps(va, even, vb));
         _mm512_storeu_ps(s + 2 * (len - 8 - j), _mm512_permutex2var_ps(va, odd_down, vb));
@@ -205,7 +216,8 @@ bool lines_to_seq(const float* x, int64_t xls, int64_t lines, int64_t len, bool 
 }
 
 // The inverse: shuffled, y[2j] = s[j] and y[2j+1] = s[len-1-j], 8 positions from each end.
-void seq_to_lines(const float* seq, int64_t ld, int64_t len, bool shuffled, int64_t lines, float* y, int64_t yls) {
+void seq_to_lines(const float* seq, int64_t ld, int64_t len, bool shuffled, int64_t lines, float* y,
+                  int64_t yls) {
   const __m512i split = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
   const __m512i merge_a = _mm512_setr_epi32(0, 30, 2, 28, 4, 26, 6, 24, 8, 22, 10, 20, 12, 18, 14, 16);
   const __m512i merge_b = _mm512_add_epi32(merge_a, _mm512_set1_epi32(1));
@@ -244,8 +256,8 @@ __m512 post_slots(__m512 z, __m512 w, __m512 ca, __m512 sb) {
   return _mm512_fmsubadd_ps(ca, _mm512_add_ps(z, w), _mm512_mul_ps(sb, swap_pairs(_mm512_sub_ps(z, w))));
 }
 
-void dct2_post(const float* w, int64_t ld, int64_t pairs, int64_t n, int64_t keep, const float* ca2, const float* sb2,
-               float* x) {
+void dct2_post(const float* w, int64_t ld, int64_t pairs, int64_t n, int64_t keep, const float* ca2,
+               const float* sb2, float* x) {
   for (int64_t p = 0; p < pairs; ++p) {
     const float* z = w + 2 * p * ld;
     float* out = x + 2 * p * ld;
@@ -260,7 +272,8 @@ void dct2_post(const float* w, int64_t ld, int64_t pairs, int64_t n, int64_t kee
     int64_t k = 1;
     for (; k + 8 <= keep; k += 8) {  // k + 7 <= keep - 1 <= n - 1, so n - k - 7 >= 1
       const __m512 zv = _mm512_loadu_ps(z + 2 * k), wv = reverse_slots(_mm512_loadu_ps(z + 2 * (n - k - 7)));
-      _mm512_storeu_ps(out + 2 * k, post_slots(zv, wv, _mm512_loadu_ps(ca2 + 2 * k), _mm512_loadu_ps(sb2 + 2 * k)));
+      _mm512_storeu_ps(out + 2 * k,
+                       post_slots(zv, wv, _mm512_loadu_ps(ca2 + 2 * k), _mm512_loadu_ps(sb2 + 2 * k)));
     }
     for (; k < keep; ++k) scalar(k);
   }
@@ -295,8 +308,8 @@ void dct3_pre(const float* x, int64_t ld, int64_t pairs, int64_t m, const float*
 }
 
 // y = x · t per complex slot: fmaddsub(x, Re t, swap(x) · Im t).
-void cmul(const float* x, int64_t ldx, int64_t pairs, int64_t len, const float* tre2, const float* tim2, float* y,
-          int64_t ldy, int64_t len_out) {
+void cmul(const float* x, int64_t ldx, int64_t pairs, int64_t len, const float* tre2, const float* tim2,
+          float* y, int64_t ldy, int64_t len_out) {
   for (int64_t p = 0; p < pairs; ++p) {
     const float* in = x + 2 * p * ldx;
     float* out = y + 2 * p * ldy;
@@ -317,8 +330,8 @@ void cmul(const float* x, int64_t ldx, int64_t pairs, int64_t len, const float* 
 
 // An R x 32 tile of c = a·b: broadcast a, two vectors of b per depth step.
 template <int R>
-void gemm_rows(int64_t cols, int64_t depth, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
-               int64_t ldc) {
+void gemm_rows(int64_t cols, int64_t depth, const float* a, int64_t lda, const float* b, int64_t ldb,
+               float* c, int64_t ldc) {
   for (int64_t j = 0; j < cols; j += 32) {
     const __mmask16 m0 = first16(cols - j), m1 = first16(cols - j - 16);
     __m512 acc[R][2];
@@ -355,6 +368,7 @@ void gemm(int64_t rows, int64_t cols, int64_t depth, const float* a, int64_t lda
 
 }  // namespace
 
-const DctLoops kDctLoopsAvx512{&rows_to_seq, &seq_to_rows, &lines_to_seq, &seq_to_lines, &dct2_post, &dct3_pre, &cmul, &gemm};
+const DctLoops kDctLoopsAvx512{&rows_to_seq, &seq_to_rows, &lines_to_seq, &seq_to_lines,
+                               &dct2_post,   &dct3_pre,    &cmul,         &gemm};
 
 }  // namespace longrun::cpu::dct_detail

@@ -32,7 +32,8 @@ std::mutex& fftw_mutex() {
 Result<fftwf_plan> sequence_plan(int64_t n, int64_t p, int64_t ld, int sign) {
   static std::map<std::tuple<int64_t, int64_t, int64_t, int>, fftwf_plan> cache;
   if (ld > INT_MAX || p > INT_MAX || ld * p > INT_MAX)
-    return unsupported("dct: transform of " + std::to_string(n) + " x " + std::to_string(p) + " is too large");
+    return unsupported("dct: transform of " + std::to_string(n) + " x " + std::to_string(p) +
+                       " is too large");
   std::lock_guard<std::mutex> lock(fftw_mutex());
   const auto key = std::make_tuple(n, p, ld, sign);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
@@ -169,8 +170,12 @@ void run_sequence_dft(const SequenceDft& dft, const DctLoops& loops, float* in, 
 namespace {
 
 // sin and cos of pi*q/den, with q reduced modulo one period first (exact in integers).
-double sin_pi(int64_t q, int64_t den) { return std::sin(std::numbers::pi * double(q % (2 * den)) / double(den)); }
-double cos_pi(int64_t q, int64_t den) { return std::cos(std::numbers::pi * double(q % (2 * den)) / double(den)); }
+double sin_pi(int64_t q, int64_t den) {
+  return std::sin(std::numbers::pi * double(q % (2 * den)) / double(den));
+}
+double cos_pi(int64_t q, int64_t den) {
+  return std::cos(std::numbers::pi * double(q % (2 * den)) / double(den));
+}
 
 // R[i,j] = sum_{k<m} c_k(m) c_k(n) cos(pi k (2i+1)/2m) cos(pi k (2j+1)/2n) (MODELS.md §1.1) in
 // closed form: with cos a cos b = (cos(a-b) + cos(a+b))/2 the sum over k >= 1 is two
