@@ -21,5 +21,6 @@ if [[ "${LONGRUN_SKIP_ASAN:-0}" != 1 ]]; then
   cmake --build --preset ci-asan -j "$jobs" --target longrun_unit_tests longrun_loader_tests
   echo "== Tests (ASan+UBSan: unit, loader) =="
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    LSAN_OPTIONS=suppressions="$PWD/tools/dev/lsan.supp" \
     ctest --preset ci-asan -L 'unit|loader' -j "$jobs"
 fi
