@@ -5,9 +5,9 @@
 
 #include "cpu/attention.h"
 #include "cpu/dct.h"
-#include "cpu/gemm.h"
 #include "cpu/elementwise.h"
 #include "cpu/embedding.h"
+#include "cpu/gemm.h"
 #include "cpu/layout.h"
 #include "cpu/normalization.h"
 #include "cpu/scan.h"
