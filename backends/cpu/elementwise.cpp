@@ -37,19 +37,20 @@ Status run_binary(const KernelArgs& args, BinaryOp op, KernelFn reference, const
   const float* pa = a.ptr<const float>();
   const float* pb = b.ptr<const float>();
   float* py = y.ptr<float>();
-  parallel_ranges(args.pool, p.runs() * nblk, std::max<int64_t>(1, kBlock / blk), [&](int64_t u0, int64_t u1) {
-    int64_t o = u0 / nblk, bi = u0 % nblk;
-    BroadcastCursor cur(p, o);
-    for (int64_t u = u0; u < u1; ++u) {
-      const int64_t start = bi * blk, len = std::min(blk, p.inner - start);
-      isa.binary(op, pa + cur.offset(0) + start * p.step[0], p.step[0], pb + cur.offset(1) + start * p.step[1],
-                 p.step[1], py + o * p.inner + start, len);
-      if (++bi < nblk) continue;
-      bi = 0;
-      ++o;
-      cur.next();
-    }
-  });
+  parallel_ranges(
+      args.pool, p.runs() * nblk, std::max<int64_t>(1, kBlock / blk), [&](int64_t u0, int64_t u1) {
+        int64_t o = u0 / nblk, bi = u0 % nblk;
+        BroadcastCursor cur(p, o);
+        for (int64_t u = u0; u < u1; ++u) {
+          const int64_t start = bi * blk, len = std::min(blk, p.inner - start);
+          isa.binary(op, pa + cur.offset(0) + start * p.step[0], p.step[0],
+                     pb + cur.offset(1) + start * p.step[1], p.step[1], py + o * p.inner + start, len);
+          if (++bi < nblk) continue;
+          bi = 0;
+          ++o;
+          cur.next();
+        }
+      });
   return {};
 }
 
@@ -64,7 +65,8 @@ Status run_unary(const KernelArgs& args, UnaryOp op, KernelFn reference, const E
   float* y = args.outputs[0].ptr<float>();
   const int64_t n = args.outputs[0].desc.numel();
   const int64_t grain = op == UnaryOp::scale || op == UnaryOp::relu ? 4 * kBlock : kBlock;
-  parallel_ranges(args.pool, n, grain, [&](int64_t b, int64_t e) { isa.unary(op, x + b, y + b, e - b, p0, p1); });
+  parallel_ranges(args.pool, n, grain,
+                  [&](int64_t b, int64_t e) { isa.unary(op, x + b, y + b, e - b, p0, p1); });
   return {};
 }
 
@@ -125,11 +127,13 @@ void int_range(DType t, int64_t* lo, int64_t* hi) {
 
 // Converts elements [b, e) with the reference's rules; returns false on the first value that
 // does not fit (the caller then lets the reference kernel report it).
-bool cast_range(DType from, const void* x, DType to, void* y, int64_t b, int64_t e, const ElementwiseIsa& isa) {
+bool cast_range(DType from, const void* x, DType to, void* y, int64_t b, int64_t e,
+                const ElementwiseIsa& isa) {
   const int64_t n = e - b;
   if (from == to) {
     const size_t es = dtype_size(from);
-    std::memcpy(static_cast<char*>(y) + b * int64_t(es), static_cast<const char*>(x) + b * int64_t(es), size_t(n) * es);
+    std::memcpy(static_cast<char*>(y) + b * int64_t(es), static_cast<const char*>(x) + b * int64_t(es),
+                size_t(n) * es);
     return true;
   }
   if (from == DType::f32 && to == DType::f16)
@@ -242,20 +246,34 @@ void BroadcastCursor::next() {
   }
 }
 
-#define LR_ELEMENTWISE_ENTRIES(isa, table)                                                                       \
-  Status cpu_add_f32_##isa(const KernelArgs& a) { return run_binary(a, BinaryOp::add, &reference_add, table); } \
-  Status cpu_sub_f32_##isa(const KernelArgs& a) { return run_binary(a, BinaryOp::sub, &reference_sub, table); } \
-  Status cpu_mul_f32_##isa(const KernelArgs& a) { return run_binary(a, BinaryOp::mul, &reference_mul, table); } \
-  Status cpu_scale_f32_##isa(const KernelArgs& a) {                                                            \
-    return run_unary(a, UnaryOp::scale, &reference_scale, table);                                               \
-  }                                                                                                              \
-  Status cpu_exp_f32_##isa(const KernelArgs& a) { return run_unary(a, UnaryOp::exp, &reference_exp, table); }   \
-  Status cpu_tanh_f32_##isa(const KernelArgs& a) { return run_unary(a, UnaryOp::tanh, &reference_tanh, table); } \
-  Status cpu_relu_f32_##isa(const KernelArgs& a) { return run_unary(a, UnaryOp::relu, &reference_relu, table); } \
-  Status cpu_gelu_f32_##isa(const KernelArgs& a) { return run_unary(a, UnaryOp::gelu, &reference_gelu, table); } \
-  Status cpu_gelu_tanh_f32_##isa(const KernelArgs& a) {                                                        \
-    return run_unary(a, UnaryOp::gelu_tanh, &reference_gelu_tanh, table);                                       \
-  }                                                                                                              \
+#define LR_ELEMENTWISE_ENTRIES(isa, table)                                \
+  Status cpu_add_f32_##isa(const KernelArgs& a) {                         \
+    return run_binary(a, BinaryOp::add, &reference_add, table);           \
+  }                                                                       \
+  Status cpu_sub_f32_##isa(const KernelArgs& a) {                         \
+    return run_binary(a, BinaryOp::sub, &reference_sub, table);           \
+  }                                                                       \
+  Status cpu_mul_f32_##isa(const KernelArgs& a) {                         \
+    return run_binary(a, BinaryOp::mul, &reference_mul, table);           \
+  }                                                                       \
+  Status cpu_scale_f32_##isa(const KernelArgs& a) {                       \
+    return run_unary(a, UnaryOp::scale, &reference_scale, table);         \
+  }                                                                       \
+  Status cpu_exp_f32_##isa(const KernelArgs& a) {                         \
+    return run_unary(a, UnaryOp::exp, &reference_exp, table);             \
+  }                                                                       \
+  Status cpu_tanh_f32_##isa(const KernelArgs& a) {                        \
+    return run_unary(a, UnaryOp::tanh, &reference_tanh, table);           \
+  }                                                                       \
+  Status cpu_relu_f32_##isa(const KernelArgs& a) {                        \
+    return run_unary(a, UnaryOp::relu, &reference_relu, table);           \
+  }                                                                       \
+  Status cpu_gelu_f32_##isa(const KernelArgs& a) {                        \
+    return run_unary(a, UnaryOp::gelu, &reference_gelu, table);           \
+  }                                                                       \
+  Status cpu_gelu_tanh_f32_##isa(const KernelArgs& a) {                   \
+    return run_unary(a, UnaryOp::gelu_tanh, &reference_gelu_tanh, table); \
+  }                                                                       \
   Status cpu_cast_##isa(const KernelArgs& a) { return run_cast(a, table); }
 
 LR_ELEMENTWISE_ENTRIES(avx2, kElementwiseAvx2)

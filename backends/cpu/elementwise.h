@@ -37,7 +37,7 @@ extern const ElementwiseIsa kElementwiseAvx512;
 }  // namespace longrun::cpu
 
 #ifndef LONGRUN_CPU_ISA_FILE
-#include <functional>
+#include <functional>  // ThreadPool::parallel_for takes a std::function
 #include <span>
 
 #include "longrun/ops/schema.h"
@@ -79,14 +79,17 @@ class BroadcastCursor {
 // Runs fn(begin, end) over [0, n) in the pool's deterministic chunks of about `grain` items
 // or more; serially (one call) without a pool, with one thread or when n <= grain. Shared
 // by the glue of every kernel family in this folder whose results do not depend on the split.
-inline void parallel_ranges(ThreadPool* pool, int64_t n, int64_t grain,
-                            const std::function<void(int64_t, int64_t)>& fn) {
+// The std::function the pool takes wraps a one-pointer lambda, which libstdc++ stores inline:
+// no allocation per call.
+template <typename Fn>
+void parallel_ranges(ThreadPool* pool, int64_t n, int64_t grain, const Fn& fn) {
   if (n <= 0) return;
   if (pool == nullptr || pool->num_threads() <= 1 || n <= grain) {
-    fn(0, n);
+    fn(int64_t{0}, n);
     return;
   }
-  pool->parallel_for(n, grain, fn);
+  const Fn* f = &fn;
+  pool->parallel_for(n, grain, [f](int64_t b, int64_t e) { (*f)(b, e); });
 }
 
 Status cpu_add_f32_avx2(const KernelArgs& args);

@@ -16,7 +16,9 @@ using namespace avx2;
 
 alignas(32) constexpr int32_t kMaskWindow[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
 // Lanes [0, r) set, 0 < r <= 8.
-__m256i tail_mask(int64_t r) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kMaskWindow + 8 - r)); }
+__m256i tail_mask(int64_t r) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kMaskWindow + 8 - r));
+}
 
 template <BinaryOp Op>
 __m256 apply(__m256 a, __m256 b) {
@@ -139,8 +141,8 @@ void f32_to_bf16(const float* x, uint16_t* y, int64_t n) {
     const __m256i u = _mm256_castps_si256(_mm256_loadu_ps(in));
     const __m256i nan =
         _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
-    const __m256i bias =
-        _mm256_add_epi32(_mm256_set1_epi32(0x7fff), _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1)));
+    const __m256i bias = _mm256_add_epi32(_mm256_set1_epi32(0x7fff),
+                                          _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1)));
     const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(u, bias), 16);
     const __m256i quieted = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
     const __m256i r = _mm256_blendv_epi8(rounded, quieted, nan);
@@ -159,6 +161,7 @@ void bf16_to_f32(const uint16_t* x, float* y, int64_t n) {
 
 }  // namespace
 
-const ElementwiseIsa kElementwiseAvx2 = {&binary, &unary, &f32_to_f16, &f16_to_f32, &f32_to_bf16, &bf16_to_f32};
+const ElementwiseIsa kElementwiseAvx2 = {&binary,     &unary,       &f32_to_f16,
+                                         &f16_to_f32, &f32_to_bf16, &bf16_to_f32};
 
 }  // namespace longrun::cpu

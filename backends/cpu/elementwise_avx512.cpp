@@ -61,7 +61,9 @@ void binary(BinaryOp op, const float* a, int sa, const float* b, int sb, float* 
 }
 
 // relu keeps NaN (as the reference) and maps -0 to +0: x where x > 0 or unordered, else +0.
-__m512 relu_ps(__m512 x) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_NLE_UQ), x); }
+__m512 relu_ps(__m512 x) {
+  return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_NLE_UQ), x);
+}
 
 template <UnaryOp Op>
 __m512 unary_ps(__m512 x, __m512 p0, __m512 p1) {
@@ -102,7 +104,8 @@ void unary(UnaryOp op, const float* x, float* y, int64_t n, float p0, float p1) 
 void f32_to_f16(const float* x, uint16_t* y, int64_t n) {
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 m = n - i >= 16 ? __mmask16(0xffff) : tail_mask(n - i);
-    const __m256i h = _mm512_cvtps_ph(_mm512_maskz_loadu_ps(m, x + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256i h =
+        _mm512_cvtps_ph(_mm512_maskz_loadu_ps(m, x + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     _mm256_mask_storeu_epi16(y + i, m, h);
   }
 }
@@ -118,7 +121,8 @@ void f16_to_f32(const uint16_t* x, float* y, int64_t n) {
 // (the rule of f32_to_bf16 in dtype.h).
 void f32_to_bf16(const float* x, uint16_t* y, int64_t n) {
   const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
-  const __m512i round = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1), quiet = _mm512_set1_epi32(0x40);
+  const __m512i round = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1),
+                quiet = _mm512_set1_epi32(0x40);
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 m = n - i >= 16 ? __mmask16(0xffff) : tail_mask(n - i);
     const __m512i u = _mm512_castps_si512(_mm512_maskz_loadu_ps(m, x + i));
@@ -140,7 +144,7 @@ void bf16_to_f32(const uint16_t* x, float* y, int64_t n) {
 
 }  // namespace
 
-const ElementwiseIsa kElementwiseAvx512 = {&binary,     &unary,      &f32_to_f16,
-                                                  &f16_to_f32, &f32_to_bf16, &bf16_to_f32};
+const ElementwiseIsa kElementwiseAvx512 = {&binary,     &unary,       &f32_to_f16,
+                                           &f16_to_f32, &f32_to_bf16, &bf16_to_f32};
 
 }  // namespace longrun::cpu

@@ -12,7 +12,9 @@ namespace {
 
 constexpr int64_t kChunkBytes = 65536;
 
-int64_t grain_for(int64_t bytes_per_unit) { return std::max<int64_t>(1, kChunkBytes / std::max<int64_t>(bytes_per_unit, 1)); }
+int64_t grain_for(int64_t bytes_per_unit) {
+  return std::max<int64_t>(1, kChunkBytes / std::max<int64_t>(bytes_per_unit, 1));
+}
 
 bool contiguous(const KernelArgs& args) {
   for (const TensorView& v : args.inputs)
@@ -145,8 +147,60 @@ Status cpu_pad(const KernelArgs& args) {
   return {};
 }
 
+namespace {
+
+// dst[a * B + b] = src[a + b * sb] for a in [a0, a1), b in [0, B), in kTile x kTile tiles so
+// that the kTile source lines of a tile stay in cache while they are read across.
+constexpr int64_t kTile = 16;
+template <typename T>
+void transpose_rows(const char* src_bytes, int64_t sb, char* dst_bytes, int64_t a0, int64_t a1, int64_t B) {
+  const T* src = reinterpret_cast<const T*>(src_bytes);
+  T* dst = reinterpret_cast<T*>(dst_bytes);
+  for (int64_t b0 = 0; b0 < B; b0 += kTile) {
+    const int64_t b1 = std::min(B, b0 + kTile);
+    for (int64_t a = a0; a < a1; ++a)
+      for (int64_t b = b0; b < b1; ++b) dst[a * B + b] = src[a + b * sb];
+  }
+}
+
+// The last two output dims swap x's innermost dim with a strided one (a plain 2-D transpose
+// per plane): tiled, in parallel over (plane, block of kTile output rows).
+Status transpose_planes(const KernelArgs& args, const int64_t* src_stride, size_t es) {
+  const TensorDesc& y = args.outputs[0].desc;
+  const int r = y.rank();
+  const int64_t A = y.dim(r - 2), B = y.dim(r - 1), sb = src_stride[r - 1];
+  const int64_t row_blocks = (A + kTile - 1) / kTile;
+  int64_t planes = 1;
+  for (int i = 0; i < r - 2; ++i) planes *= y.dim(i);
+  const char* in = bytes_of(args.inputs[0]);
+  char* out = bytes_of_out(args);
+  parallel_ranges(
+      args.pool, planes * row_blocks, grain_for(kTile * B * int64_t(es)), [&](int64_t u0, int64_t u1) {
+        for (int64_t u = u0; u < u1; ++u) {
+          const int64_t plane = u / row_blocks, a0 = (u % row_blocks) * kTile, a1 = std::min(A, a0 + kTile);
+          int64_t off = 0;  // element offset of the plane in x
+          for (int64_t rem = plane, i = r - 3; i >= 0; --i) {
+            off += (rem % y.dim(int(i))) * src_stride[i];
+            rem /= y.dim(int(i));
+          }
+          const char* src = in + off * int64_t(es);
+          char* dst = out + plane * A * B * int64_t(es);
+          switch (es) {
+            case 1: transpose_rows<uint8_t>(src, sb, dst, a0, a1, B); break;
+            case 2: transpose_rows<uint16_t>(src, sb, dst, a0, a1, B); break;
+            case 4: transpose_rows<uint32_t>(src, sb, dst, a0, a1, B); break;
+            default: transpose_rows<uint64_t>(src, sb, dst, a0, a1, B); break;
+          }
+        }
+      });
+  return {};
+}
+
+}  // namespace
+
 // y[i0, .., ir] = x[...] with y.dims[i] = x.dims[perm[i]]: trailing output dims that perm
-// leaves in place (perm[i] == i) form contiguous blocks of x (memcpy); otherwise the
+// leaves in place (perm[i] == i) form contiguous blocks of x (memcpy); a swap of x's innermost
+// dim into the last-but-one output dim is a tiled 2-D transpose per plane; otherwise the
 // innermost output dim is a strided gather. The leading dims are walked with an odometer.
 Status cpu_transpose(const KernelArgs& args) {
   if (!contiguous(args)) return reference_transpose(args);
@@ -171,6 +225,7 @@ Status cpu_transpose(const KernelArgs& args) {
   for (int i = 0; i < walk; ++i) runs *= y.dim(i);
   const char* in = bytes_of(x);
   char* out = bytes_of_out(args);
+  if (gathered && r >= 2 && src_stride[r - 2] == 1) return transpose_planes(args, src_stride, size_t(es));
   parallel_ranges(args.pool, runs, grain_for(run * es), [&](int64_t u0, int64_t u1) {
     int64_t idx[kMaxRank] = {}, off = 0;
     for (int64_t rem = u0, i = walk - 1; i >= 0; --i) {
@@ -202,7 +257,8 @@ Status cpu_reshape(const KernelArgs& args) {
   if (bytes == 0 || x.data == args.outputs[0].data) return {};
   const char* in = bytes_of(x);
   char* out = bytes_of_out(args);
-  parallel_ranges(args.pool, bytes, kChunkBytes, [&](int64_t b, int64_t e) { std::memcpy(out + b, in + b, size_t(e - b)); });
+  parallel_ranges(args.pool, bytes, kChunkBytes,
+                  [&](int64_t b, int64_t e) { std::memcpy(out + b, in + b, size_t(e - b)); });
   return {};
 }
 

@@ -56,7 +56,8 @@ Status run_softmax(const KernelArgs& args, const NormalizationIsa& isa) {
     for (int64_t r = r0; r < r1; ++r) {
       int64_t valid = n;
       if (at.causal) valid = std::clamp<int64_t>(idx[rank - 2] + (n - causal_rows) + 1, 0, n);
-      isa.softmax_row(px + r * n, pm != nullptr ? pm + moff : nullptr, mask_step, at.scale, valid, n, py + r * n);
+      isa.softmax_row(px + r * n, pm != nullptr ? pm + moff : nullptr, mask_step, at.scale, valid, n,
+                      py + r * n);
       for (int i = rank - 2; i >= 0; --i) {
         moff += mstride[i];
         if (++idx[i] < x.desc.dim(i)) break;
@@ -86,7 +87,8 @@ Status run_layer_norm(const KernelArgs& args, const NormalizationIsa& isa) {
   if (rank < 1 || x.desc.dtype() != DType::f32 || !x.desc.is_contiguous() || !y.desc.is_contiguous())
     return reference_layer_norm(args);
   const int64_t d = x.desc.dim(rank - 1);
-  if (!param_type(args.inputs[1], d, &gt) || !param_type(args.inputs[2], d, &bt)) return reference_layer_norm(args);
+  if (!param_type(args.inputs[1], d, &gt) || !param_type(args.inputs[2], d, &bt))
+    return reference_layer_norm(args);
   const int64_t total = x.desc.numel();
   if (total == 0) return {};
   const float eps = args.attr<LayerNormAttrs>().eps;
@@ -105,6 +107,8 @@ Status run_layer_norm(const KernelArgs& args, const NormalizationIsa& isa) {
 Status cpu_softmax_f32_avx2(const KernelArgs& args) { return run_softmax(args, kNormalizationAvx2); }
 Status cpu_layer_norm_f32_avx2(const KernelArgs& args) { return run_layer_norm(args, kNormalizationAvx2); }
 Status cpu_softmax_f32_avx512(const KernelArgs& args) { return run_softmax(args, kNormalizationAvx512); }
-Status cpu_layer_norm_f32_avx512(const KernelArgs& args) { return run_layer_norm(args, kNormalizationAvx512); }
+Status cpu_layer_norm_f32_avx512(const KernelArgs& args) {
+  return run_layer_norm(args, kNormalizationAvx512);
+}
 
 }  // namespace longrun::cpu

@@ -14,9 +14,12 @@ enum class ParamType : uint8_t { f32, f16, bf16 };
 struct NormalizationIsa {
   // One softmax row of n logits l[j] = x[j] * scale + mask[j * mask_step] (mask may be null;
   // mask_step is 0 or 1). Only j < valid take part (causal masking: the rest are -inf and get
-  // 0). Two passes: an online max + sum (one exp per element, per-lane running state merged
-  // in a fixed order), then y[j] = exp(l[j] - max) / sum. A row whose logits are all -inf gives
-  // zeros; a NaN or +inf logit gives a NaN row (as the reference). y may alias x.
+  // 0). Rows longer than 16384 make two passes over x: an online max + sum (one exp per
+  // element: the exponent is -|l - m| whether the running max m moves or not; per-lane state
+  // merged in a fixed order), then y[j] = exp(l[j] - max) / sum. Shorter rows stay in cache,
+  // so three cheaper passes win there: max, y = exp(l - max) with the sum, y *= 1 / sum (one
+  // exp per element instead of two). A row whose logits are all -inf gives zeros; a NaN or
+  // +inf logit gives a NaN row (as the reference). y may alias x.
   void (*softmax_row)(const float* x, const float* mask, int mask_step, float scale, int64_t valid, int64_t n,
                       float* y);
   // `rows` contiguous rows of d elements: mean and variance in one pass (per-lane Welford,

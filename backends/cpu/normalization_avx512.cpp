@@ -19,13 +19,18 @@ __mmask16 lanes_below(int64_t n) { return n >= kLanes ? __mmask16(0xffff) : __mm
 
 // ---- softmax ------------------------------------------------------------------------------
 
-enum class MaskMode { none, vector, scalar };
+// raw: no mask and scale 1 (the logits are x itself).
+enum class MaskMode { raw, none, vector, scalar };
+
+// Rows up to this many elements (64 KB) take the cached three-pass path.
+constexpr int64_t kCachedRow = 16384;
 
 // Logits of lanes [j, j + 16) where `k` is set; other lanes are -inf.
 template <MaskMode M>
 __m512 logits(const float* x, const float* mask, __m512 scale, int64_t j, __mmask16 k) {
   const __m512 v = _mm512_maskz_loadu_ps(k, x + j);
   __m512 l;
+  if constexpr (M == MaskMode::raw) l = v;
   if constexpr (M == MaskMode::none) l = _mm512_mul_ps(v, scale);
   if constexpr (M == MaskMode::vector) l = _mm512_fmadd_ps(v, scale, _mm512_maskz_loadu_ps(k, mask + j));
   if constexpr (M == MaskMode::scalar) l = _mm512_fmadd_ps(v, scale, _mm512_set1_ps(*mask));
@@ -46,7 +51,7 @@ void update(Online& st, __m512 l) {
   const __mmask16 gt = _mm512_cmp_ps_mask(l, st.m, _CMP_GT_OQ);
   const __m512 d = _mm512_or_ps(_mm512_sub_ps(l, st.m), _mm512_set1_ps(-0.0f));
   const __mmask16 zero = _mm512_cmp_ps_mask(l, _mm512_set1_ps(-__builtin_inff()), _CMP_EQ_OQ);
-  const __m512 e = _mm512_mask_mov_ps(exp_ps(d), zero, _mm512_setzero_ps());
+  const __m512 e = _mm512_mask_mov_ps(exp_neg_ps(d), zero, _mm512_setzero_ps());
   st.s = _mm512_mask_fmadd_ps(st.s, gt, e, _mm512_set1_ps(1.0f));
   st.s = _mm512_mask_add_ps(st.s, __mmask16(~gt), st.s, e);
   st.m = _mm512_mask_mov_ps(st.m, gt, l);
@@ -55,12 +60,18 @@ void update(Online& st, __m512 l) {
 // exp(m - M) where m may be -inf (weight 0, also when M is -inf too).
 __m512 rescale(__m512 m, __m512 big) {
   const __mmask16 empty = _mm512_cmp_ps_mask(m, _mm512_set1_ps(-__builtin_inff()), _CMP_EQ_OQ);
-  return _mm512_mask_mov_ps(exp_ps(_mm512_sub_ps(m, big)), empty, _mm512_setzero_ps());
+  return _mm512_mask_mov_ps(exp_neg_ps(_mm512_sub_ps(m, big)), empty, _mm512_setzero_ps());
 }
 
+void fill_row(float* y, int64_t from, int64_t n, float v) {
+  for (int64_t j = from; j < n; j += kLanes)
+    _mm512_mask_storeu_ps(y + j, lanes_below(n - j), _mm512_set1_ps(v));
+}
+
+// Long rows: online max + sum in one pass over x (two chains), then y = exp(l - max) / sum.
+// Two exps per element, but x is read only twice whatever the row length.
 template <MaskMode M>
-void softmax_row_t(const float* x, const float* mask, float scale_f, int64_t valid, int64_t n, float* y) {
-  const __m512 scale = _mm512_set1_ps(scale_f);
+void softmax_online(const float* x, const float* mask, __m512 scale, int64_t valid, int64_t n, float* y) {
   Online a, b;  // two independent chains (even / odd vectors)
   int64_t j = 0;
   for (; j + 2 * kLanes <= valid; j += 2 * kLanes) {
@@ -73,24 +84,79 @@ void softmax_row_t(const float* x, const float* mask, float scale_f, int64_t val
   const __m512 sab = _mm512_fmadd_ps(a.s, rescale(a.m, mab), _mm512_mul_ps(b.s, rescale(b.m, mab)));
   const float big = _mm512_reduce_max_ps(mab);
   const float sum = _mm512_reduce_add_ps(_mm512_mul_ps(sab, rescale(mab, _mm512_set1_ps(big))));
-
-  j = 0;
-  if (sum != sum || big == __builtin_inff()) {  // a NaN or +inf logit: NaN row
-    for (; j < n; j += kLanes) _mm512_mask_storeu_ps(y + j, lanes_below(n - j), _mm512_set1_ps(__builtin_nanf("")));
-    return;
-  }
-  if (big == -__builtin_inff()) valid = 0;  // every logit -inf: zeros
+  if (sum != sum || big == __builtin_inff())
+    return fill_row(y, 0, n, __builtin_nanf(""));                // NaN or +inf logit
+  if (big == -__builtin_inff()) return fill_row(y, 0, n, 0.0f);  // all -inf
   const __m512 vbig = _mm512_set1_ps(big), inv = _mm512_set1_ps(1.0f / sum);
-  for (; j < valid; j += kLanes) {
-    const __mmask16 k = lanes_below(valid - j);
-    const __m512 p = _mm512_mul_ps(exp_ps(_mm512_sub_ps(logits<M>(x, mask, scale, j, k), vbig)), inv);
+  for (j = 0; j < valid; j += kLanes) {
+    const __m512 p = _mm512_mul_ps(
+        exp_neg_ps(_mm512_sub_ps(logits<M>(x, mask, scale, j, lanes_below(valid - j)), vbig)), inv);
     _mm512_mask_storeu_ps(y + j, lanes_below(n - j), p);  // lanes >= valid hold exp(-inf) = 0
   }
-  for (; j < n; j += kLanes) _mm512_mask_storeu_ps(y + j, lanes_below(n - j), _mm512_setzero_ps());
+  fill_row(y, j, n, 0.0f);
+}
+
+// Rows that stay in cache (kCachedRow): the max first, then y = exp(l - max) with the sum,
+// then y *= 1 / sum -- one exp per element instead of the online pass's two; the extra
+// passes hit L1/L2.
+template <MaskMode M>
+void softmax_cached(const float* x, const float* mask, __m512 scale, int64_t valid, int64_t n, float* y) {
+  __m512 m0 = _mm512_set1_ps(-__builtin_inff()), m1 = m0;
+  int64_t j = 0;
+  for (; j + 2 * kLanes <= valid; j += 2 * kLanes) {
+    m0 = _mm512_max_ps(m0, logits<M>(x, mask, scale, j, 0xffff));
+    m1 = _mm512_max_ps(m1, logits<M>(x, mask, scale, j + kLanes, 0xffff));
+  }
+  for (; j < valid; j += kLanes) m0 = _mm512_max_ps(m0, logits<M>(x, mask, scale, j, lanes_below(valid - j)));
+  // max_ps may drop a NaN logit: then the sum below is NaN, unless every other logit is -inf.
+  const float big = _mm512_reduce_max_ps(_mm512_max_ps(m0, m1));
+  if (big == __builtin_inff()) return fill_row(y, 0, n, __builtin_nanf(""));  // +inf logit: NaN row
+  if (big == -__builtin_inff()) {
+    __mmask16 nan = 0;
+    for (j = 0; j < valid; j += kLanes) {
+      const __m512 l = logits<M>(x, mask, scale, j, lanes_below(valid - j));
+      nan |= _mm512_cmp_ps_mask(l, l, _CMP_UNORD_Q);
+    }
+    return fill_row(y, 0, n, nan != 0 ? __builtin_nanf("") : 0.0f);  // NaN row, or all -inf: zeros
+  }
+  const __m512 vbig = _mm512_set1_ps(big);
+  __m512 s0 = _mm512_setzero_ps(), s1 = s0;
+  for (j = 0; j + 2 * kLanes <= valid; j += 2 * kLanes) {
+    const __m512 e0 = exp_neg_ps(_mm512_sub_ps(logits<M>(x, mask, scale, j, 0xffff), vbig));
+    const __m512 e1 = exp_neg_ps(_mm512_sub_ps(logits<M>(x, mask, scale, j + kLanes, 0xffff), vbig));
+    _mm512_storeu_ps(y + j, e0);
+    _mm512_storeu_ps(y + j + kLanes, e1);
+    s0 = _mm512_add_ps(s0, e0);
+    s1 = _mm512_add_ps(s1, e1);
+  }
+  for (; j < valid; j += kLanes) {
+    const __m512 e = exp_neg_ps(_mm512_sub_ps(logits<M>(x, mask, scale, j, lanes_below(valid - j)), vbig));
+    _mm512_mask_storeu_ps(y + j, lanes_below(n - j), e);  // lanes >= valid hold exp(-inf) = 0
+    s0 = _mm512_add_ps(s0, e);
+  }
+  const int64_t written = j;
+  const float sum = _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
+  if (sum != sum) return fill_row(y, 0, n, __builtin_nanf(""));  // a NaN logit
+  const __m512 inv = _mm512_set1_ps(1.0f / sum);
+  for (j = 0; j + kLanes <= valid; j += kLanes)
+    _mm512_storeu_ps(y + j, _mm512_mul_ps(_mm512_loadu_ps(y + j), inv));
+  if (j < valid) {
+    const __mmask16 k = lanes_below(valid - j);
+    _mm512_mask_storeu_ps(y + j, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, y + j), inv));
+  }
+  fill_row(y, written, n, 0.0f);  // [valid, written) already holds zeros
+}
+
+template <MaskMode M>
+void softmax_row_t(const float* x, const float* mask, float scale_f, int64_t valid, int64_t n, float* y) {
+  const __m512 scale = _mm512_set1_ps(scale_f);
+  if (valid <= kCachedRow) return softmax_cached<M>(x, mask, scale, valid, n, y);
+  softmax_online<M>(x, mask, scale, valid, n, y);
 }
 
 void softmax_row(const float* x, const float* mask, int mask_step, float scale, int64_t valid, int64_t n,
                  float* y) {
+  if (mask == nullptr && scale == 1.0f) return softmax_row_t<MaskMode::raw>(x, mask, scale, valid, n, y);
   if (mask == nullptr) return softmax_row_t<MaskMode::none>(x, mask, scale, valid, n, y);
   if (mask_step) return softmax_row_t<MaskMode::vector>(x, mask, scale, valid, n, y);
   return softmax_row_t<MaskMode::scalar>(x, mask, scale, valid, n, y);
@@ -107,7 +173,8 @@ struct Moments {
 Moments merge(const Moments& a, const Moments& b) {
   Moments r;
   r.n = _mm512_add_ps(a.n, b.n);
-  const __m512 f = _mm512_div_ps(b.n, _mm512_max_ps(r.n, _mm512_set1_ps(1.0f)));
+  const __m512 f =
+      _mm512_mul_ps(b.n, rcp_ps(_mm512_max_ps(r.n, _mm512_set1_ps(1.0f))));  // ~1 ulp is plenty here
   const __m512 delta = _mm512_sub_ps(b.mean, a.mean);
   r.mean = _mm512_fmadd_ps(delta, f, a.mean);
   r.m2 = _mm512_fmadd_ps(_mm512_mul_ps(delta, delta), _mm512_mul_ps(a.n, f), _mm512_add_ps(a.m2, b.m2));
@@ -164,7 +231,8 @@ void layer_norm_rows_t(const float* x, float* y, int64_t rows, int64_t d, float 
       const __m512 xv = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + j), shift);
       a.n = _mm512_mask_add_ps(a.n, m, a.n, _mm512_set1_ps(1.0f));
       const __m512 delta = _mm512_sub_ps(xv, a.mean);
-      a.mean = _mm512_mask_add_ps(a.mean, m, a.mean, _mm512_div_ps(delta, _mm512_max_ps(a.n, _mm512_set1_ps(1.0f))));
+      a.mean = _mm512_mask_add_ps(a.mean, m, a.mean,
+                                  _mm512_div_ps(delta, _mm512_max_ps(a.n, _mm512_set1_ps(1.0f))));
       a.m2 = _mm512_mask3_fmadd_ps(delta, _mm512_sub_ps(xv, a.mean), a.m2, m);
     }
     Moments t = merge(a, b);
@@ -176,7 +244,8 @@ void layer_norm_rows_t(const float* x, float* y, int64_t rows, int64_t d, float 
       const __mmask16 m = lanes_below(d - j);
       const __m512 xs = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + j), shift);
       const __m512 xn = _mm512_mul_ps(_mm512_sub_ps(xs, vmean), inv);
-      _mm512_mask_storeu_ps(y + j, m, _mm512_fmadd_ps(xn, load_param<G>(gamma, j, m), load_param<B>(beta, j, m)));
+      _mm512_mask_storeu_ps(y + j, m,
+                            _mm512_fmadd_ps(xn, load_param<G>(gamma, j, m), load_param<B>(beta, j, m)));
     }
   }
 }

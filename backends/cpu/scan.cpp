@@ -12,8 +12,8 @@
 namespace longrun::cpu {
 namespace {
 
-// Columns per work unit of the vector scans: 64 floats = one 256-byte stripe per row.
-constexpr int64_t kColumnBlock = 64;
+// Columns per work unit of the vector scans: 256 floats = one 1 KB stripe per row.
+constexpr int64_t kColumnBlock = 256;
 
 // x viewed as [outer, n, inner] around `axis`.
 struct Lines {
@@ -35,7 +35,9 @@ bool f32_contiguous(const KernelArgs& args) {
 }
 
 // The reference's running-max step (torch.cummax): NaN sticks; equal values take the later.
-inline float max_step(float run, float v) { return (std::isnan(v) || (!std::isnan(run) && v >= run)) ? v : run; }
+inline float max_step(float run, float v) {
+  return (std::isnan(v) || (!std::isnan(run) && v >= run)) ? v : run;
+}
 
 constexpr float kNegInf = -__builtin_inff();
 
@@ -98,7 +100,8 @@ Status run_segment_max(const KernelArgs& args, const ScanIsa& isa) {
   float* y = args.outputs[0].ptr<float>();
   if (l.inner > 1) {
     for_column_blocks(args.pool, l, l.n, [&](int64_t o, int64_t c0, int64_t w) {
-      isa.segment_max_cols(x + o * l.n * l.inner + c0, y + o * segments * l.inner + c0, l.n, w, l.inner, a.segment);
+      isa.segment_max_cols(x + o * l.n * l.inner + c0, y + o * segments * l.inner + c0, l.n, w, l.inner,
+                           a.segment);
     });
     return {};
   }
@@ -143,13 +146,14 @@ Status cpu_upsample_nearest_f32(const KernelArgs& args) {
   float* y = args.outputs[0].ptr<float>();
   // Units: one output row (inner floats) each, or for inner == 1 one output line.
   if (l.inner > 1) {
-    parallel_ranges(args.pool, l.outer * a.size, std::max<int64_t>(1, 16384 / l.inner), [&](int64_t u0, int64_t u1) {
-      for (int64_t u = u0; u < u1; ++u) {
-        const int64_t o = u / a.size, d = u % a.size;
-        std::memcpy(y + u * l.inner, x + (o * l.n + upsample_source(l.n, a.size, d)) * l.inner,
-                    size_t(l.inner) * sizeof(float));
-      }
-    });
+    parallel_ranges(
+        args.pool, l.outer * a.size, std::max<int64_t>(1, 16384 / l.inner), [&](int64_t u0, int64_t u1) {
+          for (int64_t u = u0; u < u1; ++u) {
+            const int64_t o = u / a.size, d = u % a.size;
+            std::memcpy(y + u * l.inner, x + (o * l.n + upsample_source(l.n, a.size, d)) * l.inner,
+                        size_t(l.inner) * sizeof(float));
+          }
+        });
     return {};
   }
   parallel_ranges(args.pool, l.outer, std::max<int64_t>(1, 16384 / a.size), [&](int64_t o0, int64_t o1) {

@@ -52,7 +52,8 @@ struct TopkState {
 
 // Radix select over 11 + 11 + 10 bits: returns the k-th largest key T of keys[0, n) and in
 // *need how many keys equal to T belong to the top k (the others are all > T).
-uint32_t select_kth(const uint32_t* keys, int64_t n, int64_t k, uint32_t* cand, uint32_t* hist, int64_t* need) {
+uint32_t select_kth(const uint32_t* keys, int64_t n, int64_t k, uint32_t* cand, uint32_t* hist,
+                    int64_t* need) {
   constexpr int kShift[3] = {21, 10, 0}, kBits[3] = {11, 11, 10};
   const uint32_t* src = keys;
   int64_t count = n, want = k;
@@ -125,7 +126,8 @@ Status run_topk(const KernelArgs& args) {
       if constexpr (Indices) {
         int64_t c = 0;
         for (int64_t j = 0; j < p.n; ++j)
-          if (keys[j] > t || (keys[j] == t && need-- > 0)) sel[c++] = uint64_t(keys[j]) << 32 | (0xffffffffu - uint32_t(j));
+          if (keys[j] > t || (keys[j] == t && need-- > 0))
+            sel[c++] = uint64_t(keys[j]) << 32 | (0xffffffffu - uint32_t(j));
         // Descending composite key: larger value first, then lower index.
         std::sort(sel, sel + c, std::greater<uint64_t>());
         int32_t* out = y.ptr<int32_t>() + o * p.k * p.inner + i;
@@ -135,7 +137,8 @@ Status run_topk(const KernelArgs& args) {
         for (int64_t j = 0; j < p.n; ++j) {
           const bool kept = keys[j] > t || (keys[j] == t && need-- > 0);
           if (scores)
-            y.ptr<float>()[base + j * p.inner] = kept ? row[j * p.inner] : -std::numeric_limits<float>::infinity();
+            y.ptr<float>()[base + j * p.inner] =
+                kept ? row[j * p.inner] : -std::numeric_limits<float>::infinity();
           else
             y.ptr<uint8_t>()[base + j * p.inner] = kept ? 1 : 0;
         }
@@ -146,8 +149,9 @@ Status run_topk(const KernelArgs& args) {
     run_chunk(0);
   } else {
     // One task per chunk (chunks <= 4 * threads, grain 1): the chunk index picks the scratch.
-    args.pool->parallel_for(p.chunks, 1, [&](int64_t b, int64_t e) {
-      for (int64_t c = b; c < e; ++c) run_chunk(c);
+    const auto* run = &run_chunk;  // a one-pointer capture: std::function stores it inline
+    args.pool->parallel_for(p.chunks, 1, [run](int64_t b, int64_t e) {
+      for (int64_t c = b; c < e; ++c) (*run)(c);
     });
   }
   return {};

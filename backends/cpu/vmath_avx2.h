@@ -5,26 +5,29 @@
 //
 // Polynomial coefficients were fitted by a weighted Remez exchange in long double (relative
 // error weight) and rounded to f32. Error bounds, measured against double-precision
-// std::exp / std::tanh / std::erfc on EVERY f32 input (all 2^32 bit patterns), with the
-// AVX2 and AVX-512 versions giving the same bounds:
-//   exp_ps        max 1.5 ulp (rel 1.7e-7) for normal results; results in the subnormal
-//                 range (x < -87.34) carry the same absolute error (<= 1 subnormal ulp
-//                 plus rounding). x > 88.7228 -> +inf, x < -103.98 -> 0, +inf -> +inf,
-//                 -inf -> 0, NaN -> NaN.
-//   tanh_ps       max 2.0 ulp (rel 1.9e-7); |x| < 0.625 uses an odd polynomial (so tiny x
-//                 keep full relative accuracy), larger |x| 1 - 2 / (exp(2|x|) + 1);
-//                 +-inf -> +-1, NaN -> NaN.
-//   gelu_ps       x * Phi(x); max relative error 4.6e-7 (about 4 ulp) on every input
-//                 whose result is a normal f32, including the far negative tail where
-//                 gelu(x) is tiny (an erf-based 0.5 x (1 + erf) loses all relative
-//                 accuracy there); +inf -> +inf, -inf -> NaN (as the reference's
-//                 -inf * 0), NaN -> NaN.
-//   gelu_tanh_ps  0.5 x (1 + tanh(u)) evaluated as x / (1 + exp(-2u)); max error
-//                 |y - ref| / max(1, |ref|) <= 2e-7; relative error grows as ~|2u| * 1e-7
-//                 in the far negative tail (inherent to rounding u); +inf -> +inf,
+// std::exp / std::tanh / std::erfc over EVERY f32 input (all 2^32 bit patterns for the
+// AVX-512 versions, every 61st pattern for these AVX2 ones, which gave the same or smaller
+// maxima):
+//   exp_ps        max 0.91 ulp (relative 7.7e-8) on every normal result; subnormal results
+//                 (-103.97 < x < -87.34) are computed with one final rounding too.
+//                 x > 88.7228 -> +inf, x < -103.97 -> +0, +inf -> +inf, -inf -> +0, NaN -> NaN.
+//   exp_neg_ps    (internal, x <= 0) as exp_ps, but results below 2^-126 are flushed to +0.
+//   tanh_ps       max 1.36 ulp (relative 1.5e-7); |x| < 0.625 uses an odd polynomial, so tiny
+//                 x keep full relative accuracy; |x| >= 9.5 -> +-1 exactly (as rounding gives
+//                 from 9.01 on); +-inf -> +-1, NaN -> NaN.
+//   gelu_ps       x Phi(x): max 7.2 ulp (relative 4.8e-7) on every normal result, including the
+//                 far negative tail where gelu(x) is tiny (0.5 x (1 + erf) would lose all
+//                 relative accuracy there); results below 2^-126 (x < -13.15) are flushed to 0
+//                 (the reference's double 1 + erf already rounds to 0 below x = -8.3);
+//                 max |y - ref| / max(1, |ref|) = 1.2e-7. +inf -> +inf, -inf -> NaN (as the
+//                 reference's -inf * 0), NaN -> NaN.
+//   gelu_tanh_ps  0.5 x (1 + tanh(u)) evaluated as x / (1 + exp(-2u)): max |y - ref| /
+//                 max(1, |ref|) = 2.0e-7 over all inputs; in the negative tail the relative
+//                 error grows like |2u| * 1.5e-7 (the f32 rounding of u itself, inherent to any
+//                 f32 evaluation: 1.3e-5 at x = -9.9), and results below ~1e-36 (x < -9.9) flush
+//                 to 0 (the reference rounds them to 0 below x = -5.5). +inf -> +inf,
 //                 -inf -> NaN, NaN -> NaN.
-// (The numbers above are filled in from tests; see cpu_membound_test.cpp for the sampled
-// regression check that every build runs.)
+// tests/unit/cpu_membound_test.cpp re-checks exp/tanh/gelu on 2^22 patterns in every build.
 #pragma once
 
 #include <immintrin.h>
@@ -42,6 +45,8 @@ inline constexpr float kLn2Lo = 1.428606765e-06f;  // ln 2 - kLn2Hi
 // [-150, 128], where the two-step 2^n scaling below stays exact.
 inline constexpr float kExpMax = 89.0f;
 inline constexpr float kExpMin = -104.0f;
+// exp(x) >= 2^-126 (a normal f32) for x >= kExpMinNormal.
+inline constexpr float kExpMinNormal = -87.33f;
 
 // tanh(x) = x + x^3 P(x^2) on |x| < 0.625, P of degree 4: truncation 8.6e-9 relative.
 inline constexpr float kTanhSmall = 0.625f;
@@ -51,16 +56,22 @@ inline constexpr float kTanhP[5] = {-3.333328068e-01f, 1.333144158e-01f, -5.3739
 // Normal tail: Phi(-a) = phi(a) R(a) with the Mills ratio R(a) = t P(t), t = 1 / (1 + a/4),
 // fitted on a in [0, inf) (t in (0, 1]) with P of degree 11: 7e-9 relative. The factor
 // 1/sqrt(2 pi) of phi is folded into the coefficients.
-inline constexpr float kMillsP[12] = {9.973557016e-02f,  9.973552741e-02f, 9.350481778e-02f,  8.097192244e-02f,
-                                      6.424124477e-02f,  3.825867840e-02f, 4.440481126e-02f,  -4.984630974e-02f,
-                                      9.674015186e-02f,  -1.143080418e-01f, 5.698152819e-02f, -1.041989996e-02f};
+inline constexpr float kMillsP[12] = {9.973557016e-02f,  9.973552741e-02f,  9.350481778e-02f,
+                                      8.097192244e-02f,  6.424124477e-02f,  3.825867840e-02f,
+                                      4.440481126e-02f,  -4.984630974e-02f, 9.674015186e-02f,
+                                      -1.143080418e-01f, 5.698152819e-02f,  -1.041989996e-02f};
 // gelu(x) = x/2 + x^2 W(x^2) on |x| < 0.75 (relative accuracy near 0, where relu(x) - a Phi(-a)
 // cancels to half of x), W of degree 4: truncation 3.4e-8 relative to |gelu(-|x|)|.
 inline constexpr float kGeluSmall = 0.75f;
 inline constexpr float kGeluW[5] = {3.989422619e-01f, -6.649015844e-02f, 9.971507825e-03f, -1.179322950e-03f,
                                     1.014081572e-04f};
-// Above this |x| the tail term underflows to 0; clamping keeps a*a finite.
-inline constexpr float kGeluTailClamp = 20.0f;
+// For |x| > 13.15 the tail term |x| Phi(-|x|) < 2^-126 is flushed to 0: exp(-13.15^2/2) is a
+// normal number, so no subnormal ever reaches the arithmetic (a microcode assist each on
+// Intel cores), and the reference itself gives exactly 0 there (1 + erf rounds to 0 in
+// double below x = -8.3).
+inline constexpr float kGeluTailClamp = 13.15f;
+// tanh(x) rounds to +-1 for |x| >= 9.01; clamping 2|x| keeps e^{2|x|} finite.
+inline constexpr float kTanhClamp = 9.5f;
 
 // gelu_tanh: -2u = x (k1 + k3 x^2), u = sqrt(2/pi) (x + 0.044715 x^3).
 inline constexpr float kGeluTanhK1 = -1.595769167e+00f;  // -2 sqrt(2/pi)
@@ -81,11 +92,9 @@ static inline __m256 horner(const float (&c)[N], __m256 x) {
 // Cody-Waite steps), exp(x) = exp(r) 2^n with 2^n applied as 2^(n/2) 2^(n - n/2): both
 // factors are normal numbers, so the only rounding is the final one, which also makes
 // subnormal results correctly rounded from exp(r) 2^n.
-static inline __m256 exp_ps(__m256 x) {
+// exp_core: x must already lie in [kExpMin, kExpMax] (or be NaN).
+static inline __m256 exp_core(__m256 x) {
   using namespace vmath;
-  // min/max return their second operand when either is NaN: NaN passes through.
-  x = _mm256_min_ps(_mm256_set1_ps(kExpMax), x);
-  x = _mm256_max_ps(_mm256_set1_ps(kExpMin), x);
   const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)),
                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x);
@@ -102,6 +111,23 @@ static inline __m256 exp_ps(__m256 x) {
   return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
 }
 
+static inline __m256 exp_ps(__m256 x) {
+  using namespace vmath;
+  // min/max return their second operand when either is NaN: NaN passes through.
+  x = _mm256_min_ps(_mm256_set1_ps(kExpMax), x);
+  return exp_core(_mm256_max_ps(_mm256_set1_ps(kExpMin), x));
+}
+
+// exp for x <= 0 (or NaN) whose tiny results do not matter (softmax weights, gelu_tanh):
+// results below the normal range (x < kExpMinNormal) are flushed to +0 instead of computed
+// as subnormals, which would cost a microcode assist per vector on Intel cores.
+static inline __m256 exp_neg_ps(__m256 x) {
+  using namespace vmath;
+  const __m256 lo = _mm256_set1_ps(kExpMinNormal);
+  const __m256 normal = _mm256_cmp_ps(x, lo, _CMP_NLT_UQ);  // x >= lo or NaN
+  return _mm256_and_ps(exp_core(_mm256_max_ps(lo, x)), normal);
+}
+
 static inline __m256 tanh_ps(__m256 x) {
   using namespace vmath;
   const __m256 sign = _mm256_set1_ps(-0.0f);
@@ -112,7 +138,8 @@ static inline __m256 tanh_ps(__m256 x) {
   if (_mm256_movemask_ps(is_small) == 0xff) return small;
   // 1 - 2 / (e^{2a} + 1): e = inf gives exactly 1; NaN stays NaN.
   const __m256 one = _mm256_set1_ps(1.0f);
-  const __m256 e = exp_ps(_mm256_add_ps(a, a));
+  const __m256 a2 = _mm256_min_ps(_mm256_set1_ps(2.0f * kTanhClamp), _mm256_add_ps(a, a));  // NaN passes
+  const __m256 e = exp_core(a2);
   const __m256 t = _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, one)));
   const __m256 large = _mm256_or_ps(t, _mm256_and_ps(x, sign));
   return _mm256_blendv_ps(large, small, is_small);
@@ -131,13 +158,14 @@ static inline __m256 gelu_ps(__m256 x) {
   const __m256 small = _mm256_fmadd_ps(h, horner(kGeluW, h), _mm256_mul_ps(half, x));
   const __m256 is_small = _mm256_cmp_ps(a, _mm256_set1_ps(kGeluSmall), _CMP_LT_OQ);  // false for NaN
   if (_mm256_movemask_ps(is_small) == 0xff) return small;
-  const __m256 four = _mm256_set1_ps(4.0f);
-  const __m256 t = _mm256_div_ps(four, _mm256_add_ps(four, ac));
+  const __m256 one = _mm256_set1_ps(1.0f);
+  const __m256 t = _mm256_div_ps(one, _mm256_fmadd_ps(_mm256_set1_ps(0.25f), ac, one));
   const __m256 r = _mm256_mul_ps(t, horner(kMillsP, t));
-  const __m256 l = _mm256_fmsub_ps(ac, ac, h);  // ac * ac - h, exact
-  __m256 e = exp_ps(_mm256_mul_ps(_mm256_set1_ps(-0.5f), h));
-  e = _mm256_fnmadd_ps(_mm256_mul_ps(half, l), e, e);  // exp(-(h + l)/2) = e (1 - l/2)
-  const __m256 m = _mm256_mul_ps(_mm256_mul_ps(ac, e), r);
+  const __m256 l = _mm256_fmsub_ps(ac, ac, h);                   // ac * ac - h, exact
+  __m256 e = exp_core(_mm256_mul_ps(_mm256_set1_ps(-0.5f), h));  // >= -84.5: normal
+  e = _mm256_fnmadd_ps(_mm256_mul_ps(half, l), e, e);            // exp(-(h + l)/2) = e (1 - l/2)
+  const __m256 beyond = _mm256_cmp_ps(a, _mm256_set1_ps(kGeluTailClamp), _CMP_GT_OQ);
+  const __m256 m = _mm256_andnot_ps(beyond, _mm256_mul_ps(_mm256_mul_ps(ac, e), r));
   const __m256 y = _mm256_sub_ps(_mm256_max_ps(_mm256_setzero_ps(), x), m);  // max: NaN x passes
   // The reference computes -inf * 0.5 * (1 + erf(-inf)) = -inf * 0 = NaN.
   const __m256 neg_inf = _mm256_cmp_ps(x, _mm256_set1_ps(-__builtin_inff()), _CMP_EQ_OQ);
@@ -150,9 +178,11 @@ static inline __m256 gelu_ps(__m256 x) {
 static inline __m256 gelu_tanh_ps(__m256 x) {
   using namespace vmath;
   const __m256 x2 = _mm256_mul_ps(x, x);
-  const __m256 w = _mm256_mul_ps(x, _mm256_fmadd_ps(x2, _mm256_set1_ps(kGeluTanhK3), _mm256_set1_ps(kGeluTanhK1)));
-  const __m256 s = exp_ps(_mm256_or_ps(w, _mm256_set1_ps(-0.0f)));  // e^{-|w|}
-  const __m256 num = _mm256_blendv_ps(x, _mm256_mul_ps(x, s), _mm256_cmp_ps(w, _mm256_setzero_ps(), _CMP_GT_OQ));
+  const __m256 w =
+      _mm256_mul_ps(x, _mm256_fmadd_ps(x2, _mm256_set1_ps(kGeluTanhK3), _mm256_set1_ps(kGeluTanhK1)));
+  const __m256 s = exp_neg_ps(_mm256_or_ps(w, _mm256_set1_ps(-0.0f)));  // e^{-|w|}
+  const __m256 num =
+      _mm256_blendv_ps(x, _mm256_mul_ps(x, s), _mm256_cmp_ps(w, _mm256_setzero_ps(), _CMP_GT_OQ));
   return _mm256_div_ps(num, _mm256_add_ps(_mm256_set1_ps(1.0f), s));
 }
 
