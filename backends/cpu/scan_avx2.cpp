@@ -26,9 +26,41 @@ int vectors_for(int64_t left) {
   return int(left >= kUnroll * kLanes ? kUnroll : (left + kLanes - 1) / kLanes);
 }
 
+// A full block of kFull unmasked vectors with compile-time shape, so that the running maxima
+// stay in registers (with a runtime vector count the compiler keeps `run` on the stack).
+// 8 of the 16 ymm registers hold maxima; the rest are the loads and compare masks.
+constexpr int kFull = 8;
+
+template <bool Exclusive>
+void cummax_full_block(const float* x, float* y, int64_t n, int64_t stride, bool reverse, int64_t c) {
+  __m256 run[kFull];
+#pragma GCC unroll 8
+  for (int v = 0; v < kFull; ++v) run[v] = _mm256_set1_ps(-__builtin_inff());
+  const int64_t step_rows = reverse ? -stride : stride;
+  const int64_t first = (reverse ? n - 1 : 0) * stride + c;
+  const float* xp = x + first;
+  float* yp = y + first;
+  for (int64_t t = 0; t < n; ++t, xp += step_rows, yp += step_rows) {
+#pragma GCC unroll 8
+    for (int v = 0; v < kFull; ++v) {
+      const __m256 xv = _mm256_loadu_ps(xp + v * kLanes);
+      if constexpr (Exclusive) _mm256_storeu_ps(yp + v * kLanes, run[v]);
+      run[v] = step(run[v], xv);
+      if constexpr (!Exclusive) _mm256_storeu_ps(yp + v * kLanes, run[v]);
+    }
+  }
+}
+
 void cummax_cols(const float* x, float* y, int64_t n, int64_t w, int64_t stride, bool reverse,
                  bool exclusive) {
-  for (int64_t c = 0; c < w; c += kUnroll * kLanes) {
+  int64_t c = 0;
+  for (; w - c >= kFull * kLanes; c += kFull * kLanes) {
+    if (exclusive)
+      cummax_full_block<true>(x, y, n, stride, reverse, c);
+    else
+      cummax_full_block<false>(x, y, n, stride, reverse, c);
+  }
+  for (; c < w; c += kUnroll * kLanes) {
     const int vecs = vectors_for(w - c);
     __m256 run[kUnroll];
     __m256i m[kUnroll];

@@ -541,9 +541,10 @@ TEST_CASE("cpu membound: cummax and segment_max are bit-exact across columns and
     uint32_t seed = 900;
     for (int64_t n : kSizes) {
       CAPTURE(n);
-      // The scanned axis with columns (1..n of them) and an innermost-axis line.
+      // The scanned axis with columns (1..n of them; 300 = full register blocks plus a masked
+      // tail) and an innermost-axis line.
       const std::vector<std::pair<std::vector<int64_t>, int>> shapes = {
-          {{2, n, 3}, 1}, {{3, 5, n}, 1}, {{n, 70}, 0}, {{4, n}, -1}, {{n}, 0}};
+          {{2, n, 3}, 1}, {{3, 5, n}, 1}, {{n, 70}, 0}, {{n, 300}, 0}, {{4, n}, -1}, {{n}, 0}};
       for (const auto& [dims, axis] : shapes) {
         In x = make_in(DType::f32, dims);
         fill_ties(x, seed++);
