@@ -111,6 +111,8 @@ TEST_CASE("bert models: input errors name the input") {
     CHECK_STATUS(build(*fourier, {"input_ids"}, {TensorDesc(DType::i64, {1, 1})}),
                  StatusCode::invalid_argument, "N >= 2");
     CHECK(build(*bert, {"input_ids"}, {TensorDesc(DType::i64, {1, 1})}).ok());
+    const Tensor one_token = ids_tensor(1, 1, [](int64_t, int64_t) { return 7; });
+    CHECK(run_model(*roberta, {{"input_ids", one_token}}).ok());
   }
 }
 
