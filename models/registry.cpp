@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "bert/bert.h"
 #include "fourier/fourier_lra.h"
 
 namespace longrun::models {
@@ -13,6 +14,13 @@ constexpr std::array kFamilies = {
            "Fourier Transformer, LRA encoder classifier (DCT filter layers; filter_layers = [] is the "
            "vanilla softmax baseline)",
            &parse_fourier_lra_config},
+    Family{"bert", "BERT encoder (HF BertModel; optional pooler and masked-LM head)", &parse_bert_config},
+    Family{"roberta", "RoBERTa encoder (HF RobertaModel: padding-aware positions; optional lm_head)",
+           &parse_roberta_config},
+    Family{"fourier-bert", "BERT encoder with Fourier Transformer DCT filters before chosen layers",
+           &parse_fourier_bert_config},
+    Family{"fourier-roberta", "RoBERTa encoder with Fourier Transformer DCT filters before chosen layers",
+           &parse_fourier_roberta_config},
 };
 
 }  // namespace

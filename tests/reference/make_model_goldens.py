@@ -4,7 +4,8 @@ tests/golden/models/<model>.<case>.io.safetensors (inputs and expected outputs).
 
 One module per model family (FAMILIES below); each exposes ARCH, models() -> {model name:
 (config, weights)} and cases(models) -> (model, case, inputs, expected) tuples. Adding a family
-is one import and one list entry.
+is one import and one list entry. A module serving several arches also exposes ARCHES (the
+list) and arch_of(model name).
 
 Model files are native longrun files: the weights under the canonical (official) names, F32,
 and __metadata__ {"format": "pt", "longrun.format": "1", "longrun.arch": ARCH,
@@ -34,6 +35,7 @@ sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+import bert  # noqa: E402
 import fourier_lra  # noqa: E402
 import safetensors_io  # noqa: E402
 from safetensors_io import Tensor  # noqa: E402
@@ -42,7 +44,7 @@ REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 GOLDEN_DIR = os.path.join(REPO, "tests", "golden", "models")
 GENERATOR = "tests/reference/make_model_goldens.py"
 
-FAMILIES = [fourier_lra]
+FAMILIES = [fourier_lra, bert]
 
 _CODES = {"f32": ("F32", np.float32), "i32": ("I32", np.int32), "i64": ("I64", np.int64), "u8": ("U8", np.uint8)}
 
@@ -78,6 +80,14 @@ def io_file(arch, model, case, inputs, expected):
     return safetensors_io.serialize(tensors, meta)
 
 
+def arches(fam):
+    return getattr(fam, "ARCHES", [fam.ARCH])
+
+
+def arch_of(fam, model):
+    return fam.arch_of(model) if hasattr(fam, "arch_of") else fam.ARCH
+
+
 def build(families):
     """Returns {file name: bytes} for the given family modules."""
     torch.set_num_threads(1)  # deterministic reductions in the oracle
@@ -85,12 +95,12 @@ def build(families):
     for fam in families:
         table = fam.models()
         for name, (config, weights) in table.items():
-            files[name + ".safetensors"] = model_file(fam.ARCH, config, weights)
+            files[name + ".safetensors"] = model_file(arch_of(fam, name), config, weights)
         for model, case, inputs, expected in fam.cases(table):
             fname = "%s.%s.io.safetensors" % (model, case)
             if fname in files:
                 raise ValueError("duplicate case %s" % fname)
-            files[fname] = io_file(fam.ARCH, model, case, inputs, expected)
+            files[fname] = io_file(arch_of(fam, model), model, case, inputs, expected)
     return files
 
 
@@ -103,11 +113,12 @@ def main():
 
     families = FAMILIES
     if args.family:
-        unknown = set(args.family) - {f.ARCH for f in FAMILIES}
+        known = [a for f in FAMILIES for a in arches(f)]
+        unknown = set(args.family) - set(known)
         if unknown:
-            print("unknown family %s; known: %s" % (sorted(unknown), [f.ARCH for f in FAMILIES]))
+            print("unknown family %s; known: %s" % (sorted(unknown), known))
             return 1
-        families = [f for f in FAMILIES if f.ARCH in args.family]
+        families = [f for f in FAMILIES if set(arches(f)) & set(args.family)]
     files = build(families)
 
     if args.check:
