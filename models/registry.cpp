@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "fastformer/fastformer.h"
 #include "fourier/fourier_lra.h"
 
 namespace longrun::models {
@@ -13,6 +14,10 @@ constexpr std::array kFamilies = {
            "Fourier Transformer, LRA encoder classifier (DCT filter layers; filter_layers = [] is the "
            "vanilla softmax baseline)",
            &parse_fourier_lra_config},
+    Family{"fastformer",
+           "Fastformer text classifier (additive attention, query = value sharing, BERT post-LN "
+           "sublayers, attention pooler; share_layers for layer-wise sharing)",
+           &parse_fastformer_config},
 };
 
 }  // namespace

@@ -3,10 +3,12 @@
 // kept as stored, misaligned files copied).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
 #include "longrun/dtype.h"
+#include "models/check_status.h"
 #include "models/model_test_util.h"
 
 namespace longrun::model_tests {
@@ -20,19 +22,6 @@ EditableFile golden_model() {
   return f;
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-#define CHECK_STATUS(result, expected_code, ...)                                     \
-  do {                                                                               \
-    const auto& r_ = (result);                                                       \
-    REQUIRE_FALSE(r_.ok());                                                          \
-    const std::string m_ = r_.status().to_string();                                  \
-    CAPTURE(m_);                                                                     \
-    CHECK(r_.status().code() == (expected_code));                                    \
-    for (const std::string& part_ : std::initializer_list<std::string>{__VA_ARGS__}) \
-      CHECK(contains(m_, part_));                                                    \
-  } while (0)
-
 TEST_CASE("model load: the golden file loads, binds f32 weights in place") {
   auto m = Model::load(golden_dir() + "/" + kModel);
   REQUIRE_MESSAGE(m.ok(), m.status().to_string());
@@ -42,7 +31,8 @@ TEST_CASE("model load: the golden file loads, binds f32 weights in place") {
   CHECK((*m)->input_names() == std::vector<std::string>{"input_ids", "attention_mask"});
   CHECK((*m)->required_inputs() == std::vector<std::string>{"input_ids"});
   CHECK(contains((*m)->config_json(), "\"filter_layers\":[0]"));
-  CHECK(model_architectures() == std::vector<std::string>{"fourier-lra"});
+  const std::vector<std::string> archs = model_architectures();
+  CHECK(std::find(archs.begin(), archs.end(), "fourier-lra") != archs.end());
 }
 
 TEST_CASE("model load: file and metadata errors") {
