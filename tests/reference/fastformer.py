@@ -189,8 +189,12 @@ def random_weights(cfg, seed_name):
     return out
 
 
+# Optional config fields and their defaults (as longrun's parser fills them in).
+DEFAULTS = dict(layer_norm_eps=1e-12, hidden_act="gelu", pooler_type="weightpooler", share_layers=False)
+
+
 def build_model(cfg, weights, dtype=torch.float64):
-    m = Model(cfg)
+    m = Model(dict(DEFAULTS, **cfg))
     m.load_state_dict({k: torch.from_numpy(v.astype(np.float64)) for k, v in weights.items()}, strict=True)
     return m.to(dtype).eval()
 
