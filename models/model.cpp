@@ -49,6 +49,18 @@ std::vector<std::string> model_architectures() {
   return out;
 }
 
+Result<std::vector<ModelParameter>> model_parameters(const std::string& arch,
+                                                     const std::string& config_json) {
+  const models::Family* family = models::find_family(arch);
+  if (family == nullptr)
+    return unsupported("unknown architecture '" + arch + "' (this build knows: " + known_architectures() +
+                       ")");
+  LR_ASSIGN_OR_RETURN(const std::unique_ptr<models::Architecture> def, family->parse_config(config_json));
+  std::vector<ModelParameter> out;
+  for (const models::ParamSpec& p : def->parameters()) out.push_back({p.name, p.dims});
+  return out;
+}
+
 Model::Model() : impl_(std::make_unique<Impl>()) {}
 Model::~Model() = default;
 

@@ -3,6 +3,7 @@
 #include <array>
 
 #include "bert/bert.h"
+#include "fastformer/fastformer.h"
 #include "fourier/fourier_lra.h"
 
 namespace longrun::models {
@@ -21,6 +22,10 @@ constexpr std::array kFamilies = {
            &parse_fourier_bert_config},
     Family{"fourier-roberta", "RoBERTa encoder with Fourier Transformer DCT filters before chosen layers",
            &parse_fourier_roberta_config},
+    Family{"fastformer",
+           "Fastformer text classifier (additive attention, query = value sharing, BERT post-LN "
+           "sublayers, attention pooler; share_layers for layer-wise sharing)",
+           &parse_fastformer_config},
 };
 
 }  // namespace

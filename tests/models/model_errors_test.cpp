@@ -8,6 +8,7 @@
 #include <string>
 
 #include "longrun/dtype.h"
+#include "models/check_status.h"
 #include "models/model_test_util.h"
 
 namespace longrun::model_tests {
@@ -20,19 +21,6 @@ EditableFile golden_model() {
   REQUIRE(!f.tensors.empty());
   return f;
 }
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-#define CHECK_STATUS(result, expected_code, ...)                                     \
-  do {                                                                               \
-    const auto& r_ = (result);                                                       \
-    REQUIRE_FALSE(r_.ok());                                                          \
-    const std::string m_ = r_.status().to_string();                                  \
-    CAPTURE(m_);                                                                     \
-    CHECK(r_.status().code() == (expected_code));                                    \
-    for (const std::string& part_ : std::initializer_list<std::string>{__VA_ARGS__}) \
-      CHECK(contains(m_, part_));                                                    \
-  } while (0)
 
 TEST_CASE("model load: the golden file loads, binds f32 weights in place") {
   auto m = Model::load(golden_dir() + "/" + kModel);

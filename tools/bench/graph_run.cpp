@@ -56,6 +56,7 @@ Result<std::unique_ptr<GraphRun>> GraphRun::create(const Graph& graph, std::span
   }
   LR_ASSIGN_OR_RETURN(const Plan plan, plan_memory(g));
   LR_ASSIGN_OR_RETURN(r->prepared_, r->backend_->prepare(g, plan));
+  r->memory_ = plan.report;
   r->inputs_.assign(inputs.begin(), inputs.end());
   try {
     for (ValueId id : g.outputs()) {

@@ -11,6 +11,7 @@
 
 #include "bench_case.h"
 #include "longrun/backend.h"
+#include "longrun/planner.h"
 
 namespace longrun::bench {
 
@@ -36,6 +37,8 @@ class GraphRun {
 
   Status run();
   const Backend& backend() const { return *backend_; }
+  // The planner's memory report for the graph (arena, peak live bytes, weights, I/O).
+  const MemoryReport& memory() const { return memory_; }
 
  private:
   GraphRun() = default;
@@ -45,6 +48,7 @@ class GraphRun {
   std::vector<TensorView> inputs_;
   std::vector<TensorView> outputs_;
   std::vector<BufferPtr> output_buffers_;
+  MemoryReport memory_;
 };
 
 }  // namespace longrun::bench

@@ -1,5 +1,6 @@
-// longrun-bench: measures longrun's ops (and, later, models) side by side with peers in the
-// same run. This file is the command line; ops_command.cpp runs the op benchmarks.
+// longrun-bench: measures longrun's ops side by side with peers, and whole models side by side
+// with their baselines, in the same run. This file is the command line; ops_command.cpp runs
+// the op benchmarks, models_command.cpp the model benchmarks.
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "longrun/ops/attrs.h"
+#include "models_command.h"
 #include "op_cases.h"
 #include "ops_command.h"
 
@@ -55,12 +57,12 @@ void usage(std::FILE* f) {
       "Peers openblas, onednn and fftw exist only when longrun-bench was built with them\n"
       "(CMake LONGRUN_BENCH_PEERS=AUTO|ON|OFF); the table's header lists those compiled in.\n"
       "Exit status: 0, 1 when a case failed, 2 on a usage error.\n"
-      "Model benchmarks and --plot are not implemented yet.\n",
+      "Whole models: longrun-bench models --help.\n",
       f);
 }
 
 [[noreturn]] void usage_error(const std::string& message) {
-  std::fprintf(stderr, "longrun-bench: %s (see longrun-bench ops --help)\n", message.c_str());
+  std::fprintf(stderr, "longrun-bench: %s (see longrun-bench ops|models --help)\n", message.c_str());
   std::exit(2);
 }
 
@@ -157,6 +159,112 @@ OpsOptions parse_ops(int argc, char** argv) {
   return o;
 }
 
+void models_usage(std::FILE* f) {
+  std::fputs(
+      "usage: longrun-bench models [options]\n"
+      "\n"
+      "Runs whole-model inference (input_ids [B, N] only) of the registered families with random\n"
+      "weights made from each family's parameter table (deterministic seed; no checkpoint), and\n"
+      "prints one row per (model, N, threads): median wall time of the backend's run (graph\n"
+      "build, planning, prepare untimed), tokens/s = B*N / median, the planner's arena and peak\n"
+      "live bytes, and the model's baseline preset measured in the same run at the same N and\n"
+      "threads (ratio = baseline ms / model ms, > 1: the model is faster).\n"
+      "\n"
+      "options (lists are comma-separated):\n"
+      "  --backend NAME     cpu (default), reference or cuda\n"
+      "  --isa ISA          cpu only: scalar, avx2 or avx512 (default: the best this machine has)\n"
+      "  --threads LIST     thread counts (default 1; 0 = all hardware threads)\n"
+      "  --preset LIST      presets to run (default: all below); a preset's baseline runs too\n"
+      "  --arch A --config JSON\n"
+      "                     benchmark any registered arch with this longrun.config instead\n"
+      "  --n LIST           sequence lengths, overriding the presets' (--arch default: 512,1024)\n"
+      "  --batch B          batch size (default 1)\n"
+      "  --repeat R         timed runs, median reported (default 5, min 5)\n"
+      "  --warmup W         untimed runs first (default 1)\n"
+      "  --seed S           weight and id seed (default 1)\n"
+      "  --json FILE|-      also write one JSON object per line (- = stdout; the table then goes to\n"
+      "                     stderr). Fields: model, arch, shape, n, batch, backend, isa, threads,\n"
+      "                     warmup, repeat, median_ms, min_ms, max_ms, tokens_per_s, arena_bytes,\n"
+      "                     peak_live_bytes, weight_bytes, and with a baseline: peer,\n"
+      "                     peer_median_ms, ratio; a failed case has error instead of timings\n"
+      "  --plot FILE.svg    write an SVG line plot of median ms vs N, one line per model\n"
+      "  --save-models DIR  also write each model file (native safetensors) to DIR, e.g. for\n"
+      "                     tools/bench/pytorch_models.py (same weights in eager PyTorch)\n"
+      "  --quick            N = 128,256 (unless --n): a smoke run, not a measurement\n"
+      "  --list             print the selected models and exit\n"
+      "  -h, --help         this text\n"
+      "\n"
+      "presets:\n",
+      f);
+  for (const std::string& line : longrun::bench::describe_presets()) std::fprintf(f, "  %s\n", line.c_str());
+  std::fputs("\nExit status: 0, 1 when a case failed, 2 on a usage error.\n", f);
+}
+
+longrun::bench::ModelsOptions parse_models(int argc, char** argv) {
+  longrun::bench::ModelsOptions o;
+  bool config_set = false;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage_error(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "-h" || a == "--help") {
+      models_usage(stdout);
+      std::exit(0);
+    } else if (a == "--backend") {
+      o.backend = value();
+      if (o.backend != "cpu" && o.backend != "reference" && o.backend != "cuda")
+        usage_error("--backend: unknown backend '" + o.backend + "' (cpu, reference or cuda)");
+    } else if (a == "--isa") {
+      o.isa = value();
+      if (o.isa != "scalar" && o.isa != "avx2" && o.isa != "avx512")
+        usage_error("--isa: unknown ISA '" + o.isa + "' (scalar, avx2 or avx512)");
+    } else if (a == "--threads") {
+      o.threads.clear();
+      for (const std::string& t : split(a, value())) {
+        const int n = int(integer(a, t, 0, 1024));
+        o.threads.push_back(n > 0 ? n : std::max(1, int(std::thread::hardware_concurrency())));
+      }
+    } else if (a == "--preset") {
+      o.presets = split(a, value());
+    } else if (a == "--arch") {
+      o.arch = value();
+    } else if (a == "--config") {
+      o.config = value();
+      config_set = true;
+    } else if (a == "--n") {
+      for (const std::string& n : split(a, value())) o.ns.push_back(integer(a, n, 1, 1 << 24));
+    } else if (a == "--batch") {
+      o.batch = integer(a, value(), 1, 1 << 16);
+    } else if (a == "--repeat") {
+      o.repeat = int(integer(a, value(), 5, 100000));
+    } else if (a == "--warmup") {
+      o.warmup = int(integer(a, value(), 0, 100000));
+    } else if (a == "--seed") {
+      o.seed = uint32_t(integer(a, value(), 0, 0xFFFFFFFFll));
+    } else if (a == "--json") {
+      o.json = value();
+      if (o.json.empty()) usage_error("--json: empty file name (use - for stdout)");
+    } else if (a == "--plot") {
+      o.plot = value();
+      if (o.plot.empty()) usage_error("--plot: empty file name");
+    } else if (a == "--save-models") {
+      o.save_models = value();
+    } else if (a == "--quick") {
+      o.quick = true;
+    } else if (a == "--list") {
+      o.list = true;
+    } else {
+      usage_error("unknown argument '" + a + "'");
+    }
+  }
+  if (!o.isa.empty() && o.backend != "cpu") usage_error("--isa: applies only to --backend cpu");
+  if (o.arch.empty() != !config_set) usage_error("--arch and --config go together");
+  if (!o.arch.empty() && !o.presets.empty()) usage_error("--preset: not with --arch (one or the other)");
+  return o;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -169,6 +277,7 @@ int main(int argc, char** argv) {
     usage(stdout);
     return 0;
   }
-  if (cmd != "ops") usage_error("unknown command '" + cmd + "' (only 'ops' exists so far)");
+  if (cmd == "models") return longrun::bench::run_models(parse_models(argc, argv));
+  if (cmd != "ops") usage_error("unknown command '" + cmd + "' (ops or models)");
   return longrun::bench::run_ops(parse_ops(argc, argv));
 }

@@ -5,20 +5,6 @@
 namespace longrun::bench {
 namespace {
 
-// Enough digits for any timing, without trailing noise.
-std::string num(double v) {
-  if (!std::isfinite(v)) return "null";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
-std::string ms_text(double ms) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, ms >= 100 ? "%.1f" : ms >= 0.1 ? "%.3f" : "%.4f", ms);
-  return buf;
-}
-
 std::string rate_text(double per_s) {
   if (!(per_s > 0) || !std::isfinite(per_s)) return "-";
   char buf[32];
@@ -30,6 +16,19 @@ std::string rate_text(double per_s) {
 double giga_per_s(double count, double ms) { return count > 0 && ms > 0 ? count / (ms * 1e6) : 0.0; }
 
 }  // namespace
+
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string ms_text(double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, ms >= 100 ? "%.1f" : ms >= 0.1 ? "%.3f" : "%.4f", ms);
+  return buf;
+}
 
 std::string json_string(const std::string& s) {
   std::string o = "\"";
@@ -94,14 +93,15 @@ void Reporter::json_line(const Row& r) {
     j += std::string(",\"") + (r.skipped ? "skipped" : "error") + "\":" + json_string(r.error);
   } else {
     const Timing& t = r.timing;
-    j += ",\"median_ms\":" + num(t.median_ms) + ",\"min_ms\":" + num(t.min_ms) +
-         ",\"max_ms\":" + num(t.max_ms);
-    j += ",\"flops\":" + (r.flops > 0 ? num(r.flops) : "null");
-    j += ",\"gflops\":" + (r.flops > 0 ? num(giga_per_s(r.flops, t.median_ms)) : "null");
-    j += ",\"bytes\":" + num(r.bytes) + ",\"gbps\":" + num(giga_per_s(r.bytes, t.median_ms));
+    j += ",\"median_ms\":" + json_number(t.median_ms) + ",\"min_ms\":" + json_number(t.min_ms) +
+         ",\"max_ms\":" + json_number(t.max_ms);
+    j += ",\"flops\":" + (r.flops > 0 ? json_number(r.flops) : "null");
+    j += ",\"gflops\":" + (r.flops > 0 ? json_number(giga_per_s(r.flops, t.median_ms)) : "null");
+    j += ",\"bytes\":" + json_number(r.bytes) + ",\"gbps\":" + json_number(giga_per_s(r.bytes, t.median_ms));
     if (r.peer) {
-      j += ",\"peer\":" + json_string(r.peer->name) + ",\"peer_median_ms\":" + num(r.peer->timing.median_ms) +
-           ",\"ratio\":" + num(r.peer->timing.median_ms / t.median_ms);
+      j += ",\"peer\":" + json_string(r.peer->name) +
+           ",\"peer_median_ms\":" + json_number(r.peer->timing.median_ms) +
+           ",\"ratio\":" + json_number(r.peer->timing.median_ms / t.median_ms);
     }
   }
   j += "}\n";

@@ -46,5 +46,9 @@ class Reporter {
 
 // JSON string literal (quotes, escapes) of s.
 std::string json_string(const std::string& s);
+// JSON number with enough digits for any timing ("null" for NaN/inf).
+std::string json_number(double v);
+// Milliseconds for the table, with digits that fit the magnitude.
+std::string ms_text(double ms);
 
 }  // namespace longrun::bench

@@ -58,6 +58,16 @@ struct ModelInput {
 // The architectures this build knows ("fourier-lra", ...), in registry order.
 std::vector<std::string> model_architectures();
 
+// One tensor of an architecture's parameter table: its canonical name and shape.
+struct ModelParameter {
+  std::string name;
+  std::vector<int64_t> dims;
+};
+// The exact tensor set a native file of `arch` with `config_json` must hold (what Model::load
+// checks), e.g. to write random weights for a benchmark. Errors: unsupported for an unknown
+// arch, format_error for a config that does not parse (as Model::load).
+Result<std::vector<ModelParameter>> model_parameters(const std::string& arch, const std::string& config_json);
+
 class Model : public std::enable_shared_from_this<Model> {
  public:
   ~Model();

@@ -1,0 +1,72 @@
+#include "model_report.h"
+
+namespace longrun::bench {
+namespace {
+
+std::string mib(int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", double(bytes) / (1024.0 * 1024.0));
+  return buf;
+}
+
+}  // namespace
+
+double ModelRow::tokens_per_s() const {
+  return timing.median_ms > 0 ? double(batch * n) / (timing.median_ms * 1e-3) : 0.0;
+}
+
+void ModelReporter::header(const std::string& title) {
+  std::fprintf(table_, "%s\n", title.c_str());
+  std::fprintf(table_, "%-24s %-12s %-14s %10s %10s %9s %9s  %-22s %10s %6s\n", "model", "shape", "engine",
+               "median ms", "tokens/s", "arena MiB", "peak MiB", "baseline", "base ms", "ratio");
+  std::fflush(table_);
+}
+
+void ModelReporter::row(const ModelRow& r) {
+  const std::string engine = r.backend + "/" + r.isa + "/" + std::to_string(r.threads) + "t";
+  if (!r.error.empty()) {
+    std::fprintf(table_, "%-24s %-12s %-14s %s: %s\n", r.model.c_str(), r.shape.c_str(), engine.c_str(),
+                 r.skipped ? "skipped" : "FAILED", r.error.c_str());
+  } else {
+    std::string base = "-", base_ms, ratio;
+    if (r.peer) {
+      base = r.peer->name;
+      base_ms = ms_text(r.peer->timing.median_ms);
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.2f", r.peer->timing.median_ms / r.timing.median_ms);
+      ratio = buf;
+    }
+    std::fprintf(table_, "%-24s %-12s %-14s %10s %10.0f %9s %9s  %-22s %10s %6s\n", r.model.c_str(),
+                 r.shape.c_str(), engine.c_str(), ms_text(r.timing.median_ms).c_str(), r.tokens_per_s(),
+                 mib(r.arena_bytes).c_str(), mib(r.peak_live_bytes).c_str(), base.c_str(), base_ms.c_str(),
+                 ratio.c_str());
+  }
+  std::fflush(table_);
+  if (!json_) return;
+
+  std::string j = "{\"model\":" + json_string(r.model) + ",\"arch\":" + json_string(r.arch) +
+                  ",\"shape\":" + json_string(r.shape) + ",\"n\":" + std::to_string(r.n) +
+                  ",\"batch\":" + std::to_string(r.batch) + ",\"backend\":" + json_string(r.backend) +
+                  ",\"isa\":" + (r.isa == "-" ? std::string("null") : json_string(r.isa)) +
+                  ",\"threads\":" + std::to_string(r.threads) + ",\"warmup\":" + std::to_string(r.warmup) +
+                  ",\"repeat\":" + std::to_string(r.repeat);
+  if (!r.error.empty()) {
+    j += std::string(",\"") + (r.skipped ? "skipped" : "error") + "\":" + json_string(r.error);
+  } else {
+    const Timing& t = r.timing;
+    j += ",\"median_ms\":" + json_number(t.median_ms) + ",\"min_ms\":" + json_number(t.min_ms) +
+         ",\"max_ms\":" + json_number(t.max_ms) + ",\"tokens_per_s\":" + json_number(r.tokens_per_s()) +
+         ",\"arena_bytes\":" + std::to_string(r.arena_bytes) +
+         ",\"peak_live_bytes\":" + std::to_string(r.peak_live_bytes) +
+         ",\"weight_bytes\":" + std::to_string(r.weight_bytes);
+    if (r.peer)
+      j += ",\"peer\":" + json_string(r.peer->name) +
+           ",\"peer_median_ms\":" + json_number(r.peer->timing.median_ms) +
+           ",\"ratio\":" + json_number(r.peer->timing.median_ms / t.median_ms);
+  }
+  j += "}\n";
+  std::fputs(j.c_str(), json_);
+  std::fflush(json_);
+}
+
+}  // namespace longrun::bench

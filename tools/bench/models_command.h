@@ -1,0 +1,37 @@
+// `longrun-bench models`: whole-model inference of registered families with random weights
+// (from the family's parameter table; no checkpoint), at model-shaped sizes, each variant
+// side by side with its baseline preset in the same run.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace longrun::bench {
+
+struct ModelsOptions {
+  std::string backend = "cpu";
+  std::string isa;  // "" = the backend's best
+  std::vector<int> threads = {1};
+  std::vector<std::string> presets;  // empty (and no --arch) = every preset
+  std::string arch, config;          // an ad-hoc model instead of presets (--arch, --config)
+  std::vector<int64_t> ns;           // overrides the presets' sequence lengths
+  int64_t batch = 1;
+  int repeat = 5;
+  int warmup = 1;
+  uint32_t seed = 1;
+  std::string json;         // "" = no JSON, "-" = stdout (the table then goes to stderr)
+  std::string plot;         // SVG file of median_ms vs N per model and thread count
+  std::string save_models;  // folder: write each benchmarked model file there
+  bool quick = false;       // N = 128, 256 (unless --n)
+  bool list = false;
+};
+
+// Returns the process exit code: 0, 1 when a case failed, 2 on a usage error (bad preset,
+// arch or config, an engine that cannot be created, an unwritable --json/--plot file).
+int run_models(const ModelsOptions& options);
+
+// "name  arch  baseline  summary" lines for --help.
+std::vector<std::string> describe_presets();
+
+}  // namespace longrun::bench

@@ -1,0 +1,43 @@
+#include "random_model.h"
+
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "bench_case.h"
+#include "longrun/safetensors.h"
+
+namespace longrun::bench {
+
+Result<RandomModel> random_model(const std::string& arch, const std::string& config_json, uint32_t seed,
+                                 const std::string& save_path) {
+  LR_ASSIGN_OR_RETURN(const std::vector<ModelParameter> table, model_parameters(arch, config_json));
+  std::vector<BufferPtr> buffers;
+  std::vector<SafetensorsWriteEntry> entries;
+  for (size_t i = 0; i < table.size(); ++i) {
+    const ModelParameter& p = table[i];
+    const TensorDesc desc(DType::f32, p.dims);
+    const bool table_like = p.name.find("embedding") != std::string::npos;
+    const float a = p.dims.size() >= 2 && !table_like ? float(1.0 / std::sqrt(double(p.dims.back())))
+                    : table_like                      ? 1.0f
+                                                      : 0.1f;
+    buffers.push_back(random_f32(desc.numel(), seed + uint32_t(i) * 7919u, -a, a));
+    entries.push_back({p.name, desc, {buffers.back()->data(), size_t(desc.nbytes())}});
+  }
+  const std::map<std::string, std::string> meta = {
+      {"format", "pt"}, {"longrun.format", "1"}, {"longrun.arch", arch}, {"longrun.config", config_json}};
+  if (!save_path.empty()) LR_RETURN_IF_ERROR(write_safetensors(save_path, entries, meta));
+  LR_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, serialize_safetensors(entries, meta));
+  auto owner = std::make_shared<const std::vector<std::byte>>(std::move(bytes));
+  LR_ASSIGN_OR_RETURN(std::shared_ptr<SafetensorsFile> file,
+                      SafetensorsFile::parse(*owner, owner, "random " + arch + " weights"));
+  RandomModel r;
+  LR_ASSIGN_OR_RETURN(r.model, Model::from_file(file));
+  const nlohmann::json cfg = nlohmann::json::parse(config_json, nullptr, false);
+  if (cfg.is_object() && cfg.contains("vocab_size") && cfg["vocab_size"].is_number_integer())
+    r.vocab_size = cfg["vocab_size"].get<int64_t>();
+  return r;
+}
+
+}  // namespace longrun::bench
