@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "combiner/combiner.h"
 #include "fourier/fourier_lra.h"
 
 namespace longrun::models {
@@ -13,6 +14,10 @@ constexpr std::array kFamilies = {
            "Fourier Transformer, LRA encoder classifier (DCT filter layers; filter_layers = [] is the "
            "vanilla softmax baseline)",
            &parse_fourier_lra_config},
+    Family{"combiner",
+           "Combiner LM (JAX model; attention fixed / logsparse / axial / mixture, causal JAX forms or "
+           "bidirectional TF forms)",
+           &parse_combiner_config},
 };
 
 }  // namespace
