@@ -116,16 +116,19 @@ ValueId axial(GraphContext& c, const Form& f, const Ctx& z, const RowSummary& ro
 }
 
 // --- Logsparse (§2.3; causal only) -------------------------------------------------------------
-// Rows layout with s = 1 (every query its own row). Level l (block c = 2^l) is one slot: for
-// query i with bit l set, key max_Omega k and value E_Omega of Omega = [((i>>l)-1) c, (i>>l) c).
+// One key per slot and query: self, and for level l (block c = 2^l) with bit l of i set, key
+// max_Omega k and value E_Omega of Omega = [((i>>l)-1) c, (i>>l) c). With one key per slot the
+// logit is a row-wise dot product, (q * key) @ ones[hd, 1], and the value step a broadcast
+// product: no per-query batched matmuls.
 ValueId logsparse(GraphContext& c, const Form& f, const Heads& x, const std::string& name) {
   if (!c.ok()) return kNoValue;
   const TensorDesc& d = c.desc(x.q);
   const int64_t b = d.dim(0), h = d.dim(1), np = d.dim(2), hd = d.dim(3);
-  auto per_query = [&](ValueId t) { return reshape(c, t, {b, h, np, 1, hd}); };
-  const ValueId q = per_query(x.q);
-  std::vector<SlotGroup> groups;
-  groups.push_back({.key = per_query(x.k), .value = per_query(x.v), .name = "self"});
+  const ValueId ones = constant_f32(c, name + ".ones", {hd, 1}, std::vector<float>(size_t(hd), 1.0f));
+  auto dot = [&](ValueId key, const std::string& p) {  // [B, H, Np, 1]
+    return matmul_nn(c, c.b.mul({x.q, key}, {}, p + ".qk"), ones, p + ".logits");
+  };
+  std::vector<ValueId> logits = {dot(x.k, name + ".self")}, values = {x.v};
   for (int64_t l = 0; l < f.log_len && (int64_t(1) << l) < np; ++l) {
     const int64_t blk = int64_t(1) << l, nb = (np + blk - 1) / blk;
     const std::string p = name + ".level" + std::to_string(l);
@@ -139,20 +142,26 @@ ValueId logsparse(GraphContext& c, const Form& f, const Heads& x, const std::str
     const ValueId e =
         attend(c, reshape(c, qmax, {b, h, nb, 1, hd}), blocks(x.k), blocks(x.v), {}, p + ".local");
     // Query block m uses block m - 1: shift by one block, then repeat each block blk times.
-    auto below = [&](ValueId t) {
+    auto below = [&](ValueId t, const std::string& what) {
       const ValueId shifted = c.b.slice({c.b.pad({reshape(c, t, {b, h, nb, hd})}, {.axis = 2, .before = 1})},
                                         {.axis = 2, .start = 0, .end = nb});
-      const ValueId each = c.b.upsample_nearest({shifted}, {.axis = 2, .size = nb * blk}, p + ".repeat");
-      return per_query(slice(c, each, 2, 0, np));
+      const ValueId each = c.b.upsample_nearest({shifted}, {.axis = 2, .size = nb * blk}, p + "." + what);
+      return slice(c, each, 2, 0, np);  // [B, H, Np, hd]
     };
-    groups.push_back({.key = below(kmax),
-                      .value = below(e),
-                      .keeps = {keep_mask(c, p + ".bit", {np, 1, 1},
-                                          [l](int64_t i, int64_t, int64_t) { return (i >> l) & 1; })},
-                      .name = "level" + std::to_string(l)});
+    const ValueId bit =
+        keep_mask(c, p + ".bit", {np, 1}, [l](int64_t, int64_t i, int64_t) { return (i >> l) & 1; });
+    logits.push_back(masked(c, dot(below(kmax, "key"), p), {bit}, -kInf, p + ".mask"));
+    values.push_back(below(e, "value"));
   }
-  const ValueId y = combine(c, q, kNoValue, groups, name);
-  return reshape(c, y, {b, h, np, hd});
+  const ValueId w =
+      c.b.softmax({c.b.concat(logits, {.axis = -1}, name + ".slots")}, {.axis = -1}, name + ".softmax");
+  ValueId y = kNoValue;
+  for (size_t g = 0; g < values.size(); ++g) {
+    const ValueId wg = c.b.slice({w}, {.axis = -1, .start = int64_t(g), .end = int64_t(g) + 1});
+    const ValueId part = c.b.mul({wg, values[g]}, {}, name + ".values");
+    y = y == kNoValue ? part : c.b.add({y, part}, {}, name + ".sum");
+  }
+  return y;
 }
 
 // --- Mixture (§2.5) ---------------------------------------------------------------------------
