@@ -170,5 +170,27 @@ TEST_CASE("combiner key_padding: padded tokens are invisible; an absent mask mea
   }
 }
 
+TEST_CASE("combiner weights: an f16 file gives the f32 results (3-D Flax kernels are widened)") {
+  // Axial has every kind of parameter: [D, H, hd] / [H, hd, D] kernels, the row-summary LN',
+  // Dense kernels and biases, the embedding.
+  EditableFile f32 = golden("combiner_axial_causal");
+  const EditableFile f16 = to_f16(&f32);
+  auto m32 = f32.load();
+  auto m16 = f16.load();
+  REQUIRE_MESSAGE(m32.ok(), m32.status().to_string());
+  REQUIRE_MESSAGE(m16.ok(), m16.status().to_string());
+  CHECK((*m16)->weight_bytes_copied() > 0);
+  CHECK((*m16)->weight_bytes_copied() < (*m32)->weight_bytes());  // matmul B / LN / embedding stay f16
+  const Tensor ids = ids_tensor(2, 29, [](int64_t b, int64_t i) { return 1 + (5 * b + 11 * i) % 39; });
+  auto a = run_model(**m32, {{"input_ids", ids}});
+  auto b = run_model(**m16, {{"input_ids", ids}});
+  REQUIRE_MESSAGE(a.ok(), a.status().to_string());
+  REQUIRE_MESSAGE(b.ok(), b.status().to_string());
+  for (const char* name : {"last_hidden_state", "logits"}) {
+    const Error e = measure(floats(b->at(name)), floats(a->at(name)));
+    CHECK_MESSAGE(e.norm_err <= 1e-6, name << ": " << e.norm_err);
+  }
+}
+
 }  // namespace
 }  // namespace longrun::model_tests
