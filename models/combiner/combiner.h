@@ -29,8 +29,8 @@
 //                code's approx_cummax, which is a cumsum)                    (default "max")
 //   dropout_rate, attention_dropout_rate: training-only, accepted and ignored
 //
-// Inputs: input_ids i32/i64 [B, N], 1 <= N <= max_len (logsparse: N >= 3 is not needed, any
-// N works); attention_mask u8/i32/i64/f32 [B, N] of 0/1 only with key_padding (absent = all
+// Inputs: input_ids i32/i64 [B, N], 1 <= N <= max_len (every form, logsparse included, runs
+// any such N); attention_mask u8/i32/i64/f32 [B, N] of 0/1 only with key_padding (absent = all
 // ones). Causal forms pad internally to a multiple of s, which changes no real position.
 // Outputs: last_hidden_state f32 [B, N, D] (after the final LayerNorm), logits f32 [B, N, V].
 // Debug outputs (first layer): debug.layer0.attention (after the output projection, before
