@@ -3,6 +3,7 @@
 #include <array>
 
 #include "bert/bert.h"
+#include "combiner/combiner.h"
 #include "fastformer/fastformer.h"
 #include "fourier/fourier_lra.h"
 
@@ -26,6 +27,10 @@ constexpr std::array kFamilies = {
            "Fastformer text classifier (additive attention, query = value sharing, BERT post-LN "
            "sublayers, attention pooler; share_layers for layer-wise sharing)",
            &parse_fastformer_config},
+    Family{"combiner",
+           "Combiner LM (JAX model; attention fixed / logsparse / axial / mixture, causal JAX forms or "
+           "bidirectional TF forms)",
+           &parse_combiner_config},
 };
 
 }  // namespace

@@ -208,22 +208,7 @@ TEST_CASE("model runs: ids outside the vocabulary are an error naming the embedd
 // widened) and an f32 file of the same rounded values must agree to f32 rounding.
 TEST_CASE("model weights: f16 weights stay f16 where ops accept them; misaligned files are copied") {
   EditableFile f32 = golden_model();
-  EditableFile f16 = f32;
-  for (size_t i = 0; i < f32.tensors.size(); ++i) {
-    EditableFile::Entry& a = f32.tensors[i];
-    EditableFile::Entry& h = f16.tensors[i];
-    const int64_t n = a.desc.numel();
-    h.desc = a.desc.with_dtype(DType::f16);
-    h.bytes.assign(size_t(n) * 2, std::byte{0});
-    for (int64_t j = 0; j < n; ++j) {
-      float x;
-      std::memcpy(&x, a.bytes.data() + 4 * j, 4);
-      const uint16_t bits = f32_to_f16(x);
-      x = f16_to_f32(bits);
-      std::memcpy(a.bytes.data() + 4 * j, &x, 4);
-      std::memcpy(h.bytes.data() + 2 * j, &bits, 2);
-    }
-  }
+  EditableFile f16 = to_f16(&f32);
   auto m32 = f32.load();
   auto m16 = f16.load();
   auto mis = f32.load_misaligned();

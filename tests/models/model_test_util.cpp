@@ -4,6 +4,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "longrun/dtype.h"
+
 namespace longrun::model_tests {
 namespace {
 
@@ -111,6 +113,26 @@ Result<std::map<std::string, Tensor>> run_model(const Model& model, const std::v
   std::map<std::string, Tensor> by_name;
   for (NamedTensor& t : out) by_name[t.name] = std::move(t.tensor);
   return by_name;
+}
+
+EditableFile to_f16(EditableFile* f32) {
+  EditableFile f16 = *f32;
+  for (size_t i = 0; i < f32->tensors.size(); ++i) {
+    EditableFile::Entry& a = f32->tensors[i];
+    EditableFile::Entry& h = f16.tensors[i];
+    const int64_t n = a.desc.numel();
+    h.desc = a.desc.with_dtype(DType::f16);
+    h.bytes.assign(size_t(n) * 2, std::byte{0});
+    for (int64_t j = 0; j < n; ++j) {
+      float x;
+      std::memcpy(&x, a.bytes.data() + 4 * j, 4);
+      const uint16_t bits = f32_to_f16(x);
+      x = f16_to_f32(bits);
+      std::memcpy(a.bytes.data() + 4 * j, &x, 4);
+      std::memcpy(h.bytes.data() + 2 * j, &bits, 2);
+    }
+  }
+  return f16;
 }
 
 Tensor ids_tensor(int64_t batch, int64_t n, const std::function<int64_t(int64_t, int64_t)>& value) {

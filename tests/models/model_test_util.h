@@ -58,6 +58,10 @@ struct EditableFile {
 Result<std::map<std::string, Tensor>> run_model(const Model& model, const std::vector<NamedTensor>& inputs,
                                                 RunHooks* hooks = nullptr);
 
+// Every tensor of `f32` as f16 (returned); `f32` itself is rounded to the f16 values, so the
+// two files hold the same numbers.
+EditableFile to_f16(EditableFile* f32);
+
 // i64 [B, N] ids.
 Tensor ids_tensor(int64_t batch, int64_t n, const std::function<int64_t(int64_t, int64_t)>& value);
 

@@ -36,6 +36,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import bert  # noqa: E402
+import combiner  # noqa: E402
 import fastformer  # noqa: E402
 import fourier_lra  # noqa: E402
 import safetensors_io  # noqa: E402
@@ -45,7 +46,7 @@ REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 GOLDEN_DIR = os.path.join(REPO, "tests", "golden", "models")
 GENERATOR = "tests/reference/make_model_goldens.py"
 
-FAMILIES = [fourier_lra, bert, fastformer]
+FAMILIES = [fourier_lra, bert, fastformer, combiner]
 
 _CODES = {"f32": ("F32", np.float32), "i32": ("I32", np.int32), "i64": ("I64", np.int64), "u8": ("U8", np.uint8)}
 

@@ -1,0 +1,288 @@
+// The Combiner attention forms (MODELS.md §2.2-2.6). Notation as §2.1: query i = (u, t) with
+// row u = i div s, column t = i mod s; n = Np / s rows. Every form lists its slot groups
+// (direct keys and summaries) and hands them to combine(), which runs ONE softmax per query.
+#include "combiner/combiner_attention.h"
+
+#include <limits>
+#include <vector>
+
+#include "common/blocks.h"
+
+namespace longrun::models::combiner {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// Shapes and the key-padding views every form needs.
+struct Ctx {
+  int64_t b = 0, h = 0, np = 0, hd = 0, s = 1, n = 0;
+  ValueId q_rows = kNoValue, k_rows = kNoValue, v_rows = kNoValue;  // [B, H, n, s, hd]
+  ValueId q_cols = kNoValue, k_cols = kNoValue, v_cols = kNoValue;  // [B, H, s, n, hd]
+  // key_padding only (else kNoValue):
+  ValueId keep_heads = kNoValue;  // [B, 1, n, s, 1]: clears pads of a rows-layout tensor
+  ValueId keep_rows = kNoValue;   // [B, 1, n, 1, s]: key (u, c) of rows-layout logits
+  ValueId keep_cols = kNoValue;   // [B, 1, s, 1, n]: key (r, t) of cols-layout logits
+  ValueId real = kNoValue;        // f32 [B, n, s] 0/1
+};
+
+Ctx make_ctx(GraphContext& c, const Heads& x, int64_t s, const std::string& name) {
+  Ctx z;
+  if (!c.ok()) return z;
+  const TensorDesc& d = c.desc(x.q);
+  z.b = d.dim(0), z.h = d.dim(1), z.np = d.dim(2), z.hd = d.dim(3), z.s = s, z.n = z.np / s;
+  auto rows = [&](ValueId t) { return reshape(c, t, {z.b, z.h, z.n, z.s, z.hd}); };
+  z.q_rows = rows(x.q), z.k_rows = rows(x.k), z.v_rows = rows(x.v);
+  z.q_cols = swap_blocks(c, z.q_rows), z.k_cols = swap_blocks(c, z.k_rows),
+  z.v_cols = swap_blocks(c, z.v_rows);
+  if (x.key_mask != kNoValue) {
+    z.keep_heads = reshape(c, x.key_mask, {z.b, 1, z.n, z.s, 1});
+    z.keep_rows = reshape(c, x.key_mask, {z.b, 1, z.n, 1, z.s});
+    z.keep_cols =
+        reshape(c, transpose(c, reshape(c, x.key_mask, {z.b, z.n, z.s}), {0, 2, 1}), {z.b, 1, z.s, 1, z.n});
+    z.real = reshape(c, c.b.cast({x.key_mask}, {.to = DType::f32}, name + ".real"), {z.b, z.n, z.s});
+  }
+  return z;
+}
+
+// u8 "this partition holds a real token" from an f32 0/1 pooled mask.
+ValueId nonempty(GraphContext& c, ValueId pooled_real, const std::string& name) {
+  return c.b.cast({pooled_real}, {.to = DType::u8}, name + ".nonempty");
+}
+
+// --- Fixed (§2.2) -----------------------------------------------------------------------------
+ValueId fixed(GraphContext& c, const Form& f, const Ctx& z, const std::string& name,
+              const std::string& debug) {
+  const bool kp = z.real != kNoValue;
+  // Max-pooled query and key of every segment (pads excluded in key_padding mode), and the
+  // local expectation E_r = sum_{j in segment r} softmax_j(qmax_r . k_j) v_j.
+  auto pool = [&](ValueId rows, const std::string& what) {
+    const ValueId x = masked(c, rows, {z.keep_heads}, -kInf, name + "." + what + ".pads");
+    return c.b.segment_max({x}, {.axis = 3, .segment = z.s}, name + "." + what + "max");  // [B,H,n,1,hd]
+  };
+  ValueId qmax = pool(z.q_rows, "q"), kmax = pool(z.k_rows, "k");
+  ValueId has_real = kNoValue;
+  if (kp) {
+    has_real = nonempty(c, c.b.segment_max({z.real}, {.axis = 2, .segment = z.s}), name);  // [B, n, 1]
+    const ValueId keep = reshape(c, has_real, {z.b, 1, z.n, 1, 1});
+    qmax = masked(c, qmax, {keep}, 0.0f, name + ".qmax.empty");
+    kmax = masked(c, kmax, {keep}, 0.0f, name + ".kmax.empty");
+  }
+  const ValueId e = attend(c, qmax, z.k_rows, z.v_rows, {z.keep_rows}, name + ".local");  // [B,H,n,1,hd]
+  if (!debug.empty()) c.debug(reshape(c, kmax, {z.b, z.h, z.n, z.hd}), debug + ".summary_keys");
+
+  const int64_t n = z.n, s = z.s;
+  SlotGroup direct{.key = z.k_rows, .value = z.v_rows, .name = "direct"};
+  SlotGroup summary{.key = reshape(c, kmax, {z.b, z.h, 1, n, z.hd}),
+                    .value = reshape(c, e, {z.b, z.h, 1, n, z.hd}),
+                    .name = "summary"};
+  if (f.causal) {
+    // JAX: own segment up to t; every earlier segment r < u as one summary slot.
+    direct.keeps = {
+        keep_mask(c, name + ".direct.causal", {s, s}, [](int64_t, int64_t t, int64_t j) { return j <= t; })};
+    summary.keeps = {keep_mask(c, name + ".summary.causal", {n, s, n},
+                               [](int64_t u, int64_t, int64_t r) { return r < u; })};
+  } else {
+    // TF: the whole own segment and ALL n summaries (own segment counted twice).
+    direct.keeps = {z.keep_rows};
+    if (kp) summary.keeps = {reshape(c, has_real, {z.b, 1, 1, 1, n})};
+  }
+  return combine(c, z.q_rows, z.q_cols, {direct, summary}, name);
+}
+
+// --- Axial (§2.4) -----------------------------------------------------------------------------
+ValueId axial(GraphContext& c, const Form& f, const Ctx& z, const RowSummary& row_summary,
+              const std::string& name, const std::string& debug) {
+  // R[r, t]: full (non-causal) attention inside row r; K~ = W2 LN'(W1 R + x).
+  const ValueId r = attend(c, z.q_rows, z.k_rows, z.v_rows, {z.keep_rows}, name + ".row");
+  const ValueId k_sum = row_summary(r);
+  if (!c.ok()) return kNoValue;
+  if (!debug.empty()) c.debug(reshape(c, k_sum, {z.b, z.h, z.np, z.hd}), debug + ".summary_keys");
+  const int64_t n = z.n, s = z.s;
+  SlotGroup direct{.key = z.k_rows, .value = z.v_rows, .name = "direct"};
+  // Summary slot r of query (u, t): key K~[r, t], value R[r, t] -- per column, so cols layout.
+  SlotGroup summary{
+      .cols = true, .key = swap_blocks(c, k_sum), .value = swap_blocks(c, r), .name = "summary"};
+  if (f.causal) {
+    direct.keeps = {
+        keep_mask(c, name + ".direct.causal", {s, s}, [](int64_t, int64_t t, int64_t j) { return j <= t; })};
+    summary.keeps = {keep_mask(c, name + ".summary.causal", {n, n},
+                               [](int64_t, int64_t u, int64_t r2) { return r2 < u; })};
+  } else {
+    // TF: the whole row, and the summaries of ALL rows of the column (own row twice).
+    direct.keeps = {z.keep_rows};
+    summary.keeps = {z.keep_cols};
+  }
+  return combine(c, z.q_rows, z.q_cols, {direct, summary}, name);
+}
+
+// --- Logsparse (§2.3; causal only) -------------------------------------------------------------
+// One key per slot and query: self, and for level l (block c = 2^l) with bit l of i set, key
+// max_Omega k and value E_Omega of Omega = [((i>>l)-1) c, (i>>l) c). With one key per slot the
+// logit is a row-wise dot product, (q * key) @ ones[hd, 1], and the value step a broadcast
+// product: no per-query batched matmuls.
+ValueId logsparse(GraphContext& c, const Form& f, const Heads& x, const std::string& name) {
+  if (!c.ok()) return kNoValue;
+  const TensorDesc& d = c.desc(x.q);
+  const int64_t b = d.dim(0), h = d.dim(1), np = d.dim(2), hd = d.dim(3);
+  const ValueId ones = constant_f32(c, name + ".ones", {hd, 1}, std::vector<float>(size_t(hd), 1.0f));
+  auto dot = [&](ValueId key, const std::string& p) {  // [B, H, Np, 1]
+    return matmul_nn(c, c.b.mul({x.q, key}, {}, p + ".qk"), ones, p + ".logits");
+  };
+  std::vector<ValueId> logits = {dot(x.k, name + ".self")}, values = {x.v};
+  for (int64_t l = 0; l < f.log_len && (int64_t(1) << l) < np; ++l) {
+    const int64_t blk = int64_t(1) << l, nb = (np + blk - 1) / blk;
+    const std::string p = name + ".level" + std::to_string(l);
+    // Pooled query/key per aligned block; the last block may be partial (zero padded for the
+    // local expectation): no real query ever uses it, Omega is always a full earlier block.
+    const ValueId qmax = c.b.segment_max({x.q}, {.axis = 2, .segment = blk}, p + ".qmax");  // [B,H,nb,hd]
+    const ValueId kmax = c.b.segment_max({x.k}, {.axis = 2, .segment = blk}, p + ".kmax");
+    auto blocks = [&](ValueId t) {
+      return reshape(c, c.b.pad({t}, {.axis = 2, .after = nb * blk - np}), {b, h, nb, blk, hd});
+    };
+    const ValueId e =
+        attend(c, reshape(c, qmax, {b, h, nb, 1, hd}), blocks(x.k), blocks(x.v), {}, p + ".local");
+    // Query block m uses block m - 1: shift by one block, then repeat each block blk times.
+    auto below = [&](ValueId t, const std::string& what) {
+      const ValueId shifted = c.b.slice({c.b.pad({reshape(c, t, {b, h, nb, hd})}, {.axis = 2, .before = 1})},
+                                        {.axis = 2, .start = 0, .end = nb});
+      const ValueId each = c.b.upsample_nearest({shifted}, {.axis = 2, .size = nb * blk}, p + "." + what);
+      return slice(c, each, 2, 0, np);  // [B, H, Np, hd]
+    };
+    const ValueId bit =
+        keep_mask(c, p + ".bit", {np, 1}, [l](int64_t, int64_t i, int64_t) { return (i >> l) & 1; });
+    logits.push_back(masked(c, dot(below(kmax, "key"), p), {bit}, -kInf, p + ".mask"));
+    values.push_back(below(e, "value"));
+  }
+  const ValueId w =
+      c.b.softmax({c.b.concat(logits, {.axis = -1}, name + ".slots")}, {.axis = -1}, name + ".softmax");
+  ValueId y = kNoValue;
+  for (size_t g = 0; g < values.size(); ++g) {
+    const ValueId wg = c.b.slice({w}, {.axis = -1, .start = int64_t(g), .end = int64_t(g) + 1});
+    const ValueId part = c.b.mul({wg, values[g]}, {}, name + ".values");
+    y = y == kNoValue ? part : c.b.add({y, part}, {}, name + ".sum");
+  }
+  return y;
+}
+
+// --- Mixture (§2.5) ---------------------------------------------------------------------------
+// The exclusive prefix pooling of q and k over the partitions "rows before/after u in column
+// t" (rows = true) or "columns before/after t in row u", in rows layout [B, H, n, s, hd],
+// plus (key_padding) which partitions hold a real token, u8 [B, n, s].
+struct Pooled {
+  ValueId q = kNoValue, k = kNoValue, nonempty = kNoValue;
+};
+
+Pooled pool_partitions(GraphContext& c, const Form& f, const Ctx& z, bool rows, bool reverse,
+                       const std::string& name) {
+  const int axis = rows ? 2 : 3;
+  const float pad_fill = f.pooling == Pooling::max ? -kInf : 0.0f;
+  Pooled p;
+  auto pool = [&](ValueId x, const std::string& what) {
+    x = masked(c, x, {z.keep_heads}, pad_fill, name + "." + what + ".pads");
+    return exclusive_pool(c, x, axis, reverse, f.pooling, name + "." + what);
+  };
+  p.q = pool(z.q_rows, "q");
+  p.k = pool(z.k_rows, "k");
+  if (z.real != kNoValue) {
+    p.nonempty = nonempty(c, exclusive_pool(c, z.real, axis - 1, reverse, Pooling::max, name + ".real"),
+                          name);  // [B,n,s]
+    const ValueId keep = reshape(c, p.nonempty, {z.b, 1, z.n, z.s, 1});
+    p.q = masked(c, p.q, {keep}, 0.0f, name + ".q.empty");
+    p.k = masked(c, p.k, {keep}, 0.0f, name + ".k.empty");
+  }
+  return p;
+}
+
+// Column summaries (partition (u, c) = rows before / after u in column c): key = pooled k,
+// value = E with the pooled q, attending over those rows of column c. A rows-layout group.
+SlotGroup column_summaries(GraphContext& c, const Form& f, const Ctx& z, bool reverse,
+                           const std::string& name, const std::string& group, const std::string& debug) {
+  const std::string p = name + "." + group;
+  const Pooled pooled = pool_partitions(c, f, z, true, reverse, p);
+  if (!debug.empty()) c.debug(reshape(c, pooled.k, {z.b, z.h, z.np, z.hd}), debug + ".summary_keys");
+  const int64_t n = z.n, s = z.s;
+  const bool ref_bidir = !f.causal && !f.key_padding;
+  // Inner softmax over rows r of the partition; TF leaves the empty partition unmasked, so
+  // its E is the plain average of the whole column (pooled q = 0).
+  const ValueId inner = keep_mask(c, p + ".inner", {n, n}, [&](int64_t, int64_t u, int64_t r) {
+    if (ref_bidir && u == (reverse ? n - 1 : 0)) return true;
+    return reverse ? r > u : r < u;
+  });
+  const ValueId e =
+      attend(c, swap_blocks(c, pooled.q), z.k_cols, z.v_cols, {inner, z.keep_cols}, p + ".local");
+  SlotGroup g{.key = pooled.k, .value = swap_blocks(c, e), .name = group};
+  if (f.causal)  // JAX: u > 0 and every column but the query's own (that one is direct).
+    g.keeps = {keep_mask(c, p + ".causal", {n, s, s},
+                         [](int64_t u, int64_t t, int64_t col) { return u > 0 && col != t; })};
+  else if (pooled.nonempty != kNoValue)
+    g.keeps = {reshape(c, pooled.nonempty, {z.b, 1, n, 1, s})};
+  return g;
+}
+
+// Row summaries (partition (r, t) = columns before / after t in row r): key = pooled k,
+// value = E over those columns of row r. A cols-layout group (slot r of query (u, t)).
+SlotGroup row_summaries(GraphContext& c, const Form& f, const Ctx& z, bool reverse, const std::string& name,
+                        const std::string& group) {
+  const std::string p = name + "." + group;
+  const Pooled pooled = pool_partitions(c, f, z, false, reverse, p);
+  const int64_t n = z.n, s = z.s;
+  const bool ref_bidir = !f.causal && !f.key_padding;
+  const ValueId inner = keep_mask(c, p + ".inner", {s, s}, [&](int64_t, int64_t t, int64_t col) {
+    if (ref_bidir && t == (reverse ? s - 1 : 0)) return true;
+    return reverse ? col > t : col < t;
+  });
+  const ValueId e = attend(c, pooled.q, z.k_rows, z.v_rows, {inner, z.keep_rows}, p + ".local");
+  SlotGroup g{.cols = true, .key = swap_blocks(c, pooled.k), .value = swap_blocks(c, e), .name = group};
+  if (f.causal)  // JAX top-left (t > 0) / top-right (t < s - 1): rows r < u only.
+    g.keeps = {keep_mask(c, p + ".causal", {s, n, n}, [&](int64_t t, int64_t u, int64_t r) {
+      return r < u && (reverse ? t < s - 1 : t > 0);
+    })};
+  else if (pooled.nonempty != kNoValue)
+    g.keeps = {reshape(c, transpose(c, pooled.nonempty, {0, 2, 1}), {z.b, 1, s, 1, n})};
+  return g;
+}
+
+ValueId mixture(GraphContext& c, const Form& f, const Ctx& z, const std::string& name,
+                const std::string& debug) {
+  const int64_t n = z.n, s = z.s;
+  SlotGroup col{.cols = true, .key = z.k_cols, .value = z.v_cols, .name = "col"};
+  SlotGroup row{.key = z.k_rows, .value = z.v_rows, .name = "row"};
+  if (f.causal) {
+    // JAX _AxialMixtureAtt: [col(n) | row(s) | prev_row(s) | top_left(n) | top_right(n)].
+    col.keeps = {
+        keep_mask(c, name + ".col.causal", {n, n}, [](int64_t, int64_t u, int64_t r) { return r < u; })};
+    row.keeps = {
+        keep_mask(c, name + ".row.causal", {s, s}, [](int64_t, int64_t t, int64_t j) { return j <= t; })};
+    return combine(
+        c, z.q_rows, z.q_cols,
+        {col, row, column_summaries(c, f, z, false, name, "prev_row", debug),
+         row_summaries(c, f, z, false, name, "top_left"), row_summaries(c, f, z, true, name, "top_right")},
+        name);
+  }
+  // TF axial_mixture_bidir: [row(s) | col(n) | t2d(s) | b2t(s) | l2r(n) | r2l(n)]; col
+  // includes the query itself again.
+  row.keeps = {z.keep_rows};
+  col.keeps = {z.keep_cols};
+  return combine(c, z.q_rows, z.q_cols,
+                 {row, col, column_summaries(c, f, z, false, name, "t2d", debug),
+                  column_summaries(c, f, z, true, name, "b2t", ""),
+                  row_summaries(c, f, z, false, name, "l2r"), row_summaries(c, f, z, true, name, "r2l")},
+                 name);
+}
+
+}  // namespace
+
+ValueId combiner_attention(GraphContext& c, const Form& form, const Heads& heads,
+                           const RowSummary& row_summary, const std::string& name, const std::string& debug) {
+  if (form.variant == Variant::logsparse) return logsparse(c, form, heads, name);
+  const Ctx z = make_ctx(c, heads, form.segment, name);
+  ValueId y = kNoValue;
+  switch (form.variant) {
+    case Variant::fixed: y = fixed(c, form, z, name, debug); break;
+    case Variant::axial: y = axial(c, form, z, row_summary, name, debug); break;
+    default: y = mixture(c, form, z, name, debug); break;
+  }
+  return reshape(c, y, {z.b, z.h, z.np, z.hd});
+}
+
+}  // namespace longrun::models::combiner
