@@ -148,6 +148,35 @@ def main():
     torch.save({"args": ns, "model": collections.OrderedDict([("encoder.version", torch.tensor([3.0]))]),
                 "extra_state": {"epoch": 3}}, os.path.join(OUT, "namespace.pt"))
 
+    # fairseq-like checkpoint with a fused attention projection, old layer_norms names, a
+    # sinusoidal buffer, optimizer state and a training object from a module the importer does
+    # not know (only --lenient reads it).
+    import types
+    meters = types.ModuleType("fairseq.logging.meters")
+
+    class AverageMeter:
+        def __init__(self):
+            self.val = 1.5
+
+    AverageMeter.__module__ = "fairseq.logging.meters"
+    AverageMeter.__qualname__ = "AverageMeter"
+    meters.AverageMeter = AverageMeter
+    for parent in ("fairseq", "fairseq.logging"):
+        sys.modules.setdefault(parent, types.ModuleType(parent))
+    sys.modules["fairseq.logging.meters"] = meters
+    torch.manual_seed(1)
+    fused = torch.randn(12, 4)
+    model = collections.OrderedDict([
+        ("encoder.layers.0.self_attn.in_proj_weight", fused),
+        ("encoder.layers.0.self_attn.in_proj_bias", torch.arange(12, dtype=torch.float32)),
+        ("encoder.layers.0.layer_norms.0.weight", torch.ones(4)),
+        ("encoder.layers.0.layer_norms.1.weight", torch.ones(4) * 2),
+        ("encoder.embed_positions._float_tensor", torch.zeros(1)),
+        ("encoder.version", torch.tensor([3.0]))])
+    torch.save({"args": None, "cfg": {"model": {"arch": "transformer", "encoder_embed_dim": 4, "dropout": 0.1}},
+                "model": model, "last_optimizer_state": {"state": {0: {"exp_avg": torch.zeros(3)}}},
+                "extra_state": {"meters": AverageMeter()}}, os.path.join(OUT, "fairseq.pt"))
+
     # The oracle: torch's own safe loader accepts the model files (torch 1.13's lacks BINFLOAT,
     # which mixed*.pt use for "lr"), and every file loads back to the same values.
     for name in ("lra_vanilla.official.pt", "lra_vanilla.legacy.pt"):

@@ -28,7 +28,10 @@ expect 2 "no arguments" "$bin"
 expect 2 "unknown option" "$bin" --bogus x
 expect 2 "missing -o" "$bin" "$ck/mixed.pt"
 expect 2 "bad --dtype" "$bin" --dtype f64 "$ck/mixed.pt" -o "$tmp/x.safetensors"
-expect 2 "fairseq not implemented" "$bin" --from fairseq "$ck/namespace.pt" -o "$tmp/x.safetensors"
+expect 2 "flax not implemented" "$bin" --from flax "$ck/namespace.pt" -o "$tmp/x.safetensors"
+expect 1 "fairseq has no layout yet" "$bin" --from fairseq "$ck/namespace.pt" -o "$tmp/x.safetensors"
+expect 0 "--inspect fairseq" "$bin" --from fairseq --inspect "$ck/namespace.pt"
+grep -q 'hyper-parameters (args): {"arch":"transformer"' "$tmp/out" || { echo "FAIL: fairseq args"; cat "$tmp/out"; fail=1; }
 expect 1 "missing input" "$bin" --inspect "$tmp/none.pt"
 expect 1 "malformed input" "$bin" --inspect "$ck/lra_vanilla.config.json"
 expect 0 "--inspect zip" "$bin" --inspect "$ck/mixed.pt"

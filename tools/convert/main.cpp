@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "convert.h"
+#include "fairseq.h"
 #include "inspect.h"
 #include "longrun/models/model.h"
 #include "readers.h"
@@ -38,7 +39,10 @@ void usage(FILE* f) {
                "model.safetensors / sharded / pytorch_model.bin).\n"
                "\n"
                "options:\n"
-               "  --from auto|hf|pytorch|safetensors  input kind (default auto: by content)\n"
+               "  --from auto|hf|pytorch|safetensors|fairseq  input kind (default auto: by content);\n"
+               "                       fairseq: the \"model\" state dict with fairseq's upgrades (in_proj\n"
+               "                       split, layer_norms renames) and args/cfg.model hyper-parameters\n"
+               "                       (only --inspect so far: no fairseq layout is mapped yet)\n"
                "  --arch ARCH          target architecture (known:");
   for (const std::string& a : model_architectures()) std::fprintf(f, " %s", a.c_str());
   std::fprintf(f,
@@ -113,11 +117,9 @@ int main(int argc, char** argv) {
     }
   }
   if (input.empty()) return fail_usage("no INPUT");
-  if (from != "auto" && from != "hf" && from != "pytorch" && from != "safetensors") {
-    if (from == "fairseq" || from == "flax")
-      return fail_usage("--from " + from +
-                        " is not implemented yet (supported: auto, hf, pytorch, safetensors)");
-    return fail_usage("--from must be auto, hf, pytorch or safetensors");
+  if (from != "auto" && from != "hf" && from != "pytorch" && from != "safetensors" && from != "fairseq") {
+    if (from == "flax") return fail_usage("--from flax is not implemented yet");
+    return fail_usage("--from must be auto, hf, pytorch, safetensors or fairseq");
   }
   std::optional<DType> dtype;
   if (!dtype_name.empty()) {
@@ -126,6 +128,25 @@ int main(int argc, char** argv) {
   }
   if (!inspect && output.empty()) return fail_usage("no output file (-o OUT.safetensors)");
 
+  if (from == "fairseq") {
+    auto f = read_fairseq(input, read_options);
+    if (!f.ok()) {
+      std::fprintf(stderr, "longrun-convert: %s\n", f.status().to_string().c_str());
+      return 1;
+    }
+    if (!inspect) {
+      std::fprintf(stderr,
+                   "longrun-convert: no source layout maps fairseq checkpoints to a native architecture yet "
+                   "(use --inspect to list the upgraded tensors and hyper-parameters)\n");
+      return 1;
+    }
+    std::fputs(inspect_report(f->source).c_str(), stdout);
+    std::printf("hyper-parameters (%s): %s\n", f->hyperparameters_from.c_str(),
+                f->hyperparameters_json.c_str());
+    for (const std::string& s : f->upgraded) std::printf("upgraded: %s\n", s.c_str());
+    for (const std::string& s : f->dropped) std::printf("dropped: %s\n", s.c_str());
+    return 0;
+  }
   auto src = read_checkpoint(input, from, read_options);
   if (!src.ok()) {
     std::fprintf(stderr, "longrun-convert: %s\n", src.status().to_string().c_str());

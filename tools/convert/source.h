@@ -43,6 +43,7 @@ struct SourceCheckpoint {
   std::string config_json;                          // an HF config.json next to the weights, if any
   std::vector<std::string> notes;                   // non-tensor entries, opaque globals (for --inspect)
   std::vector<std::shared_ptr<const void>> owners;  // mappings / parse trees the views point into
+  const PNode* pickle_root = nullptr;               // torch files: the unpickled object (in owners)
 };
 
 struct ReadOptions {

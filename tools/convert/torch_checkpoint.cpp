@@ -78,6 +78,7 @@ Status read_torch_zip(std::span<const std::byte> file, const std::string& label,
   out->format = "pytorch-zip";
   LR_RETURN_IF_ERROR(collect_tensors(doc->root(), label, storage_bytes, out));
   note_opaque(*doc, out);
+  out->pickle_root = doc->root();
   out->owners.push_back(std::shared_ptr<const void>(std::move(doc)));
   return {};
 }
@@ -152,6 +153,7 @@ Status read_torch_legacy(std::span<const std::byte> file, const std::string& lab
   out->format = "pytorch-legacy";
   LR_RETURN_IF_ERROR(collect_tensors(obj->root(), label, storage_bytes, out));
   note_opaque(*obj, out);
+  out->pickle_root = obj->root();
   out->owners.push_back(std::shared_ptr<const void>(std::move(obj)));
   return {};
 }
