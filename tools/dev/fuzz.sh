@@ -14,7 +14,7 @@ fi
 out=build/fuzz
 mkdir -p "$out"
 common=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-        -Iruntime/include -Iops/include -Iruntime/src)
+        -Iruntime/include -Iops/include -Iruntime/src -Itools/convert)
 ground=(runtime/src/ground/*.cpp)
 
 build_target() {  # name sources...
@@ -40,3 +40,13 @@ run_target() {  # name seed_dir...
 build_target fuzz_safetensors tests/fuzz/fuzz_safetensors.cpp runtime/src/safetensors_reader.cpp \
   runtime/src/safetensors_writer.cpp runtime/src/strict_json.cpp
 run_target fuzz_safetensors tests/golden/ops
+
+# Checkpoint importer (tools/convert): the pickle parser alone, and the readers on whole files.
+convert_sources=(tools/convert/pickle.cpp tools/convert/pickle_globals.cpp tools/convert/source.cpp
+                 tools/convert/source_dtype.cpp tools/convert/zip_reader.cpp tools/convert/torch_checkpoint.cpp
+                 tools/convert/readers.cpp runtime/src/safetensors_reader.cpp runtime/src/safetensors_writer.cpp
+                 runtime/src/strict_json.cpp)
+build_target fuzz_pickle tests/fuzz/fuzz_pickle.cpp "${convert_sources[@]}"
+run_target fuzz_pickle tests/fuzz/seeds/pickle
+build_target fuzz_torch_zip tests/fuzz/fuzz_torch_zip.cpp "${convert_sources[@]}"
+run_target fuzz_torch_zip tests/golden/checkpoints tests/fuzz/seeds/pickle

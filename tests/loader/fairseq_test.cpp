@@ -1,0 +1,67 @@
+// fairseq checkpoints (tests/golden/checkpoints/fairseq.pt, a torch.save'd fairseq-layout dict
+// with a pickled training object of an unknown module): strict mode refuses it naming the
+// class; lenient mode keeps the object opaque, reads cfg.model as JSON, keeps only the model's
+// tensors, splits the fused in_proj into q/k/v views bit for bit, renames layer_norms.{0,1}
+// and drops the version/sinusoidal buffers and the optimizer state with reasons.
+#include "fairseq.h"
+
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+#include "convert_test_util.h"
+#include "readers.h"
+
+using namespace longrun;
+using namespace longrun::convert;
+using namespace longrun::convert_tests;
+
+TEST_CASE("fairseq: strict mode names the unknown training class") {
+  auto f = read_fairseq(checkpoint_dir() + "/fairseq.pt", {});
+  REQUIRE_FALSE(f.ok());
+  CHECK(f.status().message().find("refused global 'fairseq.logging.meters.AverageMeter'") !=
+        std::string::npos);
+}
+
+TEST_CASE("fairseq: lenient read, hyper-parameters, upgrades and in_proj split") {
+  ReadOptions o;
+  o.lenient = true;
+  auto f = read_fairseq(checkpoint_dir() + "/fairseq.pt", o);
+  REQUIRE_MESSAGE(f.ok(), f.status().to_string());
+  CHECK(f->hyperparameters_from == "cfg.model");
+  CHECK(f->hyperparameters_json == R"({"arch":"transformer","dropout":0.1,"encoder_embed_dim":4})");
+  std::map<std::string, const SourceTensor*> by_name;
+  for (const SourceTensor& t : f->source.tensors) by_name[t.name] = &t;
+  CHECK(by_name.size() == 8);
+  for (const char* n :
+       {"encoder.layers.0.self_attn_layer_norm.weight", "encoder.layers.0.final_layer_norm.weight"})
+    CHECK_MESSAGE(by_name.count(n), n);
+  CHECK(f->dropped.size() == 3);  // optimizer state, _float_tensor, version
+
+  // q/k/v bias = rows of arange(12); weight rows are slices of the fused matrix.
+  for (int i = 0; i < 3; ++i) {
+    const std::string p = std::string("encoder.layers.0.self_attn.") + "qkv"[i] + "_proj.";
+    REQUIRE(by_name.count(p + "bias"));
+    const auto b = materialize(*by_name[p + "bias"]);
+    std::vector<float> v(4);
+    std::memcpy(v.data(), b.data(), 16);
+    CHECK(v == std::vector<float>{float(4 * i), float(4 * i + 1), float(4 * i + 2), float(4 * i + 3)});
+    REQUIRE(by_name.count(p + "weight"));
+    CHECK(by_name[p + "weight"]->sizes == std::vector<int64_t>{4, 4});
+  }
+  const auto q = materialize(*by_name["encoder.layers.0.self_attn.q_proj.weight"]);
+  const auto k = materialize(*by_name["encoder.layers.0.self_attn.k_proj.weight"]);
+  CHECK(q != k);
+
+  SourceTensor bad = *by_name["encoder.layers.0.self_attn.q_proj.bias"];
+  bad.name = "x.in_proj_bias";
+  bad.sizes = {4};
+  CHECK_FALSE(split_in_proj(bad).ok());
+}
+
+TEST_CASE("fairseq: a file without a model dict is refused") {
+  ReadOptions o;
+  auto f = read_fairseq(checkpoint_dir() + "/mixed.pt", o);
+  REQUIRE_FALSE(f.ok());
+  CHECK(f.status().message().find("no top-level \"model\" state dict") != std::string::npos);
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# CTest convert.cli: longrun-convert's exit codes (0 ok, 1 unreadable/unmappable input,
+# 2 usage), --help, --inspect, and a conversion whose output is a loadable native file.
+#   tools/convert/cli_test.sh LONGRUN_CONVERT SOURCE_DIR
+set -u
+bin=$1
+src=$2
+ck=$src/tests/golden/checkpoints
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+expect() {  # rc description command...
+  local want=$1 what=$2
+  shift 2
+  "$@" >"$tmp/out" 2>&1
+  local rc=$?
+  if [[ $rc != "$want" ]]; then
+    echo "FAIL: $what: exit $rc, expected $want"
+    cat "$tmp/out"
+    fail=1
+  else
+    echo "ok: $what (exit $rc)"
+  fi
+}
+expect 0 "--help" "$bin" --help
+grep -q "fourier-lra-official" "$tmp/out" || { echo "FAIL: --help lists no source layout"; fail=1; }
+expect 2 "no arguments" "$bin"
+expect 2 "unknown option" "$bin" --bogus x
+expect 2 "missing -o" "$bin" "$ck/mixed.pt"
+expect 2 "bad --dtype" "$bin" --dtype f64 "$ck/mixed.pt" -o "$tmp/x.safetensors"
+expect 2 "flax not implemented" "$bin" --from flax "$ck/namespace.pt" -o "$tmp/x.safetensors"
+expect 1 "fairseq has no layout yet" "$bin" --from fairseq "$ck/namespace.pt" -o "$tmp/x.safetensors"
+expect 0 "--inspect fairseq" "$bin" --from fairseq --inspect "$ck/namespace.pt"
+grep -q 'hyper-parameters (args): {"arch":"transformer"' "$tmp/out" || { echo "FAIL: fairseq args"; cat "$tmp/out"; fail=1; }
+expect 1 "missing input" "$bin" --inspect "$tmp/none.pt"
+expect 1 "malformed input" "$bin" --inspect "$ck/lra_vanilla.config.json"
+expect 0 "--inspect zip" "$bin" --inspect "$ck/mixed.pt"
+grep -q "weights.f32_t  f32\[3, 4\]  strided" "$tmp/out" || { echo "FAIL: --inspect output"; cat "$tmp/out"; fail=1; }
+expect 1 "unmappable (wrong config)" "$bin" --arch fourier-lra --config "$ck/lra_vanilla.config.json" \
+  --set num_classes=5 "$ck/lra_vanilla.official.pt" -o "$tmp/bad.safetensors"
+[[ -e "$tmp/bad.safetensors" ]] && { echo "FAIL: output written on error"; fail=1; }
+expect 0 "convert legacy" "$bin" --arch fourier-lra --config "$ck/lra_vanilla.config.json" \
+  "$ck/lra_vanilla.legacy.pt" -o "$tmp/m.safetensors"
+grep -q "tensors mapped: 40" "$tmp/out" || { echo "FAIL: summary"; cat "$tmp/out"; fail=1; }
+sum=$(sha256sum "$ck/lra_vanilla.legacy.pt" | cut -d' ' -f1)
+grep -q "$sum" "$tmp/m.safetensors" || { echo "FAIL: source sha256 not in the output metadata"; fail=1; }
+expect 0 "--inspect output" "$bin" --inspect "$tmp/m.safetensors"
+grep -q "longrun.arch = fourier-lra" "$tmp/out" || { echo "FAIL: output metadata"; cat "$tmp/out"; fail=1; }
+exit $fail

@@ -1,0 +1,198 @@
+#include "convert.h"
+
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "longrun/models/model.h"
+#include "longrun/safetensors.h"
+#include "registry.h"
+
+namespace longrun::convert {
+namespace {
+
+float load_float(const std::byte* p, SourceDType t) {
+  switch (t) {
+    case SourceDType::f64: {
+      double d;
+      std::memcpy(&d, p, 8);
+      return float(d);
+    }
+    case SourceDType::f32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+    case SourceDType::f16:
+    case SourceDType::bf16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return t == SourceDType::f16 ? f16_to_f32(h) : bf16_to_f32(h);
+    }
+    default: return 0.0f;
+  }
+}
+
+std::string shape_string(std::span<const int64_t> dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+void progress_bar(size_t done, size_t total) {
+  const int width = 40;
+  const int filled = total ? int(done * width / total) : width;
+  std::fprintf(stderr, "\r[%.*s%*s] %zu/%zu tensors", filled, "########################################",
+               width - filled, "", done, total);
+  if (done == total) std::fprintf(stderr, "\n");
+}
+
+}  // namespace
+
+std::vector<std::byte> convert_floats(std::span<const std::byte> in, SourceDType from, DType to) {
+  const size_t in_item = size_t(source_dtype_size(from));
+  const size_t n = in.size() / in_item;
+  std::vector<std::byte> out(n * dtype_size(to));
+  for (size_t i = 0; i < n; ++i) {
+    const float f = load_float(in.data() + i * in_item, from);
+    if (to == DType::f32) {
+      std::memcpy(out.data() + 4 * i, &f, 4);
+    } else {
+      const uint16_t h = to == DType::f16 ? f32_to_f16(f) : f32_to_bf16(f);
+      std::memcpy(out.data() + 2 * i, &h, 2);
+    }
+  }
+  return out;
+}
+
+Result<std::string> merge_config(const std::string& config_text, const std::vector<std::string>& sets) {
+  nlohmann::json j = nlohmann::json::object();
+  if (!config_text.empty()) {
+    j = nlohmann::json::parse(config_text, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object()) return invalid_argument("--config: not a JSON object");
+  }
+  for (const std::string& s : sets) {
+    const size_t eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) return invalid_argument("--set '" + s + "': expected key=value");
+    const std::string key = s.substr(0, eq), value = s.substr(eq + 1);
+    nlohmann::json v = nlohmann::json::parse(value, nullptr, false);
+    j[key] = v.is_discarded() ? nlohmann::json(value) : v;
+  }
+  return j.dump();
+}
+
+Result<ConvertSummary> convert_checkpoint(const SourceCheckpoint& src, const ConvertOptions& options,
+                                          const std::string& out_path) {
+  const models::Family* family = models::find_family(options.arch);
+  if (!family) {
+    std::string known;
+    for (const std::string& a : model_architectures()) known += (known.empty() ? "" : ", ") + a;
+    return unsupported("--arch '" + options.arch + "' is not a known architecture (known: " + known + ")");
+  }
+  const auto layouts = layouts_for_arch(options.arch);
+  if (layouts.empty()) return unsupported("no source layout maps to architecture '" + options.arch + "' yet");
+  const SourceLayout& layout = *layouts.front();
+  auto arch = family->parse_config(options.config_json);
+  if (!arch.ok()) return arch.status().with_context("config for '" + options.arch + "'");
+  const std::vector<models::ParamSpec> table = (*arch)->parameters();
+
+  ConvertSummary summary;
+  summary.layout = std::string(layout.name);
+  std::unordered_map<std::string, size_t> by_name;
+  for (size_t i = 0; i < table.size(); ++i) by_name.emplace(table[i].name, i);
+  std::vector<const SourceTensor*> chosen(table.size(), nullptr);
+  std::vector<std::string> problems;
+
+  for (const SourceTensor& t : src.tensors) {
+    const IgnoreRule* ignored = nullptr;
+    for (const IgnoreRule& r : layout.ignore)
+      if (t.name.starts_with(r.prefix)) ignored = &r;
+    if (ignored) {
+      summary.ignored.push_back(t.name + ": " + std::string(ignored->reason));
+      continue;
+    }
+    std::string_view name = t.name;
+    for (std::string_view w : layout.wrappers)
+      if (name.starts_with(w)) name.remove_prefix(w.size());
+    auto it = by_name.find(std::string(name));
+    if (it == by_name.end()) {
+      problems.push_back("unexpected tensor '" + t.name + "' " + shape_string(t.sizes) + " (not in the " +
+                         options.arch + " parameter table nor on the ignore list)");
+      continue;
+    }
+    const models::ParamSpec& p = table[it->second];
+    if (chosen[it->second]) {
+      problems.push_back("tensor '" + p.name + "' appears twice (as '" + chosen[it->second]->name +
+                         "' and '" + t.name + "')");
+      continue;
+    }
+    if (t.sizes != p.dims) {
+      problems.push_back("tensor '" + t.name + "': expected shape " + shape_string(p.dims) + ", found " +
+                         shape_string(t.sizes));
+      continue;
+    }
+    if (!source_dtype_is_float(t.dtype)) {
+      problems.push_back("tensor '" + t.name + "': expected a float dtype, found " +
+                         std::string(source_dtype_name(t.dtype)));
+      continue;
+    }
+    chosen[it->second] = &t;
+  }
+  for (size_t i = 0; i < table.size(); ++i) {
+    if (chosen[i]) continue;
+    bool tied = false;
+    for (const TieRule& r : layout.ties) {
+      if (r.target != table[i].name) continue;
+      auto s = by_name.find(std::string(r.source));
+      if (s != by_name.end() && chosen[s->second] && table[s->second].dims == table[i].dims) {
+        chosen[i] = chosen[s->second];
+        summary.retied.push_back(table[i].name + " <- " + std::string(r.source));
+        tied = true;
+      }
+    }
+    if (!tied) problems.push_back("missing tensor '" + table[i].name + "' " + shape_string(table[i].dims));
+  }
+  if (!problems.empty()) {
+    std::string msg = "cannot map " + src.format + " checkpoint to '" + options.arch + "' (layout " +
+                      std::string(layout.name) + "): " + std::to_string(problems.size()) + " problem(s)";
+    for (size_t i = 0; i < problems.size() && i < 20; ++i) msg += "\n  " + problems[i];
+    if (problems.size() > 20) msg += "\n  ... and " + std::to_string(problems.size() - 20) + " more";
+    return format_error(msg);
+  }
+
+  std::vector<std::vector<std::byte>> buffers(table.size());
+  std::vector<SafetensorsWriteEntry> entries;
+  for (size_t i = 0; i < table.size(); ++i) {
+    const SourceTensor& t = *chosen[i];
+    DType to = options.dtype ? *options.dtype : to_runtime_dtype(t.dtype).value_or(DType::f32);
+    std::vector<std::byte> raw = materialize(t);
+    if (to_runtime_dtype(t.dtype) == to) {
+      buffers[i] = std::move(raw);
+    } else {
+      buffers[i] = convert_floats(raw, t.dtype, to);
+      ++summary.dtype_conversions;
+    }
+    LR_ASSIGN_OR_RETURN(TensorDesc desc, TensorDesc::make(to, table[i].dims));
+    entries.push_back({table[i].name, desc, buffers[i]});
+    summary.bytes += buffers[i].size();
+    if (options.progress) progress_bar(i + 1, table.size());
+  }
+  summary.mapped = int(table.size());
+
+  auto& m = summary.metadata;
+  m["format"] = "pt";
+  m["longrun.format"] = "1";
+  m["longrun.arch"] = options.arch;
+  m["longrun.config"] = (*arch)->config_json();
+  m["longrun.converter"] = kConverterVersion;
+  m["longrun.source"] = options.source_label + " (layout " + std::string(layout.name) + ")";
+  std::string digests;
+  for (const auto& [file, hex] : options.source_sha256)
+    digests += (digests.empty() ? "" : " ") + file + "=" + hex;
+  m["longrun.source_sha256"] = digests;
+  LR_RETURN_IF_ERROR(write_safetensors(out_path, entries, m));
+  return summary;
+}
+
+}  // namespace longrun::convert

@@ -1,0 +1,211 @@
+// longrun-convert: imports a checkpoint (PyTorch zip/legacy, safetensors, sharded, Hugging
+// Face directory) into a native longrun model file, or lists one with --inspect.
+// Exit codes: 0 success, 1 the input could not be read or mapped, 2 usage error.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "convert.h"
+#include "fairseq.h"
+#include "inspect.h"
+#include "longrun/models/model.h"
+#include "readers.h"
+#include "sha256.h"
+
+namespace {
+
+using namespace longrun;
+using namespace longrun::convert;
+
+void usage(FILE* f) {
+  std::fprintf(f,
+               "usage: longrun-convert [options] INPUT -o OUT.safetensors\n"
+               "       longrun-convert --inspect INPUT\n"
+               "\n"
+               "Imports a checkpoint into a native longrun model file (safetensors with\n"
+               "longrun.format/arch/config metadata, the source's sha256 and the converter version;\n"
+               "written atomically). Pickled PyTorch files are parsed, never unpickled: only tensors,\n"
+               "storages, OrderedDict and argparse.Namespace are interpreted; any other Python global\n"
+               "is refused by name.\n"
+               "\n"
+               "INPUT: a torch.save file (zip, torch >= 1.6, or legacy), a .safetensors file, a sharded\n"
+               "checkpoint's *.index.json, or a Hugging Face directory (config.json +\n"
+               "model.safetensors / sharded / pytorch_model.bin).\n"
+               "\n"
+               "options:\n"
+               "  --from auto|hf|pytorch|safetensors|fairseq  input kind (default auto: by content);\n"
+               "                       fairseq: the \"model\" state dict with fairseq's upgrades (in_proj\n"
+               "                       split, layer_norms renames) and args/cfg.model hyper-parameters\n"
+               "                       (only --inspect so far: no fairseq layout is mapped yet)\n"
+               "  --arch ARCH          target architecture (known:");
+  for (const std::string& a : model_architectures()) std::fprintf(f, " %s", a.c_str());
+  std::fprintf(f,
+               ")\n"
+               "  --config FILE        the architecture's config as JSON (default: the HF directory's\n"
+               "                       config.json, if any)\n"
+               "  --set KEY=VALUE      set one config field (VALUE as JSON, else a string); repeatable\n"
+               "  --dtype f32|f16|bf16 store every weight in this dtype (default: as in the source;\n"
+               "                       f64 becomes f32)\n"
+               "  --lenient            keep unknown pickle globals as opaque values off the tensor path\n"
+               "                       (needed for checkpoints that pickle training objects)\n"
+               "  --inspect            list the input's format, tensors, dtypes, shapes and metadata\n"
+               "  -o, --output FILE    the native model file to write\n"
+               "  -q, --quiet          no summary\n"
+               "  -h, --help           this text\n"
+               "\n"
+               "Source layouts:");
+  for (const SourceLayout& l : source_layouts())
+    std::fprintf(f, "\n  %s -> %s: %s", std::string(l.name).c_str(), std::string(l.arch).c_str(),
+                 std::string(l.description).c_str());
+  std::fprintf(f, "\n\nexit codes: 0 ok, 1 the input cannot be read or mapped, 2 usage error\n");
+}
+
+int fail_usage(const std::string& m) {
+  std::fprintf(stderr, "longrun-convert: %s (see --help)\n", m.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string from = "auto", arch, config_path, dtype_name, input, output;
+  std::vector<std::string> sets;
+  bool inspect = false, quiet = false;
+  ReadOptions read_options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](std::string* out) {
+      if (i + 1 >= argc) return false;
+      *out = argv[++i];
+      return true;
+    };
+    if (a == "-h" || a == "--help") {
+      usage(stdout);
+      return 0;
+    } else if (a == "--from") {
+      if (!value(&from)) return fail_usage("--from needs a value");
+    } else if (a == "--arch") {
+      if (!value(&arch)) return fail_usage("--arch needs a value");
+    } else if (a == "--config") {
+      if (!value(&config_path)) return fail_usage("--config needs a file");
+    } else if (a == "--set") {
+      std::string s;
+      if (!value(&s)) return fail_usage("--set needs key=value");
+      sets.push_back(s);
+    } else if (a == "--dtype") {
+      if (!value(&dtype_name)) return fail_usage("--dtype needs a value");
+    } else if (a == "-o" || a == "--output") {
+      if (!value(&output)) return fail_usage("-o needs a file");
+    } else if (a == "--inspect") {
+      inspect = true;
+    } else if (a == "--lenient") {
+      read_options.lenient = true;
+    } else if (a == "-q" || a == "--quiet") {
+      quiet = true;
+    } else if (!a.empty() && a[0] == '-') {
+      return fail_usage("unknown option '" + a + "'");
+    } else if (input.empty()) {
+      input = a;
+    } else {
+      return fail_usage("more than one INPUT ('" + input + "', '" + a + "')");
+    }
+  }
+  if (input.empty()) return fail_usage("no INPUT");
+  if (from != "auto" && from != "hf" && from != "pytorch" && from != "safetensors" && from != "fairseq") {
+    if (from == "flax") return fail_usage("--from flax is not implemented yet");
+    return fail_usage("--from must be auto, hf, pytorch, safetensors or fairseq");
+  }
+  std::optional<DType> dtype;
+  if (!dtype_name.empty()) {
+    dtype = parse_dtype(dtype_name);
+    if (!dtype || !dtype_is_float(*dtype)) return fail_usage("--dtype must be f32, f16 or bf16");
+  }
+  if (!inspect && output.empty()) return fail_usage("no output file (-o OUT.safetensors)");
+
+  if (from == "fairseq") {
+    auto f = read_fairseq(input, read_options);
+    if (!f.ok()) {
+      std::fprintf(stderr, "longrun-convert: %s\n", f.status().to_string().c_str());
+      return 1;
+    }
+    if (!inspect) {
+      std::fprintf(stderr,
+                   "longrun-convert: no source layout maps fairseq checkpoints to a native architecture yet "
+                   "(use --inspect to list the upgraded tensors and hyper-parameters)\n");
+      return 1;
+    }
+    std::fputs(inspect_report(f->source).c_str(), stdout);
+    std::printf("hyper-parameters (%s): %s\n", f->hyperparameters_from.c_str(),
+                f->hyperparameters_json.c_str());
+    for (const std::string& s : f->upgraded) std::printf("upgraded: %s\n", s.c_str());
+    for (const std::string& s : f->dropped) std::printf("dropped: %s\n", s.c_str());
+    return 0;
+  }
+  auto src = read_checkpoint(input, from, read_options);
+  if (!src.ok()) {
+    std::fprintf(stderr, "longrun-convert: %s\n", src.status().to_string().c_str());
+    return 1;
+  }
+  if (inspect) {
+    std::fputs(inspect_report(*src).c_str(), stdout);
+    return 0;
+  }
+
+  if (arch.empty()) {
+    auto it = src->metadata.find("longrun.arch");
+    if (it == src->metadata.end()) return fail_usage("--arch is required for this input");
+    arch = it->second;
+  }
+  std::string config_text = src->config_json;
+  if (!config_path.empty()) {
+    std::ifstream in(config_path);
+    if (!in) {
+      std::fprintf(stderr, "longrun-convert: cannot read --config '%s'\n", config_path.c_str());
+      return 1;
+    }
+    std::ostringstream s;
+    s << in.rdbuf();
+    config_text = s.str();
+  } else if (config_text.empty()) {
+    auto it = src->metadata.find("longrun.config");
+    if (it != src->metadata.end()) config_text = it->second;
+  }
+  auto config = merge_config(config_text, sets);
+  if (!config.ok()) return fail_usage(config.status().message());
+
+  ConvertOptions options;
+  options.arch = arch;
+  options.config_json = *config;
+  options.dtype = dtype;
+  options.source_label = src->format + ":" + std::filesystem::path(input).filename().string();
+  options.progress = !quiet && ::isatty(STDERR_FILENO);
+  for (const std::string& f : src->files) {
+    auto digest = sha256_file(f);
+    if (!digest.ok()) {
+      std::fprintf(stderr, "longrun-convert: %s\n", digest.status().to_string().c_str());
+      return 1;
+    }
+    options.source_sha256.emplace_back(std::filesystem::path(f).filename().string(), *digest);
+  }
+  auto summary = convert_checkpoint(*src, options, output);
+  if (!summary.ok()) {
+    std::fprintf(stderr, "longrun-convert: %s\n", summary.status().to_string().c_str());
+    return 1;
+  }
+  if (!quiet) {
+    std::printf("wrote %s: %s, layout %s\n", output.c_str(), arch.c_str(), summary->layout.c_str());
+    std::printf("  tensors mapped: %d, ignored: %zu, re-tied: %zu, dtype conversions: %d, bytes: %llu\n",
+                summary->mapped, summary->ignored.size(), summary->retied.size(), summary->dtype_conversions,
+                static_cast<unsigned long long>(summary->bytes));
+    for (const std::string& s : summary->ignored) std::printf("  ignored %s\n", s.c_str());
+    for (const std::string& s : summary->retied) std::printf("  re-tied %s\n", s.c_str());
+    std::printf("  source sha256: %s\n", summary->metadata["longrun.source_sha256"].c_str());
+  }
+  return 0;
+}

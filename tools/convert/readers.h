@@ -1,0 +1,23 @@
+// Opens any supported checkpoint: a torch.save file (zip or legacy), a safetensors file, a
+// sharded checkpoint (*.index.json naming safetensors or torch shards), or a Hugging Face
+// directory (config.json + model.safetensors / sharded / pytorch_model.bin).
+#pragma once
+
+#include <string>
+
+#include "source.h"
+
+namespace longrun::convert {
+
+// "auto" sniffs; "pytorch", "safetensors", "hf" insist on that kind of input.
+Result<SourceCheckpoint> read_checkpoint(const std::string& path, const std::string& from,
+                                         const ReadOptions& options);
+
+// Reads one file, format by content (zip / legacy torch / safetensors).
+Status read_checkpoint_file(const std::string& path, const ReadOptions& options, SourceCheckpoint* out);
+
+// Same from memory (tests, fuzzing): the tensors point into `bytes`.
+Status read_checkpoint_bytes(std::span<const std::byte> bytes, const std::string& label,
+                             const ReadOptions& options, SourceCheckpoint* out);
+
+}  // namespace longrun::convert
