@@ -16,6 +16,7 @@ mkdir -p "$out"
 common=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
         -Iruntime/include -Iops/include -Iruntime/src)
 ground=(runtime/src/ground/*.cpp)
+common+=(-Itools)  # tools/checkpoint/* readers
 
 build_target() {  # name sources...
   local name=$1
@@ -40,3 +41,6 @@ run_target() {  # name seed_dir...
 build_target fuzz_safetensors tests/fuzz/fuzz_safetensors.cpp runtime/src/safetensors_reader.cpp \
   runtime/src/safetensors_writer.cpp runtime/src/strict_json.cpp
 run_target fuzz_safetensors tests/golden/ops
+
+build_target fuzz_flax_msgpack tests/fuzz/fuzz_flax_msgpack.cpp tools/checkpoint/flax/*.cpp
+run_target fuzz_flax_msgpack tests/golden/flax
