@@ -1,6 +1,7 @@
 // read_flax_msgpack: msgpack tokens -> FlaxTree. The tree shape Flax writes is narrow (maps
 // with string keys; ndarray/npscalar ext leaves; plain scalars), so anything else is refused
 // with the byte offset and the key path where it was found.
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <unordered_set>
@@ -79,8 +80,11 @@ class Parser {
                   StatusCode::out_of_range);
     LR_RETURN_IF_ERROR(count_node(t.offset));
     FlaxDict d;
-    d.keys.reserve(size_t(t.count));
-    d.values.reserve(size_t(t.count));
+    // A declared count only bounds the loop; memory grows with the entries actually read, so a
+    // lying count cannot make a small input allocate ~100 bytes per promised entry.
+    const size_t expected = size_t(std::min<uint64_t>(t.count, 1024));
+    d.keys.reserve(expected);
+    d.values.reserve(expected);
     std::unordered_set<std::string_view> seen;
     for (uint64_t i = 0; i < t.count; ++i) {
       LR_ASSIGN_OR_RETURN(const MsgpackToken k, next());

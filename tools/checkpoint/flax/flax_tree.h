@@ -89,7 +89,7 @@ struct FlaxTree {
 // remaining (every element takes at least one byte), so these only matter for huge files.
 struct FlaxLimits {
   uint32_t max_depth = 64;                       // nested maps (Flax trees are ~10 deep)
-  uint64_t max_nodes = uint64_t{1} << 24;        // maps + leaves in the whole tree
+  uint64_t max_nodes = uint64_t{1} << 22;        // maps + leaves (~150 bytes each in memory)
   uint64_t max_map_entries = uint64_t{1} << 20;  // per map
   uint64_t max_key_bytes = 1024;
   uint32_t max_rank = 16;
