@@ -16,6 +16,7 @@ mkdir -p "$out"
 common=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
         -Iruntime/include -Iops/include -Iruntime/src -Itools/convert)
 ground=(runtime/src/ground/*.cpp)
+common+=(-Itools)  # tools/checkpoint/* readers
 
 build_target() {  # name sources...
   local name=$1
@@ -50,3 +51,5 @@ build_target fuzz_pickle tests/fuzz/fuzz_pickle.cpp "${convert_sources[@]}"
 run_target fuzz_pickle tests/fuzz/seeds/pickle
 build_target fuzz_torch_zip tests/fuzz/fuzz_torch_zip.cpp "${convert_sources[@]}"
 run_target fuzz_torch_zip tests/golden/checkpoints tests/fuzz/seeds/pickle
+build_target fuzz_flax_msgpack tests/fuzz/fuzz_flax_msgpack.cpp tools/checkpoint/flax/*.cpp
+run_target fuzz_flax_msgpack tests/golden/flax
