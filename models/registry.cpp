@@ -3,6 +3,7 @@
 #include <array>
 
 #include "fourier/fourier_lra.h"
+#include "seq2seq/families.h"
 
 namespace longrun::models {
 namespace {
@@ -13,6 +14,14 @@ constexpr std::array kFamilies = {
            "Fourier Transformer, LRA encoder classifier (DCT filter layers; filter_layers = [] is the "
            "vanilla softmax baseline)",
            &parse_fourier_lra_config},
+    Family{"bart",
+           "BART encoder-decoder (HF BartForConditionalGeneration names; fairseq bart.* maps 1:1), "
+           "post-LN, learned positions + 2, tied LM head; generation",
+           &parse_bart_config},
+    Family{"transformer",
+           "fairseq Transformer encoder-decoder (transformer_base/_big names), sinusoidal or learned "
+           "pad-aware positions, post-/pre-LN, shared embeddings; generation",
+           &parse_transformer_config},
 };
 
 }  // namespace
