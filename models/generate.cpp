@@ -172,7 +172,7 @@ Result<GenerateResult> Generator::generate(const TensorView& ids, const TensorVi
       if (mask != nullptr) {
         LR_ASSIGN_OR_RETURN(const int64_t x, int_at(*mask, b * n + i));
         on = x != 0;
-      } else if (g.padding_from_tokens) {
+      } else if (g.padding_from_tokens && !g.source_unmasked) {
         LR_ASSIGN_OR_RETURN(const int64_t x, int_at(ids, b * n + i));
         on = x != g.pad;
       }

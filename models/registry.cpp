@@ -22,6 +22,10 @@ constexpr std::array kFamilies = {
            "fairseq Transformer encoder-decoder (transformer_base/_big names), sinusoidal or learned "
            "pad-aware positions, post-/pre-LN, shared embeddings; generation",
            &parse_transformer_config},
+    Family{"fourier-bart",
+           "Fourier-BART: BART names with fairseq semantics, DCT filters in the encoder and the global "
+           "residual (MODELS.md 1.3); generation",
+           &parse_fourier_bart_config},
 };
 
 }  // namespace

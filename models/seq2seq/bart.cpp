@@ -1,6 +1,8 @@
-// arch "bart": HF BartForConditionalGeneration names and semantics (seq2seq/families.h).
+// arch "bart": HF BartForConditionalGeneration names and semantics; arch "fourier-bart": the
+// same names with fairseq semantics and the encoder's filters (seq2seq/families.h).
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "common/config.h"
 #include "seq2seq/encoder_decoder.h"
@@ -8,11 +10,16 @@
 
 namespace longrun::models {
 
-Result<std::unique_ptr<Architecture>> parse_bart_config(std::string_view config_json) {
-  LR_ASSIGN_OR_RETURN(ConfigReader r, ConfigReader::parse(config_json, "bart config"));
+namespace {
+
+// "bart" and "fourier-bart" share the HF config fields and parameter names; fourier-bart adds
+// the filter fields and follows fairseq for positions and padding (MODELS.md §1.3).
+Result<std::unique_ptr<Architecture>> parse_bart_family(std::string_view config_json, bool fourier) {
+  const std::string what = fourier ? "fourier-bart config" : "bart config";
+  LR_ASSIGN_OR_RETURN(ConfigReader r, ConfigReader::parse(config_json, what));
   constexpr int64_t kMaxDim = int64_t(1) << 20;
   Seq2SeqSpec s;
-  s.arch = "bart";
+  s.arch = fourier ? "fourier-bart" : "bart";
   LR_ASSIGN_OR_RETURN(s.src_vocab, r.integer("vocab_size", 1, int64_t(1) << 24));
   s.tgt_vocab = s.src_vocab;
   LR_ASSIGN_OR_RETURN(s.dim, r.integer("d_model", 1, kMaxDim));
@@ -37,8 +44,8 @@ Result<std::unique_ptr<Architecture>> parse_bart_config(std::string_view config_
     a = Activation::gelu_tanh;
   else if (act != "gelu")
     return unsupported(
-        "bart config: field 'activation_function': expected \"gelu\", \"relu\" or \"gelu_new\", found \"" +
-        act + "\"");
+        what + ": field 'activation_function': expected \"gelu\", \"relu\" or \"gelu_new\", found \"" + act +
+        "\"");
   s.encoder.activation = s.decoder.activation = a;
   s.encoder.dim = s.decoder.dim = s.dim;
   LR_ASSIGN_OR_RETURN(const bool scale, r.boolean_or("scale_embedding", false));
@@ -48,8 +55,25 @@ Result<std::unique_ptr<Architecture>> parse_bart_config(std::string_view config_
   LR_ASSIGN_OR_RETURN(s.decoder_start, r.integer_or("decoder_start_token_id", 2, 0, s.src_vocab - 1));
   LR_ASSIGN_OR_RETURN(const bool tied, r.boolean_or("tie_word_embeddings", true));
   if (!tied)
-    return unsupported(
-        "bart config: field 'tie_word_embeddings': only the tied lm_head (true) is implemented");
+    return unsupported(what + ": field 'tie_word_embeddings': only the tied lm_head (true) is implemented");
+  std::set<int64_t> seen;
+  bool global_residual = true, lowpass = true;
+  if (fourier) {
+    LR_ASSIGN_OR_RETURN(s.filter_layers, r.integer_list("dct_layers", 0, s.encoder_layers - 1));
+    for (int64_t i : s.filter_layers)
+      if (!seen.insert(i).second)
+        return r.error("dct_layers", "layer " + std::to_string(i) + " listed twice");
+    if (!s.filter_layers.empty()) {
+      LR_ASSIGN_OR_RETURN(s.filter_ratio, r.number("dct_percentage", 0x1p-30, 1.0));
+    }
+    LR_ASSIGN_OR_RETURN(global_residual, r.boolean_or("global_residual", true));
+    LR_ASSIGN_OR_RETURN(lowpass, r.boolean_or("dct_lowpass", true));
+    if (!global_residual && !s.filter_layers.empty())
+      return unsupported(what +
+                         ": field 'global_residual': false leaves the encoder output shorter than its mask "
+                         "(the official decoder asserts); every released script uses true");
+    if (!lowpass) return unsupported(what + ": field 'dct_lowpass': only the low-pass filter (true) exists");
+  }
   for (const char* k :
        {"bos_token_id", "dropout", "attention_dropout", "activation_dropout", "classifier_dropout",
         "init_std", "encoder_layerdrop", "decoder_layerdrop", "use_cache", "num_labels", "is_encoder_decoder",
@@ -62,24 +86,41 @@ Result<std::unique_ptr<Architecture>> parse_bart_config(std::string_view config_
   s.encoder_tokens = s.decoder_tokens = s.output_projection = "model.shared";
   s.final_logits_bias = true;
   s.layernorm_embedding = true;
-  s.positions = PositionKind::learned_arange;
-  s.padding_from_tokens = false;
-  s.config_json = nlohmann::json{{"vocab_size", s.src_vocab},
-                                 {"d_model", s.dim},
-                                 {"encoder_layers", s.encoder_layers},
-                                 {"decoder_layers", s.decoder_layers},
-                                 {"encoder_attention_heads", s.encoder.heads},
-                                 {"decoder_attention_heads", s.decoder.heads},
-                                 {"encoder_ffn_dim", s.encoder.ffn},
-                                 {"decoder_ffn_dim", s.decoder.ffn},
-                                 {"max_position_embeddings", s.max_source_positions},
-                                 {"activation_function", act},
-                                 {"scale_embedding", scale},
-                                 {"pad_token_id", s.pad},
-                                 {"eos_token_id", s.eos},
-                                 {"decoder_start_token_id", s.decoder_start}}
-                      .dump();
+  // fairseq make_positions rows = max + pad + 1 = HF's max + 2 for pad 1.
+  s.positions = fourier ? PositionKind::learned_fairseq : PositionKind::learned_arange;
+  s.padding_from_tokens = fourier;
+  nlohmann::json j{{"vocab_size", s.src_vocab},
+                   {"d_model", s.dim},
+                   {"encoder_layers", s.encoder_layers},
+                   {"decoder_layers", s.decoder_layers},
+                   {"encoder_attention_heads", s.encoder.heads},
+                   {"decoder_attention_heads", s.decoder.heads},
+                   {"encoder_ffn_dim", s.encoder.ffn},
+                   {"decoder_ffn_dim", s.decoder.ffn},
+                   {"max_position_embeddings", s.max_source_positions},
+                   {"activation_function", act},
+                   {"scale_embedding", scale},
+                   {"pad_token_id", s.pad},
+                   {"eos_token_id", s.eos},
+                   {"decoder_start_token_id", s.decoder_start}};
+  if (fourier) {
+    j["dct_layers"] = s.filter_layers;
+    if (!s.filter_layers.empty()) j["dct_percentage"] = s.filter_ratio;
+    j["global_residual"] = global_residual;
+    j["dct_lowpass"] = lowpass;
+  }
+  s.config_json = j.dump();
   return make_encoder_decoder(std::move(s));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Architecture>> parse_bart_config(std::string_view config_json) {
+  return parse_bart_family(config_json, false);
+}
+
+Result<std::unique_ptr<Architecture>> parse_fourier_bart_config(std::string_view config_json) {
+  return parse_bart_family(config_json, true);
 }
 
 }  // namespace longrun::models

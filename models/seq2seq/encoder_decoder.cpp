@@ -8,7 +8,9 @@
 //             logits = y W_out^T (+ final_logits_bias)
 #include "seq2seq/encoder_decoder.h"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -106,8 +108,10 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
 
   std::vector<std::string> debug_outputs() const override {
     std::vector<std::string> out = {"debug.encoder.embeddings"};
-    for (int64_t i = 0; i < s_.encoder_layers; ++i)
+    for (int64_t i = 0; i < s_.encoder_layers; ++i) {
+      if (is_filter_layer(i)) out.push_back("debug.encoder.layer" + std::to_string(i) + ".filtered");
       out.push_back("debug.encoder.layer" + std::to_string(i) + ".output");
+    }
     out.push_back("debug.decoder.embeddings");
     for (int64_t i = 0; i < s_.decoder_layers; ++i)
       out.push_back("debug.decoder.layer" + std::to_string(i) + ".output");
@@ -126,7 +130,8 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
             .head_dim = s_.decoder.head_dim(),
             .position_offset = s_.positions == PositionKind::learned_arange ? 2 : s_.pad + 1,
             .max_decoder_length = max_decoder_length(),
-            .padding_from_tokens = s_.padding_from_tokens};
+            .padding_from_tokens = s_.padding_from_tokens,
+            .source_unmasked = !s_.filter_layers.empty()};
   }
 
   void build(GraphContext& c) const override {
@@ -193,6 +198,9 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
   };
 
   int64_t max_decoder_length() const { return s_.max_target_positions; }
+  bool is_filter_layer(int64_t i) const {
+    return std::find(s_.filter_layers.begin(), s_.filter_layers.end(), i) != s_.filter_layers.end();
+  }
 
   // embed_scale * E[ids] + positions (+ layernorm_embedding). step_position: i64 [1] row of
   // the position table for a one-token step (kNoValue: the whole prefix). *padding_mask gets
@@ -246,8 +254,29 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
       src.key_mask = mask_to_u8(c, in.mask);
     }
     c.debug(x, "debug.encoder.embeddings");
+    std::vector<ValueId> global;  // Fourier-BART's global residual terms
     for (int64_t i = 0; i < s_.encoder_layers; ++i) {
-      x = encoder_layer(c, x, layer_prefix(side, i), s_.encoder, src.key_mask);
+      const std::string lp = layer_prefix(side, i);
+      if (is_filter_layer(i)) {
+        src.key_mask = kNoValue;  // from the first filter on "not applicable anymore", cross-attn too
+        global.push_back(x);
+        const auto keep = int64_t(std::ceil(double(c.desc(x).dim(1)) * s_.filter_ratio));
+        x = c.b.spectral_filter({x}, {.axis = 1, .keep = keep}, lp + "filter");
+        c.debug(x, "debug.encoder.layer" + std::to_string(i) + ".filtered");
+      }
+      std::function<ValueId(ValueId)> global_residual;
+      if (i == s_.encoder_layers - 1 && !global.empty())
+        global_residual = [&](ValueId h) {  // GR[0] + sum_j NearestUp(GR[j], T0), h the last
+          ValueId sum = global.front();
+          for (size_t j = 1; j <= global.size(); ++j) {
+            const ValueId term = j < global.size() ? global[j] : h;
+            const ValueId up =
+                c.b.upsample_nearest({term}, {.axis = 1, .size = in.length}, lp + "global_residual.up");
+            sum = c.b.add({sum, up}, {}, lp + "global_residual");
+          }
+          return sum;
+        };
+      x = encoder_layer(c, x, lp, s_.encoder, src.key_mask, global_residual);
       // A view: the last layer's output may also be last_hidden_state (a value is output once).
       if (c.ok()) {
         const TensorDesc& d = c.desc(x);

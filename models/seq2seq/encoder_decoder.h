@@ -52,6 +52,13 @@ struct Seq2SeqSpec {
   // and the encoder zeroes pad rows after the embeddings. HF: from the attention_mask input.
   bool padding_from_tokens = false;
   int64_t pad = 1, eos = 2, decoder_start = 2;
+  // Fourier-BART (MODELS.md §1.3): encoder layers whose input goes through the spectral
+  // filter (M = ceil(T * ratio) of the current length T, all tokens), the padding mask
+  // dropped from the first filter layer on and for cross-attention, and the global residual
+  // (every pre-filter input and the last layer's pre-LN sum, upsampled to the input length)
+  // before the last encoder LayerNorm. Post-LN only.
+  std::vector<int64_t> filter_layers;
+  double filter_ratio = 0.0;
 };
 
 // What generation needs to know (models/generate.cpp).
@@ -62,6 +69,7 @@ struct GenerationSpec {
   int64_t position_offset = 2;       // the step's position row = offset + step index
   int64_t max_decoder_length = 0;    // decoder positions available (tokens incl. the start token)
   bool padding_from_tokens = false;  // else the source mask is the attention_mask input
+  bool source_unmasked = false;      // cross-attention masks nothing (Fourier-BART)
 };
 
 class Seq2SeqArchitecture : public Architecture {

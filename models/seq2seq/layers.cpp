@@ -33,13 +33,15 @@ void add_decoder_layer(std::vector<ParamSpec>* t, const std::string& p, const La
 }
 
 ValueId residual_block(GraphContext& c, ValueId x, const std::string& ln_prefix, bool normalize_before,
-                       const std::function<ValueId(ValueId)>& f) {
+                       const std::function<ValueId(ValueId)>& f,
+                       const std::function<ValueId(ValueId)>& post_sum) {
   if (normalize_before) {
     const ValueId h = f(layer_norm(c, x, ln_prefix, kSeq2SeqLayerNormEps));
     return c.b.add({x, h}, {}, ln_prefix + ".residual");
   }
-  const ValueId h = f(x);
-  return layer_norm(c, c.b.add({x, h}, {}, ln_prefix + ".residual"), ln_prefix, kSeq2SeqLayerNormEps);
+  ValueId sum = c.b.add({x, f(x)}, {}, ln_prefix + ".residual");
+  if (post_sum) sum = post_sum(sum);
+  return layer_norm(c, sum, ln_prefix, kSeq2SeqLayerNormEps);
 }
 
 ValueId project_heads(GraphContext& c, ValueId x, const std::string& attn, const char* which,
@@ -66,15 +68,16 @@ std::pair<ValueId, ValueId> cross_attention_kv(GraphContext& c, ValueId memory, 
   return {project_heads(c, memory, attn, "k", s), project_heads(c, memory, attn, "v", s)};
 }
 
-ValueId encoder_layer(GraphContext& c, ValueId x, const std::string& p, const LayerShape& s,
-                      ValueId key_mask) {
+ValueId encoder_layer(GraphContext& c, ValueId x, const std::string& p, const LayerShape& s, ValueId key_mask,
+                      const std::function<ValueId(ValueId)>& before_final_norm) {
   const std::string attn = p + "self_attn";
   x = residual_block(c, x, p + "self_attn_layer_norm", s.normalize_before, [&](ValueId h) {
     return attend_and_project(c, project_heads(c, h, attn, "q", s), project_heads(c, h, attn, "k", s),
                               project_heads(c, h, attn, "v", s), attn, s, false, key_mask);
   });
-  return residual_block(c, x, p + "final_layer_norm", s.normalize_before,
-                        [&](ValueId h) { return feed_forward(c, h, p + "fc1", p + "fc2", s.activation); });
+  return residual_block(
+      c, x, p + "final_layer_norm", s.normalize_before,
+      [&](ValueId h) { return feed_forward(c, h, p + "fc1", p + "fc2", s.activation); }, before_final_norm);
 }
 
 ValueId decoder_layer(GraphContext& c, ValueId x, const std::string& p, const LayerShape& s,

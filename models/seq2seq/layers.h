@@ -37,8 +37,11 @@ void add_encoder_layer(std::vector<ParamSpec>* table, const std::string& p, cons
 void add_decoder_layer(std::vector<ParamSpec>* table, const std::string& p, const LayerShape& s);
 
 // One residual sub-block: post-LN  x = LN(x + f(x));  pre-LN  x = x + f(LN(x)).
+// post_sum (post-LN only; may be empty) rewrites x + f(x) before the LN (Fourier-BART's
+// global residual).
 ValueId residual_block(GraphContext& c, ValueId x, const std::string& ln_prefix, bool normalize_before,
-                       const std::function<ValueId(ValueId)>& f);
+                       const std::function<ValueId(ValueId)>& f,
+                       const std::function<ValueId(ValueId)>& post_sum = {});
 
 // x [B, N, D] -> the heads [B, H, N, hd] of the projection "<attn>.<which>_proj".
 ValueId project_heads(GraphContext& c, ValueId x, const std::string& attn, const char* which,
@@ -53,9 +56,9 @@ ValueId attend_and_project(GraphContext& c, ValueId q, ValueId k, ValueId v, con
 std::pair<ValueId, ValueId> cross_attention_kv(GraphContext& c, ValueId memory, const std::string& p,
                                                const LayerShape& s);
 
-// fairseq TransformerEncoderLayer at prefix p.
-ValueId encoder_layer(GraphContext& c, ValueId x, const std::string& p, const LayerShape& s,
-                      ValueId key_mask);
+// fairseq TransformerEncoderLayer at prefix p; before_final_norm is the FFN block's post_sum.
+ValueId encoder_layer(GraphContext& c, ValueId x, const std::string& p, const LayerShape& s, ValueId key_mask,
+                      const std::function<ValueId(ValueId)>& before_final_norm = {});
 
 // The decoder's self-attention, one of two ways.
 struct DecoderSelfAttention {

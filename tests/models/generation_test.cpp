@@ -95,7 +95,8 @@ TEST_CASE("generation: greedy and beam search match the oracle's sequences and s
 }
 
 TEST_CASE("generation: cached decoder steps equal the full forward, across cache growth") {
-  for (const char* name : {"bart_tiny.safetensors", "transformer_base_tiny.safetensors"}) {
+  for (const char* name :
+       {"bart_tiny.safetensors", "transformer_base_tiny.safetensors", "fourier_bart_l12_r05.safetensors"}) {
     CAPTURE(name);
     auto model = load(name);
     const int64_t batch = 2, n = 11, steps = 40;
@@ -112,7 +113,7 @@ TEST_CASE("generation: cached decoder steps equal the full forward, across cache
     CHECK(r->cache_slots == steps);
     REQUIRE(int64_t(step_logits.size()) == steps);
     // The full forward on [start, generated tokens before the last].
-    const int64_t start = 2;  // bart_tiny: decoder_start_token_id 2; fairseq: eos 2
+    const int64_t start = 2;  // bart: decoder_start_token_id 2; fairseq: eos 2
     const Tensor dec = ids_tensor(batch, steps, [&](int64_t b, int64_t t) {
       return t == 0 ? start : r->sequences[size_t(b)][0][size_t(t - 1)];
     });

@@ -2,6 +2,7 @@
 // tied tables are stored once; the parameter tables follow the config flags.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "models/model_test_util.h"
@@ -128,6 +129,49 @@ TEST_CASE("seq2seq: config errors") {
   CHECK_STATUS(with("\"encoder_layers\":2",
                     "\"encoder_layers\":2,\"encoder_learned_pos\":true,\"decoder_learned_pos\":true"),
                StatusCode::format_error, "missing tensor 'encoder.embed_positions.weight'");
+}
+
+}  // namespace
+}  // namespace longrun::model_tests
+
+namespace longrun::model_tests {
+namespace {
+
+TEST_CASE("seq2seq: fourier-bart inputs and config errors") {
+  auto m = Model::load(golden_dir() + "/fourier_bart_l12_r05.safetensors");
+  REQUIRE_MESSAGE(m.ok(), m.status().to_string());
+  CHECK((*m)->arch() == "fourier-bart");
+  CHECK((*m)->input_names() == std::vector<std::string>{"input_ids", "decoder_input_ids"});
+  {
+    ModelOptions dbg{.debug_outputs = true};
+    auto d = Model::load(golden_dir() + "/fourier_bart_l12_r05.safetensors", dbg);
+    REQUIRE(d.ok());
+    const auto names = (*d)->output_names();
+    CHECK(std::find(names.begin(), names.end(), "debug.encoder.layer1.filtered") != names.end());
+    CHECK(std::find(names.begin(), names.end(), "debug.encoder.layer0.filtered") == names.end());
+  }
+  EditableFile f = EditableFile::read(golden_dir() + "/fourier_bart_l12_r05.safetensors");
+  const std::string good = f.metadata["longrun.config"];
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string c = good;
+    const size_t at = c.find(from);
+    REQUIRE(at != std::string::npos);
+    c.replace(at, from.size(), to);
+    f.metadata["longrun.config"] = c;
+    return f.load();
+  };
+  auto check = [](const Result<std::shared_ptr<const Model>>& r, StatusCode code, const std::string& part) {
+    REQUIRE_FALSE(r.ok());
+    CAPTURE(r.status().to_string());
+    CHECK(r.status().code() == code);
+    CHECK(r.status().to_string().find(part) != std::string::npos);
+  };
+  check(with("\"dct_layers\":[1,2]", "\"dct_layers\":[1,3]"), StatusCode::format_error, "'dct_layers'");
+  check(with("\"dct_layers\":[1,2]", "\"dct_layers\":[1,1]"), StatusCode::format_error, "twice");
+  check(with("\"dct_percentage\":0.5", "\"dct_percentage\":1.5"), StatusCode::format_error,
+        "'dct_percentage'");
+  check(with("\"dct_percentage\":0.5", "\"dct_percentage\":0.5,\"global_residual\":false"),
+        StatusCode::unsupported, "global_residual");
 }
 
 }  // namespace

@@ -41,6 +41,7 @@ import math
 from collections import OrderedDict
 
 import numpy as np
+import scipy.fft
 import torch
 import torch.nn.functional as F
 
@@ -54,6 +55,24 @@ def sinusoidal_table(rows, dim, pad):
         t = torch.cat([t, torch.zeros(rows, 1, dtype=torch.float64)], dim=1)
     t[pad] = 0
     return t
+
+
+def spectral_filter(x, keep):
+    """IDCT_M(DCT_T(x)[:M]) along axis 1 (orthonormal, scipy), M = min(keep, T)."""
+    m = min(keep, x.shape[1])
+    c = scipy.fft.dct(x.numpy(), type=2, norm="ortho", axis=1)[:, :m]
+    return torch.from_numpy(scipy.fft.idct(c, type=2, norm="ortho", axis=1))
+
+
+def nearest_up(x, size):
+    """F.interpolate(mode='nearest', size) along axis 1 with PyTorch's float32 index rule:
+    src = min(floor(float32(dst) * float32(M / size)), M - 1) (MODELS.md §1.3)."""
+    m = x.shape[1]
+    if m == size:
+        return x
+    scale = np.float32(m) / np.float32(size)
+    src = np.minimum(np.floor(np.arange(size, dtype=np.float32) * scale).astype(np.int64), m - 1)
+    return x[:, torch.from_numpy(src)]
 
 
 def make_positions(ids, pad):
@@ -172,12 +191,27 @@ class Seq2Seq:
         else:
             key_mask = None if mask is None else torch.from_numpy(np.asarray(mask) != 0)
         debug["debug.encoder.embeddings"] = x
+        filters = sp.get("filter_layers", [])
+        global_terms = []  # Fourier-BART (MODELS.md §1.3): pre-filter inputs, then the last pre-LN sum
+        t0 = x.shape[1]
         for i in range(sp["enc_layers"]):
             lp = "%slayers.%d." % (pre, i)
+            if filters and i >= min(filters):
+                key_mask = None  # dropped from the first filter on, cross-attention included
+            if i in filters:
+                global_terms.append(x)
+                x = spectral_filter(x, int(math.ceil(float(x.shape[1]) * float(sp["filter_ratio"]))))
+                debug["debug.encoder.layer%d.filtered" % i] = x
             x = self.block(x, lp + "self_attn_layer_norm", sp["enc_pre"],
                            lambda h: self.mha(h, h, lp + "self_attn", sp["enc_heads"], False, key_mask))
-            x = self.block(x, lp + "final_layer_norm", sp["enc_pre"],
-                           lambda h: self.lin(self.act(self.lin(h, lp + "fc1")), lp + "fc2"))
+            if i == sp["enc_layers"] - 1 and global_terms:
+                h = x + self.lin(self.act(self.lin(x, lp + "fc1")), lp + "fc2")
+                global_terms.append(h)
+                h = global_terms[0] + sum(nearest_up(g, t0) for g in global_terms[1:])
+                x = self.ln(h, lp + "final_layer_norm")
+            else:
+                x = self.block(x, lp + "final_layer_norm", sp["enc_pre"],
+                               lambda h: self.lin(self.act(self.lin(h, lp + "fc1")), lp + "fc2"))
             debug["debug.encoder.layer%d.output" % i] = x
         if sp["enc_pre"]:
             x = self.ln(x, pre + "layer_norm")
