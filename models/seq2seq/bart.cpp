@@ -56,6 +56,19 @@ Result<std::unique_ptr<Architecture>> parse_bart_family(std::string_view config_
   LR_ASSIGN_OR_RETURN(const bool tied, r.boolean_or("tie_word_embeddings", true));
   if (!tied)
     return unsupported(what + ": field 'tie_word_embeddings': only the tied lm_head (true) is implemented");
+  // Older HF BART configs carry switches for mBART-style variants: accept the BART values only.
+  struct Switch {
+    const char* key;
+    bool bart_value;
+  };
+  for (const Switch sw : {Switch{"normalize_before", false}, Switch{"add_final_layer_norm", false},
+                          Switch{"normalize_embedding", true}, Switch{"static_position_embeddings", false},
+                          Switch{"add_bias_logits", false}}) {
+    LR_ASSIGN_OR_RETURN(const bool v, r.boolean_or(sw.key, sw.bart_value));
+    if (v != sw.bart_value)
+      return unsupported(what + ": field '" + sw.key + "': only " + (sw.bart_value ? "true" : "false") +
+                         " (BART) is implemented");
+  }
   std::set<int64_t> seen;
   bool global_residual = true, lowpass = true;
   if (fourier) {
@@ -74,11 +87,39 @@ Result<std::unique_ptr<Architecture>> parse_bart_family(std::string_view config_
                          "(the official decoder asserts); every released script uses true");
     if (!lowpass) return unsupported(what + ": field 'dct_lowpass': only the low-pass filter (true) exists");
   }
-  for (const char* k :
-       {"bos_token_id", "dropout", "attention_dropout", "activation_dropout", "classifier_dropout",
-        "init_std", "encoder_layerdrop", "decoder_layerdrop", "use_cache", "num_labels", "is_encoder_decoder",
-        "forced_bos_token_id", "forced_eos_token_id", "model_type", "architectures", "torch_dtype",
-        "transformers_version", "num_hidden_layers"})
+  for (const char* k : {"bos_token_id",
+                        "dropout",
+                        "attention_dropout",
+                        "activation_dropout",
+                        "classifier_dropout",
+                        "init_std",
+                        "encoder_layerdrop",
+                        "decoder_layerdrop",
+                        "use_cache",
+                        "num_labels",
+                        "is_encoder_decoder",
+                        "forced_bos_token_id",
+                        "forced_eos_token_id",
+                        "model_type",
+                        "architectures",
+                        "torch_dtype",
+                        "transformers_version",
+                        "num_hidden_layers",
+                        "classif_dropout",
+                        "extra_pos_embeddings",
+                        "output_past",
+                        "gradient_checkpointing",
+                        "id2label",
+                        "label2id",
+                        "task_specific_params",
+                        "prefix",
+                        "_name_or_path",
+                        "num_beams",
+                        "max_length",
+                        "min_length",
+                        "no_repeat_ngram_size",
+                        "length_penalty",
+                        "early_stopping"})
     r.ignore(k);
   LR_RETURN_IF_ERROR(r.finish());
 

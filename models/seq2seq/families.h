@@ -6,7 +6,10 @@
 //   decoder_attention_heads, encoder_ffn_dim, decoder_ffn_dim, max_position_embeddings
 //   (required); activation_function ("gelu" | "relu" | "gelu_new", default "gelu"),
 //   scale_embedding (false), pad_token_id (1), eos_token_id (2), decoder_start_token_id (2);
-//   bos_token_id, dropouts, layerdrops, init_std, use_cache, ... accepted and ignored.
+//   bos_token_id, dropouts, layerdrops, init_std, use_cache, generation defaults (num_beams,
+//   max_length, ...), ... accepted and ignored; normalize_before, add_final_layer_norm,
+//   static_position_embeddings, add_bias_logits (false) and normalize_embedding (true) are
+//   accepted at their BART values only (unsupported otherwise).
 //   Parameters (HF names; fairseq bart.* keys map 1:1 below "model.", MODELS.md §1.6):
 //     model.shared.weight [V, D]           token table of encoder, decoder and lm_head (tied)
 //     model.{encoder,decoder}.embed_positions.weight [max_position_embeddings + 2, D]

@@ -167,6 +167,9 @@ TEST_CASE("seq2seq: fourier-bart inputs and config errors") {
     CHECK(r.status().to_string().find(part) != std::string::npos);
   };
   check(with("\"dct_layers\":[1,2]", "\"dct_layers\":[1,3]"), StatusCode::format_error, "'dct_layers'");
+  check(with("\"d_model\":32", "\"d_model\":32,\"normalize_before\":true"), StatusCode::unsupported,
+        "normalize_before");
+  CHECK(with("\"d_model\":32", "\"d_model\":32,\"normalize_before\":false,\"num_beams\":4").ok());
   check(with("\"dct_layers\":[1,2]", "\"dct_layers\":[1,1]"), StatusCode::format_error, "twice");
   check(with("\"dct_percentage\":0.5", "\"dct_percentage\":1.5"), StatusCode::format_error,
         "'dct_percentage'");
