@@ -124,6 +124,8 @@ const std::vector<ModelInput>& Model::inputs() const { return impl_->inputs; }
 int64_t Model::weight_bytes() const { return impl_->weights.bytes(); }
 int64_t Model::weight_bytes_copied() const { return impl_->weights.bytes_copied(); }
 int Model::num_parameters() const { return impl_->num_parameters; }
+const models::Architecture& Model::architecture() const { return *impl_->def; }
+const models::WeightStore& Model::weights() const { return impl_->weights; }
 std::vector<std::string> Model::output_names() const { return impl_->outputs; }
 
 std::vector<std::string> Model::input_names() const {

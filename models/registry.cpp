@@ -6,6 +6,7 @@
 #include "combiner/combiner.h"
 #include "fastformer/fastformer.h"
 #include "fourier/fourier_lra.h"
+#include "seq2seq/families.h"
 
 namespace longrun::models {
 namespace {
@@ -31,6 +32,18 @@ constexpr std::array kFamilies = {
            "Combiner LM (JAX model; attention fixed / logsparse / axial / mixture, causal JAX forms or "
            "bidirectional TF forms)",
            &parse_combiner_config},
+    Family{"bart",
+           "BART encoder-decoder (HF BartForConditionalGeneration names; fairseq bart.* maps 1:1), "
+           "post-LN, learned positions + 2, tied LM head; generation",
+           &parse_bart_config},
+    Family{"transformer",
+           "fairseq Transformer encoder-decoder (transformer_base/_big names), sinusoidal or learned "
+           "pad-aware positions, post-/pre-LN, shared embeddings; generation",
+           &parse_transformer_config},
+    Family{"fourier-bart",
+           "Fourier-BART: BART names with fairseq semantics, DCT filters in the encoder and the global "
+           "residual (MODELS.md 1.3); generation",
+           &parse_fourier_bart_config},
 };
 
 }  // namespace

@@ -40,13 +40,16 @@ import combiner  # noqa: E402
 import fastformer  # noqa: E402
 import fourier_lra  # noqa: E402
 import safetensors_io  # noqa: E402
+import seq2seq_bart  # noqa: E402
+import seq2seq_fourier_bart  # noqa: E402
+import seq2seq_transformer  # noqa: E402
 from safetensors_io import Tensor  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 GOLDEN_DIR = os.path.join(REPO, "tests", "golden", "models")
 GENERATOR = "tests/reference/make_model_goldens.py"
 
-FAMILIES = [fourier_lra, bert, fastformer, combiner]
+FAMILIES = [fourier_lra, bert, fastformer, combiner, seq2seq_bart, seq2seq_transformer, seq2seq_fourier_bart]
 
 _CODES = {"f32": ("F32", np.float32), "i32": ("I32", np.int32), "i64": ("I64", np.int64), "u8": ("U8", np.uint8)}
 
@@ -90,6 +93,24 @@ def arch_of(fam, model):
     return fam.arch_of(model) if hasattr(fam, "arch_of") else fam.ARCH
 
 
+def generation_file(arch, model, case, inputs, options, sequences, scores):
+    """<model>.<case>.gen.safetensors: "input/<name>", "expected/sequences" (I64 [B, K, L], the
+    finished hypotheses best first, -1 after the end), "expected/scores" (F32 [B, K]) and the
+    options as "longrun.generate" JSON metadata."""
+    tensors = {"expected/sequences": Tensor.from_numpy(np.asarray(sequences, dtype=np.int64), "I64"),
+               "expected/scores": _tensor("f32", scores)}
+    for name, (dtype, values) in inputs.items():
+        tensors["input/" + name] = _tensor(dtype, values)
+    meta = {
+        "longrun.model": model + ".safetensors",
+        "longrun.arch": arch,
+        "longrun.case": case,
+        "longrun.generate": json.dumps(options, sort_keys=True, separators=(",", ":")),
+        "longrun.generator": GENERATOR,
+    }
+    return safetensors_io.serialize(tensors, meta)
+
+
 def build(families):
     """Returns {file name: bytes} for the given family modules."""
     torch.set_num_threads(1)  # deterministic reductions in the oracle
@@ -103,6 +124,11 @@ def build(families):
             if fname in files:
                 raise ValueError("duplicate case %s" % fname)
             files[fname] = io_file(arch_of(fam, model), model, case, inputs, expected)
+        for model, case, inputs, options, seqs, scores in getattr(fam, "generation_cases", lambda t: [])(table):
+            fname = "%s.%s.gen.safetensors" % (model, case)
+            if fname in files:
+                raise ValueError("duplicate case %s" % fname)
+            files[fname] = generation_file(arch_of(fam, model), model, case, inputs, options, seqs, scores)
     return files
 
 

@@ -21,6 +21,7 @@
 #include "longrun/safetensors.h"
 #include "longrun/session.h"
 #include "longrun/tensor.h"
+#include "run/generate_command.h"
 
 namespace {
 
@@ -60,9 +61,9 @@ void usage() {
       "\n"
       "Times: \"prepare\" = graph build + memory plan + backend preparation for this input shape\n"
       "(done once per shape); \"run\" = one Session::run.\n"
-      "Text generation (--generate, --beam, --max-new-tokens, ...) is not implemented yet: those\n"
-      "flags are rejected.\n",
-      backends.c_str(), archs.c_str());
+      "\n"
+      "Generation (encoder-decoder models):\n%s",
+      backends.c_str(), archs.c_str(), longrun_run::generation_usage());
 }
 
 struct Options {
@@ -77,16 +78,8 @@ struct Options {
   bool profile = false;
   int repeat = 0;
   bool debug_outputs = false;
+  longrun_run::GenerationFlags generation;
 };
-
-bool is_generation_flag(std::string_view a) {
-  static constexpr std::string_view kFlags[] = {
-      "--generate",  "--max-new-tokens", "--max-length", "--min-length",     "--beam",
-      "--num-beams", "--beam-size",      "--greedy",     "--sample",         "--temperature",
-      "--top-k",     "--top-p",          "--lenpen",     "--length-penalty", "--no-repeat-ngram-size",
-      "--min-len",   "--max-len-b"};
-  return std::find(std::begin(kFlags), std::end(kFlags), a) != std::end(kFlags);
-}
 
 bool parse_int(std::string_view s, int64_t* out) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
@@ -110,12 +103,8 @@ int parse(int argc, char** argv, Options* o, bool* done) {
       usage();
       *done = true;
       return 0;
-    } else if (is_generation_flag(a) || a.starts_with("--generate")) {
-      std::fprintf(stderr,
-                   "longrun-run: %s: text generation is not implemented yet (it arrives with the "
-                   "encoder-decoder models); longrun-run runs encoder models once\n",
-                   argv[i]);
-      return 2;
+    } else if (const int g = longrun_run::parse_generation_flag(argc, argv, &i, &o->generation); g >= 0) {
+      if (g != 0) return g;
     } else if (a == "--model") {
       if (!value(&v)) return 2;
       o->model = v;
@@ -316,6 +305,7 @@ int run(const Options& o) {
   so.backend = o.backend;
   so.threads = o.threads;
   so.isa = o.isa;
+  if (o.generation.enabled) return longrun_run::run_generation(*model_r, inputs, so, o.generation);
   auto session_r = model.create_session(so, names);
   if (!session_r.ok()) return fail(session_r.status());
   Session& session = **session_r;

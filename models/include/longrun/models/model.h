@@ -114,6 +114,11 @@ class Model : public std::enable_shared_from_this<Model> {
   int64_t weight_bytes_copied() const;  // of which copied at load (widened or misaligned)
   int num_parameters() const;           // tensors in the parameter table
 
+  // The family definition and the bound weights, for graphs other than the forward pass
+  // (generation's encoder and decoder-step graphs, models/generate.cpp). models/ internals.
+  const models::Architecture& architecture() const;
+  const models::WeightStore& weights() const;
+
  private:
   Model();
   struct Impl;

@@ -1,0 +1,177 @@
+// Generation (longrun/models/generate.h) against the PyTorch oracle's beam search
+// (tests/golden/models/*.gen.safetensors, written by make_model_goldens.py), the KV-cached
+// decoder steps against full recomputation, and generation's errors.
+//
+// Tolerances: token sequences must be identical (the oracle asserts that every decision it
+// took is >= 1e-3 away from flipping, while f32 step logits differ from the float64 oracle by
+// ~1e-6). Scores (sums of up to 20 log-probs divided by a length power) within 1e-4 absolute.
+// Cached vs recomputed logits: the same f32 arithmetic in another order (attention over
+// masked cache slots vs a causal prefix): norm_err <= 1e-5, max |a - b| <= 1e-4, as the
+// golden tolerances.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "longrun/models/generate.h"
+#include "models/model_test_util.h"
+
+namespace longrun::model_tests {
+namespace {
+
+std::vector<std::string> gen_files() {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(golden_dir()))
+    if (e.path().filename().string().ends_with(".gen.safetensors")) out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::shared_ptr<const Model> load(const std::string& name) {
+  auto m = Model::load(golden_dir() + "/" + name);
+  REQUIRE_MESSAGE(m.ok(), m.status().to_string());
+  return m.value();
+}
+
+TEST_CASE("generation: greedy and beam search match the oracle's sequences and scores") {
+  const std::vector<std::string> files = gen_files();
+  REQUIRE(files.size() >= 6);
+  for (const std::string& path : files) {
+    const std::string label = std::filesystem::path(path).filename().string();
+    CAPTURE(label);
+    auto io = SafetensorsFile::open(path);
+    REQUIRE(io.ok());
+    const auto& meta = (*io)->metadata();
+    auto model = load(meta.at("longrun.model"));
+    const nlohmann::json opt = nlohmann::json::parse(meta.at("longrun.generate"));
+    GenerateOptions o;
+    o.num_beams = opt.at("num_beams").get<int>();
+    o.num_return_sequences = o.num_beams;
+    o.max_new_tokens = opt.at("max_new_tokens").get<int64_t>();
+    o.min_length = opt.at("min_length").get<int64_t>();
+    o.no_repeat_ngram_size = opt.at("no_repeat_ngram_size").get<int64_t>();
+    o.length_penalty = opt.at("length_penalty").get<double>();
+    Tensor ids, mask, seqs, scores;
+    for (const SafetensorsEntry& e : (*io)->tensors()) {
+      Tensor t = Tensor::from_bytes(e.desc, e.bytes).value();
+      if (e.name == "input/input_ids") ids = t;
+      if (e.name == "input/attention_mask") mask = t;
+      if (e.name == "expected/sequences") seqs = t;
+      if (e.name == "expected/scores") scores = t;
+    }
+    REQUIRE(!ids.empty());
+    REQUIRE(!seqs.empty());
+    const TensorView mask_view = mask.view();
+    auto r = generate(model, session_options(), ids.view(), mask.empty() ? nullptr : &mask_view, o);
+    REQUIRE_MESSAGE(r.ok(), r.status().to_string());
+    const int64_t batch = seqs.desc().dim(0), k = seqs.desc().dim(1), len = seqs.desc().dim(2);
+    REQUIRE(int64_t(r->sequences.size()) == batch);
+    double worst = 0;
+    for (int64_t b = 0; b < batch; ++b) {
+      REQUIRE(int64_t(r->sequences[size_t(b)].size()) == k);
+      for (int64_t j = 0; j < k; ++j) {
+        std::vector<int64_t> want;
+        for (int64_t i = 0; i < len; ++i) {
+          const int64_t tok = seqs.data<int64_t>()[(b * k + j) * len + i];
+          if (tok >= 0) want.push_back(tok);
+        }
+        CAPTURE(b);
+        CAPTURE(j);
+        CHECK(r->sequences[size_t(b)][size_t(j)] == want);
+        const double err =
+            std::abs(r->scores[size_t(b)][size_t(j)] - double(scores.data<float>()[b * k + j]));
+        CHECK(err <= 1e-4);
+        worst = std::max(worst, err);
+      }
+    }
+    std::printf("models.%s %-48s beams %d: %lld sentences identical, %lld steps, worst score error %.2e\n",
+                backend_name().c_str(), label.c_str(), o.num_beams, static_cast<long long>(batch),
+                static_cast<long long>(r->steps), worst);
+  }
+}
+
+TEST_CASE("generation: cached decoder steps equal the full forward, across cache growth") {
+  for (const char* name :
+       {"bart_tiny.safetensors", "transformer_base_tiny.safetensors", "fourier_bart_l12_r05.safetensors"}) {
+    CAPTURE(name);
+    auto model = load(name);
+    const int64_t batch = 2, n = 11, steps = 40;
+    const Tensor ids = ids_tensor(batch, n, [](int64_t b, int64_t i) { return 3 + (b * 13 + i * 7) % 60; });
+    std::vector<Tensor> step_logits;
+    GenerateOptions o;
+    o.max_new_tokens = steps;
+    o.min_length = steps - 1;  // runs every step: the cache grows 16 -> 32 -> 40
+    o.on_step_logits = [&](int64_t, const Tensor& l) { step_logits.push_back(l.clone().value()); };
+    auto r = generate(model, session_options(), ids.view(), nullptr, o);
+    REQUIRE_MESSAGE(r.ok(), r.status().to_string());
+    CHECK(r->steps == steps);
+    CHECK(r->step_shapes == 3);
+    CHECK(r->cache_slots == steps);
+    REQUIRE(int64_t(step_logits.size()) == steps);
+    // The full forward on [start, generated tokens before the last].
+    const int64_t start = 2;  // bart: decoder_start_token_id 2; fairseq: eos 2
+    const Tensor dec = ids_tensor(batch, steps, [&](int64_t b, int64_t t) {
+      return t == 0 ? start : r->sequences[size_t(b)][0][size_t(t - 1)];
+    });
+    auto full = run_model(*model, {{"input_ids", ids}, {"decoder_input_ids", dec}});
+    REQUIRE_MESSAGE(full.ok(), full.status().to_string());
+    const Tensor& logits = full->at("logits");  // [B, T, V]
+    const int64_t v = logits.desc().dim(2);
+    Error worst;
+    for (int64_t t = 0; t < steps; ++t)
+      for (int64_t b = 0; b < batch; ++b) {
+        const Error e = measure({step_logits[size_t(t)].data<float>() + b * v, size_t(v)},
+                                {logits.data<float>() + (b * steps + t) * v, size_t(v)});
+        worst.norm_err = std::max(worst.norm_err, e.norm_err);
+        worst.max_abs = std::max(worst.max_abs, e.max_abs);
+      }
+    // Not vacuous: a step's logits differ from the next position's.
+    const Error shifted =
+        measure({step_logits[5].data<float>(), size_t(v)}, {logits.data<float>() + 6 * v, size_t(v)});
+    CHECK(shifted.norm_err > 1e-2);
+    CHECK(worst.norm_err <= 1e-5);
+    CHECK(worst.max_abs <= 1e-4);
+    std::printf("models.%s %s: cached vs full logits over %lld steps: norm %.2e abs %.2e\n",
+                backend_name().c_str(), name, static_cast<long long>(steps), worst.norm_err, worst.max_abs);
+  }
+}
+
+TEST_CASE("generation: errors") {
+  const Tensor ids = ids_tensor(1, 5, [](int64_t, int64_t i) { return 3 + i; });
+  SUBCASE("an encoder-only model cannot generate") {
+    auto r = Generator::create(load("fourier_lra_l0_r02.safetensors"), session_options());
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == StatusCode::unsupported);
+    CHECK(r.status().to_string().find("fourier-lra") != std::string::npos);
+  }
+  SUBCASE("bad options and inputs") {
+    auto g = Generator::create(load("transformer_base_tiny.safetensors"), session_options());
+    REQUIRE(g.ok());
+    GenerateOptions o;
+    o.num_beams = 2;
+    o.num_return_sequences = 3;
+    auto r = (*g)->generate(ids.view(), nullptr, o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().to_string().find("num_return_sequences") != std::string::npos);
+    const TensorView v = ids.view();
+    r = (*g)->generate(ids.view(), &v, {});
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().to_string().find("attention_mask") != std::string::npos);
+    const Tensor flat = ids_tensor(1, 5, [](int64_t, int64_t) { return 3; });
+    const TensorView bad{TensorDesc(DType::i64, {5}), flat.view().data};
+    r = (*g)->generate(bad, nullptr, {});
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().to_string().find("input_ids") != std::string::npos);
+    const Tensor out_of_vocab = ids_tensor(1, 3, [](int64_t, int64_t i) { return i == 1 ? 500 : 3; });
+    r = (*g)->generate(out_of_vocab.view(), nullptr, {});
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().to_string().find("embed_tokens") != std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace longrun::model_tests
