@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # Installs the Debian packages longrun needs, skipping those already present. Idempotent.
-#   tools/dev/deps.sh            build + test dependencies
+#   tools/dev/deps.sh            build dependencies
+#   tools/dev/deps.sh --tests    also clang + its libFuzzer runtime (the bounded fuzz run)
 #   tools/dev/deps.sh --goldens  also the Python stack that regenerates tests/golden
+#   tools/dev/deps.sh --bench-peers  also OpenBLAS and oneDNN (longrun-bench peers)
+# Flags combine.
 set -euo pipefail
 
 packages=(pkg-config libfftw3-dev libtbb-dev doctest-dev nlohmann-json3-dev)
-if [[ "${1:-}" == "--goldens" ]]; then
-  packages+=(python3-torch python3-scipy python3-numpy)
-fi
-if [[ "${1:-}" == "--bench-peers" ]]; then packages+=(libopenblas-dev libdnnl-dev); fi  # longrun-bench peers
+for flag in "$@"; do
+  case "$flag" in
+    --tests) packages+=(clang libclang-rt-14-dev) ;;
+    --goldens) packages+=(python3-torch python3-scipy python3-numpy) ;;
+    --bench-peers) packages+=(libopenblas-dev libdnnl-dev) ;;
+    *) echo "deps: unknown flag $flag (--tests, --goldens, --bench-peers)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 jobs=${LONGRUN_JOBS:-$(nproc)}
 
-tools/dev/deps.sh
+tools/dev/deps.sh --tests
 
 echo "== Release build (warnings as errors) =="
 cmake --preset ci >/dev/null
