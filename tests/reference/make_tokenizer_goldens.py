@@ -12,11 +12,13 @@ Inputs (committed):
   bpe_corpus.txt  the text a small byte-level BPE is trained on.
 Outputs:
   bpe/    vocab.json, merges.txt, tokenizer.json (RobertaProcessing: <s> ... </s>) trained here.
-  expected.json   for each case (tokenizer variant) and each string: ids with and without
-                  special tokens, and decode(ids) (skip_special_tokens=True).
+  expected.json   for each case (tokenizer variant) and each string (STRINGS, then 300 seeded
+                  random strings from PIECES): ids with and without special tokens, and
+                  decode(ids) (skip_special_tokens=True).
 """
 import json
 import os
+import random
 
 from tokenizers import Tokenizer, normalizers, pre_tokenizers, processors
 from tokenizers.implementations import ByteLevelBPETokenizer
@@ -56,6 +58,27 @@ STRINGS = [
 ]
 
 
+# Pieces the random strings are drawn from: words, scripts, marks, controls, every kind of
+# whitespace, contractions and special tokens, so that boundaries between classes are exercised.
+PIECES = (['the', 'license', 'Work', "don't", "it's", "'ll", "'re", "'S", 'café', 'naïve', 'Zürich', 'ÅNGSTRÖM',
+           'İ', 'ǅ', 'ﬃ', 'ß', 'ΣΊΣΥΦΟΣ', 'Русский', 'العربية', 'עברית', 'हिन्दी', 'ไทย', '中文', '日本語', 'カタカナ',
+           '한국어', 'ㅋ', '😀', '👍🏽', '❤️', '👨\u200d👩\u200d👧', '🫠', '12345', '٣٤٥', '½', '²', '3.14',
+           '[CLS]', '[SEP]', '[MASK]', '[UNK]', '<s>', '</s>', '<mask>', '<pad>', '##ing', 'ing', 'Ġ', 'http://x.y/z?q=1'] +
+          list(' \t\n\r\x0b\x0c\u00a0\u2003\u3000\u2028\u0085\u1680') +
+          list('!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~¿¡«»—…‘’“”•·') +
+          list('\x00\x07\x1f\u200b\ufeff\u00ad\ufffd\u0301\u0308\u0327\u093f\u0e31\u302a\ue000') +
+          ['a' * 101, 'x' * 99, 'é' * 60])
+
+
+def random_strings(count, seed=1234):
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        n = rng.randint(1, 24)
+        out.append(''.join(rng.choice(PIECES) + (' ' if rng.random() < 0.4 else '') for _ in range(n)))
+    return out
+
+
 def cases():
     bert = Tokenizer.from_file(os.path.join(HERE, 'bert', 'tokenizer.json'))
     bert.no_truncation()
@@ -81,10 +104,11 @@ def cases():
 
 
 def main():
-    result = {'tokenizers_version': __import__('tokenizers').__version__, 'strings': STRINGS, 'cases': {}}
+    strings = STRINGS + random_strings(300)
+    result = {'tokenizers_version': __import__('tokenizers').__version__, 'strings': strings, 'cases': {}}
     for name, tok in cases().items():
         rows = []
-        for s in STRINGS:
+        for s in strings:
             ids = tok.encode(s).ids
             plain = tok.encode(s, add_special_tokens=False).ids
             rows.append({'ids': ids, 'ids_no_special': plain, 'decoded': tok.decode(ids)})
