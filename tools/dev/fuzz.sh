@@ -40,3 +40,13 @@ run_target() {  # name seed_dir...
 build_target fuzz_safetensors tests/fuzz/fuzz_safetensors.cpp runtime/src/safetensors_reader.cpp \
   runtime/src/safetensors_writer.cpp runtime/src/strict_json.cpp
 run_target fuzz_safetensors tests/golden/ops
+
+build_target fuzz_tokenizer tests/fuzz/fuzz_tokenizer.cpp runtime/src/text/*.cpp
+mkdir -p "$out/fuzz_tokenizer.seeds"
+i=0
+for f in tests/golden/tokenizer/bpe_corpus.txt tests/golden/tokenizer/bpe/merges.txt; do
+  for mode in 0 1 2 3 5; do  # one seed per mode: the mode byte, then the text
+    { printf "\\x3$mode"; head -c 4000 "$f"; } > "$out/fuzz_tokenizer.seeds/seed$((i++))"
+  done
+done
+run_target fuzz_tokenizer "$out/fuzz_tokenizer.seeds"

@@ -44,25 +44,15 @@ struct Candidate {  // a possible merge of symbols[pos] with its right neighbour
 
 uint64_t pair_key(int64_t a, int64_t b) { return (uint64_t(uint32_t(a)) << 32) | uint32_t(b); }
 
-// BPE on one pre-token: merges the lowest-ranked adjacent pair first (leftmost on ties),
-// exactly the order of HF's Word::merge_all.
-void bpe(const Tokenizer::Impl& tok, const std::string& mapped, std::vector<int64_t>* ids) {
+// BPE on one pre-token (its UTF-8 bytes): each byte starts as the token of its printable
+// stand-in, then the lowest-ranked adjacent pair merges first (leftmost on ties), exactly
+// the order of HF's Word::merge_all.
+void bpe(const Tokenizer::Impl& tok, std::string_view bytes, std::vector<int64_t>* ids) {
   std::vector<Symbol> symbols;
-  std::u32string chars;
-  (void)decode_utf8(mapped, &chars, "token");  // `mapped` is built from valid code points
-  std::string one;
-  const auto unk = tok.spec.unk_token.empty() ? tok.ids.end() : tok.ids.find(tok.spec.unk_token);
-  for (char32_t c : chars) {
-    one.clear();
-    append_utf8(c, &one);
-    const auto it = tok.ids.find(one);
-    int64_t id = -1;
-    if (it != tok.ids.end())
-      id = it->second;
-    else if (unk != tok.ids.end())
-      id = unk->second;
-    else
-      continue;  // HF drops a character outside the vocabulary when there is no unknown token
+  symbols.reserve(bytes.size());
+  for (char b : bytes) {
+    const int64_t id = tok.byte_token_id[uint8_t(b)];
+    if (id < 0) continue;  // HF drops a character outside the vocabulary when there is no unknown token
     symbols.push_back({id, int64_t(symbols.size()) - 1, int64_t(symbols.size()) + 1, true});
   }
   if (symbols.empty()) return;
@@ -144,13 +134,11 @@ void encode_byte_level_bpe(const Tokenizer::Impl& tok, std::u32string_view text,
     buffer += text;
     text = buffer;
   }
-  std::string utf8, mapped;
+  std::string utf8;
   for (const auto& [begin, end] : split_gpt2(text)) {
     utf8.clear();
     for (size_t k = begin; k < end; ++k) append_utf8(text[k], &utf8);
-    mapped.clear();
-    for (char b : utf8) mapped += tok.byte_to_token[uint8_t(b)];
-    bpe(tok, mapped, ids);
+    bpe(tok, utf8, ids);
   }
 }
 

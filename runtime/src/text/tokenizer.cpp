@@ -89,6 +89,10 @@ Result<Tokenizer> build_tokenizer(TokenizerSpec spec, std::string_view source) {
       const char32_t c = byte_to_char(uint8_t(b));
       append_utf8(c, &impl->byte_to_token[b]);
       impl->token_char_to_byte[c] = uint8_t(b);
+      const auto it = impl->ids.find(impl->byte_to_token[b]);
+      impl->byte_token_id[b] = it != impl->ids.end()    ? it->second
+                               : spec.unk_token.empty() ? -1
+                                                        : impl->ids.at(spec.unk_token);
     }
   }
   impl->spec = std::move(spec);

@@ -70,6 +70,7 @@ struct Tokenizer::Impl {
   // Byte-level BPE: merge of the pair (left id, right id) -> (rank, merged id).
   std::unordered_map<uint64_t, std::pair<int32_t, int64_t>> merges;
   std::array<std::string, 256> byte_to_token;  // GPT-2's printable stand-in of each byte, UTF-8
+  std::array<int64_t, 256> byte_token_id{};    // its id; the unknown token's or -1 when absent
   std::unordered_map<char32_t, uint8_t> token_char_to_byte;
   std::vector<bool> is_special;  // by id
 

@@ -1,5 +1,6 @@
 // BERT's normaliser, pre-tokeniser and WordPiece model, as HF tokenizers implements them.
 #include <string>
+#include <vector>
 
 #include "text/models.h"
 #include "text/unicode.h"
@@ -48,13 +49,21 @@ void encode_word(const Tokenizer::Impl& tok, std::u32string_view word, std::vect
     return;
   }
   const size_t mark = ids->size();
+  // UTF-8 of the word and the byte offset of each character, so a candidate piece is a slice.
+  std::string utf8;
+  std::vector<size_t> offset(word.size() + 1);
+  for (size_t k = 0; k < word.size(); ++k) {
+    offset[k] = utf8.size();
+    append_utf8(word[k], &utf8);
+  }
+  offset[word.size()] = utf8.size();
   std::string piece;
   for (size_t start = 0; start < word.size();) {
     size_t end = word.size();
     int64_t found = -1;
     for (; end > start; --end) {
-      piece = start > 0 ? spec.continuing_subword_prefix : std::string();
-      for (size_t k = start; k < end; ++k) append_utf8(word[k], &piece);
+      piece.assign(start > 0 ? spec.continuing_subword_prefix : std::string());
+      piece.append(utf8, offset[start], offset[end] - offset[start]);
       const auto it = tok.ids.find(piece);
       if (it != tok.ids.end()) {
         found = it->second;
