@@ -56,6 +56,8 @@ Result<Tokenizer> build_tokenizer(TokenizerSpec spec, std::string_view source) {
       return format_error(where + ": added token '" + a.content + "' has id " + std::to_string(a.id) +
                           ", which the vocabulary gives to '" + spec.vocab[size_t(a.id)] + "'");
     if (a.special) impl->is_special[size_t(a.id)] = true;
+    impl->added_text.emplace_back();
+    LR_RETURN_IF_ERROR(decode_utf8(a.content, &impl->added_text.back(), "added token"));
   }
   for (int64_t id : spec.prefix_ids) impl->is_special[size_t(id)] = true;
   for (int64_t id : spec.suffix_ids) impl->is_special[size_t(id)] = true;
@@ -147,9 +149,7 @@ Result<std::vector<int64_t>> Tokenizer::encode(std::string_view utf8, bool add_s
   };
   // Added tokens are found leftmost-longest in the raw text; the text between them is encoded
   // by the model.
-  std::vector<std::u32string> added(spec.added_tokens.size());
-  for (size_t k = 0; k < added.size(); ++k)
-    (void)text::decode_utf8(spec.added_tokens[k].content, &added[k], "added token");  // validated
+  const std::vector<std::u32string>& added = impl_->added_text;
   size_t segment_begin = 0;
   for (size_t i = 0; i < input.size();) {
     int best = -1;

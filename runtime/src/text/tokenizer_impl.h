@@ -72,7 +72,8 @@ struct Tokenizer::Impl {
   std::array<std::string, 256> byte_to_token;  // GPT-2's printable stand-in of each byte, UTF-8
   std::array<int64_t, 256> byte_token_id{};    // its id; the unknown token's or -1 when absent
   std::unordered_map<char32_t, uint8_t> token_char_to_byte;
-  std::vector<bool> is_special;  // by id
+  std::vector<bool> is_special;            // by id
+  std::vector<std::u32string> added_text;  // spec.added_tokens[k].content decoded
 
   static Tokenizer wrap(std::shared_ptr<const Impl> impl) { return Tokenizer(std::move(impl)); }
 };
