@@ -55,6 +55,7 @@ STRINGS = [
     'ㅋㅋㅋ ﾊﾝｶｸ ＡＢＣ',
     'Don\u2019t \u201cquote\u201d \u2014 dash\u2026',
     'new punctuation \u2e4f and \u166d and \u1734',
+    'CJK Extension E \U0002b820\U0002b91f\U0002b920 (HF starts its range at U+2B920)',
 ]
 
 

@@ -126,9 +126,11 @@ bool is_white_space(char32_t cp) {
 }
 
 bool is_cjk_ideograph(char32_t cp) {
+  // HF tokenizers' ranges: BERT's, except that its Extension D/E range starts at U+2B920 where
+  // BERT's starts at U+2B820 (we follow HF, whose ids we must match).
   return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
          (cp >= 0x20000 && cp <= 0x2A6DF) || (cp >= 0x2A700 && cp <= 0x2B73F) ||
-         (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B820 && cp <= 0x2CEAF) ||
+         (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B920 && cp <= 0x2CEAF) ||
          (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
 }
 
