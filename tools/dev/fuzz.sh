@@ -53,3 +53,12 @@ build_target fuzz_torch_zip tests/fuzz/fuzz_torch_zip.cpp "${convert_sources[@]}
 run_target fuzz_torch_zip tests/golden/checkpoints tests/fuzz/seeds/pickle
 build_target fuzz_flax_msgpack tests/fuzz/fuzz_flax_msgpack.cpp tools/checkpoint/flax/*.cpp
 run_target fuzz_flax_msgpack tests/golden/flax
+build_target fuzz_tokenizer tests/fuzz/fuzz_tokenizer.cpp runtime/src/text/*.cpp
+mkdir -p "$out/fuzz_tokenizer.seeds"
+i=0
+for f in tests/golden/tokenizer/bpe_corpus.txt tests/golden/tokenizer/bpe/merges.txt; do
+  for mode in 0 1 2 3 5; do  # one seed per mode: the mode byte, then the text
+    { printf "\\x3$mode"; head -c 4000 "$f"; } > "$out/fuzz_tokenizer.seeds/seed$((i++))"
+  done
+done
+run_target fuzz_tokenizer "$out/fuzz_tokenizer.seeds"

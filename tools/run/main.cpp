@@ -21,6 +21,7 @@
 #include "longrun/safetensors.h"
 #include "longrun/session.h"
 #include "longrun/tensor.h"
+#include "longrun/tokenizer.h"
 #include "run/generate_command.h"
 
 namespace {
@@ -34,7 +35,8 @@ void usage() {
   std::string backends;
   for (const std::string& b : backend_names()) backends += (backends.empty() ? "" : "|") + b;
   std::printf(
-      "usage: longrun-run --model MODEL.safetensors (--input IN.safetensors | --ids \"ID ID ...\" ...)\n"
+      "usage: longrun-run --model MODEL.safetensors (--input IN.safetensors | --ids \"ID ID ...\" ... |\n"
+      "                   --text \"TEXT\" ...)\n"
       "                   [--backend %s] [--threads N] [--isa scalar|avx2|avx512]\n"
       "                   [--output OUT.safetensors] [--memory] [--profile] [--repeat K] [--debug-outputs]\n"
       "\n"
@@ -48,6 +50,9 @@ void usage() {
       "                     tensors are named \"input/<name>\" (as the golden .io files), only those are\n"
       "                     used; otherwise every tensor must be a model input.\n"
       "  --ids \"0 5 9 ...\"  one sequence of token ids (i64); repeat for a batch of equal lengths\n"
+      "  --text \"TEXT\"      one UTF-8 text, tokenized with the model file's tokenizer (metadata\n"
+      "                     \"longrun.tokenizer\"); repeat for a batch (shorter ones are padded at the\n"
+      "                     end and masked out with attention_mask when the model accepts one)\n"
       "  --backend NAME     reference, cpu (default) or cuda\n"
       "  --threads N        worker threads for the cpu backend (default 1; 0 = all hardware threads)\n"
       "  --isa NAME         cpu backend: force an ISA level (default: the best this CPU has)\n"
@@ -70,6 +75,7 @@ struct Options {
   std::string model;
   std::string input;
   std::vector<std::vector<int64_t>> ids;
+  std::vector<std::string> texts;
   std::string backend = "cpu";
   int threads = 1;
   std::string isa;
@@ -140,6 +146,9 @@ int parse(int argc, char** argv, Options* o, bool* done) {
         return 2;
       }
       o->ids.push_back(std::move(row));
+    } else if (a == "--text") {
+      if (!value(&v)) return 2;
+      o->texts.emplace_back(v);
     } else if (a == "--backend") {
       if (!value(&v)) return 2;
       o->backend = v;
@@ -182,8 +191,8 @@ int parse(int argc, char** argv, Options* o, bool* done) {
     std::fprintf(stderr, "longrun-run: --model is required (see --help)\n");
     return 2;
   }
-  if (o->input.empty() == o->ids.empty()) {
-    std::fprintf(stderr, "longrun-run: give exactly one of --input and --ids (see --help)\n");
+  if (int(!o->input.empty()) + int(!o->ids.empty()) + int(!o->texts.empty()) != 1) {
+    std::fprintf(stderr, "longrun-run: give exactly one of --input, --ids and --text (see --help)\n");
     return 2;
   }
   return 0;
@@ -194,7 +203,53 @@ int fail(const Status& s) {
   return 1;
 }
 
+// --text: tokenizes with the model file's "longrun.tokenizer" metadata into input_ids (padded
+// at the end to the longest text) and, when the model accepts it, attention_mask.
+Result<std::vector<NamedTensor>> tokenize_inputs(const Options& o, const Model& model) {
+  LR_ASSIGN_OR_RETURN(auto file, SafetensorsFile::open(o.model));
+  const auto meta = file->metadata().find(std::string(kTokenizerMetadataKey));
+  if (meta == file->metadata().end())
+    return invalid_argument(o.model + ": --text needs a tokenizer in the model file (metadata '" +
+                            std::string(kTokenizerMetadataKey) + "'), and this file has none; give token " +
+                            "ids with --ids or --input");
+  auto tokenizer = Tokenizer::from_metadata(meta->second);
+  if (!tokenizer.ok()) return tokenizer.status().with_context(o.model);
+  std::vector<std::vector<int64_t>> rows;
+  size_t longest = 0;
+  for (const std::string& text : o.texts) {
+    auto ids = tokenizer->encode(text);
+    if (!ids.ok()) return ids.status().with_context("--text");
+    longest = std::max(longest, ids->size());
+    rows.push_back(std::move(ids).value());
+  }
+  const std::vector<std::string> accepted = model.input_names();
+  const bool has_mask = std::find(accepted.begin(), accepted.end(), "attention_mask") != accepted.end();
+  for (const auto& r : rows)
+    if (r.size() != longest && !has_mask)
+      return invalid_argument("--text: the texts tokenize to different lengths and this " + model.arch() +
+                              " model takes no attention_mask to mask the padding; give one text at a time");
+  const int64_t dims[] = {int64_t(rows.size()), int64_t(longest)};
+  LR_ASSIGN_OR_RETURN(Tensor ids, Tensor::zeros(DType::i64, dims));
+  LR_ASSIGN_OR_RETURN(Tensor mask, Tensor::zeros(DType::i64, dims));
+  const int64_t pad = tokenizer->pad_id().value_or(0);
+  for (size_t b = 0; b < rows.size(); ++b) {
+    std::printf("text     %zu: %zu tokens:", b, rows[b].size());
+    for (size_t i = 0; i < longest; ++i) {
+      const bool real = i < rows[b].size();
+      ids.data<int64_t>()[b * longest + i] = real ? rows[b][i] : pad;
+      mask.data<int64_t>()[b * longest + i] = real ? 1 : 0;
+      if (real && i < 16) std::printf(" %lld", static_cast<long long>(rows[b][i]));
+    }
+    std::printf("%s\n", rows[b].size() > 16 ? " ..." : "");
+  }
+  std::vector<NamedTensor> inputs;
+  inputs.push_back({"input_ids", std::move(ids)});
+  if (has_mask) inputs.push_back({"attention_mask", std::move(mask)});
+  return inputs;
+}
+
 Result<std::vector<NamedTensor>> load_inputs(const Options& o, const Model& model) {
+  if (!o.texts.empty()) return tokenize_inputs(o, model);
   std::vector<NamedTensor> inputs;
   if (!o.ids.empty()) {
     const int64_t dims[] = {int64_t(o.ids.size()), int64_t(o.ids.front().size())};

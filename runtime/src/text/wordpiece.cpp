@@ -1,0 +1,134 @@
+// BERT's normaliser, pre-tokeniser and WordPiece model, as HF tokenizers implements them.
+#include <string>
+#include <vector>
+
+#include "text/models.h"
+#include "text/unicode.h"
+
+namespace longrun::text {
+namespace {
+
+std::u32string bert_normalize(const TokenizerSpec& spec, std::u32string_view text) {
+  std::u32string out;
+  out.reserve(text.size());
+  for (char32_t c : text) {
+    if (spec.clean_text) {
+      // Control characters are tested first: VT, FF and NEL are dropped, not made spaces.
+      const bool tab_or_newline = c == '\t' || c == '\n' || c == '\r';
+      if (c == 0 || c == 0xFFFD || (!tab_or_newline && is_other_control(c))) continue;
+      if (is_white_space(c)) c = ' ';
+    }
+    if (spec.handle_chinese_chars && is_cjk_ideograph(c)) {
+      out.push_back(' ');
+      out.push_back(c);
+      out.push_back(' ');
+    } else {
+      out.push_back(c);
+    }
+  }
+  if (spec.strip_accents) {
+    std::u32string decomposed = nfd(out);
+    out.clear();
+    for (char32_t c : decomposed)
+      if (!is_nonspacing_mark(c)) out.push_back(c);
+  }
+  if (spec.lowercase) {
+    std::u32string lower;
+    lower.reserve(out.size());
+    for (char32_t c : out) append_lowercase(c, &lower);
+    out = std::move(lower);
+  }
+  return out;
+}
+
+void encode_word(const Tokenizer::Impl& tok, std::u32string_view word, std::vector<int64_t>* ids) {
+  const TokenizerSpec& spec = tok.spec;
+  const int64_t unk = tok.ids.at(spec.unk_token);
+  if (int64_t(word.size()) > spec.max_input_chars_per_word) {
+    ids->push_back(unk);
+    return;
+  }
+  const size_t mark = ids->size();
+  // UTF-8 of the word and the byte offset of each character, so a candidate piece is a slice.
+  std::string utf8;
+  std::vector<size_t> offset(word.size() + 1);
+  for (size_t k = 0; k < word.size(); ++k) {
+    offset[k] = utf8.size();
+    append_utf8(word[k], &utf8);
+  }
+  offset[word.size()] = utf8.size();
+  std::string piece;
+  for (size_t start = 0; start < word.size();) {
+    size_t end = word.size();
+    int64_t found = -1;
+    for (; end > start; --end) {
+      piece.assign(start > 0 ? spec.continuing_subword_prefix : std::string());
+      piece.append(utf8, offset[start], offset[end] - offset[start]);
+      const auto it = tok.ids.find(piece);
+      if (it != tok.ids.end()) {
+        found = it->second;
+        break;
+      }
+    }
+    if (found < 0) {  // no piece matches: the whole word is unknown
+      ids->resize(mark);
+      ids->push_back(unk);
+      return;
+    }
+    ids->push_back(found);
+    start = end;
+  }
+}
+
+// HF's WordPiece decoder clean-up (applied to each token after its joining space).
+void cleanup(std::string* s) {
+  static constexpr std::pair<std::string_view, std::string_view> kRules[] = {
+      {" .", "."},   {" ?", "?"},           {" !", "!"},   {" ,", ","},     {" ' ", "'"},   {" n't", "n't"},
+      {" 'm", "'m"}, {" do not", " don't"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
+  for (const auto& [from, to] : kRules) {
+    for (size_t pos = s->find(from); pos != std::string::npos; pos = s->find(from, pos + to.size()))
+      s->replace(pos, from.size(), to);
+  }
+}
+
+}  // namespace
+
+void encode_wordpiece(const Tokenizer::Impl& tok, std::u32string_view text, std::vector<int64_t>* ids) {
+  const std::u32string norm = bert_normalize(tok.spec, text);
+  size_t word_start = 0;
+  auto flush = [&](size_t end) {
+    if (end > word_start)
+      encode_word(tok, std::u32string_view(norm).substr(word_start, end - word_start), ids);
+  };
+  for (size_t i = 0; i < norm.size(); ++i) {
+    const char32_t c = norm[i];
+    if (is_white_space(c)) {
+      flush(i);
+      word_start = i + 1;
+    } else if (is_bert_punctuation(c)) {
+      flush(i);
+      encode_word(tok, std::u32string_view(norm).substr(i, 1), ids);
+      word_start = i + 1;
+    }
+  }
+  flush(norm.size());
+}
+
+std::string decode_wordpiece(const Tokenizer::Impl& tok, const std::vector<std::string_view>& tokens) {
+  const std::string& prefix = tok.spec.continuing_subword_prefix;
+  std::string out;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    std::string t(tokens[i]);
+    if (i != 0) {
+      if (!prefix.empty() && t.starts_with(prefix))
+        t.erase(0, prefix.size());
+      else
+        t.insert(t.begin(), ' ');
+    }
+    cleanup(&t);
+    out += t;
+  }
+  return out;
+}
+
+}  // namespace longrun::text
