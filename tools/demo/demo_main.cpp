@@ -5,7 +5,9 @@
 // energy (Parseval), so ||filtered||^2 / ||normalized||^2 is the share of the signal's
 // energy in the kept band: close to 1 for this input, which is what the filter relies on.
 //
-// The models issue replaces this with real models; until then this is the main job.
+// With --model it runs a real model instead (embed_demo.cpp): sentence embeddings with a
+// converted checkpoint; tools/dev/demo.sh does that with all-MiniLM-L6-v2 and falls back to
+// this synthetic block when the weights cannot be downloaded.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -16,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "demo/embed_demo.h"
 #include "longrun/backend.h"
 #include "longrun/graph.h"
 #include "longrun/session.h"
@@ -25,6 +28,7 @@ namespace {
 using namespace longrun;
 
 struct Options {
+  longrun::demo::EmbedOptions embed;  // --model: the real-model mode
   int64_t n = 4096;
   int64_t d = 32;
   double ratio = 0.25;
@@ -36,7 +40,14 @@ void usage() {
       "usage: longrun-demo [--n N] [--d D] [--ratio R] [--threads T]\n"
       "Runs y = gelu(spectral_filter(layer_norm(x))) over a [1, N, D] sequence (default N=4096,\n"
       "D=32, R=0.25) on every backend built into this longrun, checks that the backends agree,\n"
-      "reports the share of energy the filter kept, and prints time and planned memory.");
+      "reports the share of energy the filter kept, and prints time and planned memory.\n"
+      "\n"
+      "usage: longrun-demo --model M.safetensors [--compare M2.safetensors] [--text \"...\"]...\n"
+      "                    [--backend cpu|reference|cuda] [--threads T]\n"
+      "Sentence embeddings with a real model: a BERT-family native file with its tokenizer (from\n"
+      "longrun-convert of an HF directory). Each text (default: six built-in sentences) is\n"
+      "tokenized, run, mean-pooled and L2-normalised; prints the cosine-similarity matrix and, with\n"
+      "--compare (e.g. the same weights as fourier-bert), the cosine of the two embeddings.");
 }
 
 bool parse(int argc, char** argv, Options* o) {
@@ -59,7 +70,15 @@ bool parse(int argc, char** argv, Options* o) {
     } else if (a == "--ratio") {
       o->ratio = std::atof(next("--ratio"));
     } else if (a == "--threads") {
-      o->threads = std::atoi(next("--threads"));
+      o->threads = o->embed.threads = std::atoi(next("--threads"));
+    } else if (a == "--model") {
+      o->embed.model = next("--model");
+    } else if (a == "--compare") {
+      o->embed.compare = next("--compare");
+    } else if (a == "--text") {
+      o->embed.sentences.push_back(next("--text"));
+    } else if (a == "--backend") {
+      o->embed.backend = next("--backend");
     } else {
       std::fprintf(stderr, "longrun-demo: unknown argument '%s' (see --help)\n", a.c_str());
       return false;
@@ -110,6 +129,7 @@ Result<Graph> build_graph(const Options& o, int64_t m, const std::shared_ptr<std
 int main(int argc, char** argv) {
   Options o;
   if (!parse(argc, argv, &o)) return 2;
+  if (!o.embed.model.empty()) return longrun::demo::run_embed_demo(o.embed);
   const int64_t m = int64_t(std::ceil(double(o.n) * o.ratio));  // as the official code: ceil in double
   auto params = std::make_shared<std::vector<float>>(size_t(2 * o.d));
   for (int64_t c = 0; c < o.d; ++c) {

@@ -1,0 +1,152 @@
+// The real-model part of longrun-demo: sentence embeddings with a converted BERT-family model
+// file that carries its tokenizer (longrun-convert of an HF directory, e.g. all-MiniLM-L6-v2).
+// Each sentence is tokenized by longrun's own tokenizer, run alone (B = 1, no padding) through
+// the model, mean-pooled over its tokens and L2-normalised (sentence-transformers' Pooling +
+// Normalize). Prints the cosine-similarity matrix; with a second model (e.g. the same weights
+// as fourier-bert) also the cosine of each sentence's two embeddings and both run times.
+#include "demo/embed_demo.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "longrun/models/model.h"
+#include "longrun/safetensors.h"
+#include "longrun/session.h"
+#include "longrun/tensor.h"
+#include "longrun/tokenizer.h"
+
+namespace longrun::demo {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const std::vector<std::string> kDefaultSentences = {
+    "A man is eating food.",    "A man is eating a piece of bread.", "The girl is carrying a baby.",
+    "A man is riding a horse.", "A woman is playing violin.",        "A cheetah is running behind its prey.",
+};
+
+struct Embedder {
+  std::shared_ptr<const Model> model;
+  std::unique_ptr<Session> session;
+  Tokenizer tokenizer;
+  double ms = 0;  // total run time over all sentences
+};
+
+Result<Embedder> open_embedder(const std::string& path, const EmbedOptions& o) {
+  LR_ASSIGN_OR_RETURN(auto file, SafetensorsFile::open(path));
+  const auto& meta = file->metadata();
+  auto it = meta.find(std::string(kTokenizerMetadataKey));
+  if (it == meta.end())
+    return invalid_argument(path + ": the model file has no tokenizer (metadata key " +
+                            std::string(kTokenizerMetadataKey) +
+                            "); convert an HF directory with longrun-convert to embed one");
+  LR_ASSIGN_OR_RETURN(Tokenizer tok, Tokenizer::from_metadata(it->second));
+  LR_ASSIGN_OR_RETURN(auto model, Model::from_file(file));
+  SessionOptions so;
+  so.backend = o.backend;
+  so.threads = o.threads;
+  LR_ASSIGN_OR_RETURN(auto session, model->create_session(so, {"input_ids"}));
+  return Embedder{std::move(model), std::move(session), std::move(tok), 0.0};
+}
+
+// Mean of last_hidden_state over its rows, L2-normalised.
+Result<std::vector<float>> embed(Embedder& e, const std::string& text) {
+  LR_ASSIGN_OR_RETURN(std::vector<int64_t> ids, e.tokenizer.encode(text));
+  const int64_t n = int64_t(ids.size());
+  const int64_t dims[2] = {1, n};
+  LR_ASSIGN_OR_RETURN(Tensor t,
+                      Tensor::from_vector<int64_t>(DType::i64, dims, std::span<const int64_t>(ids)));
+  const NamedTensorRef in[1] = {{"input_ids", t.view()}};
+  const auto t0 = Clock::now();
+  LR_ASSIGN_OR_RETURN(std::vector<NamedTensor> out, e.session->run(in));
+  e.ms += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  for (const NamedTensor& o : out) {
+    if (o.name != "last_hidden_state") continue;
+    const TensorDesc& d = o.tensor.desc();
+    const int64_t rows = d.dim(1), width = d.dim(2);
+    const float* h = o.tensor.data<float>();
+    std::vector<double> acc(static_cast<size_t>(width), 0.0);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < width; ++c) acc[size_t(c)] += h[r * width + c];
+    double norm = 0;
+    for (double& v : acc) norm += v * v;
+    norm = std::sqrt(norm);
+    std::vector<float> v(static_cast<size_t>(width));
+    for (int64_t c = 0; c < width; ++c) v[size_t(c)] = float(acc[size_t(c)] / norm);
+    return v;
+  }
+  return invalid_argument(e.model->path() + ": the model has no last_hidden_state output");
+}
+
+float dot(const std::vector<float>& a, const std::vector<float>& b) {
+  double s = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) s += double(a[i]) * b[i];
+  return float(s);
+}
+
+}  // namespace
+
+int run_embed_demo(const EmbedOptions& o) {
+  const std::vector<std::string>& sentences = o.sentences.empty() ? kDefaultSentences : o.sentences;
+  auto main_model = open_embedder(o.model, o);
+  if (!main_model.ok()) {
+    std::fprintf(stderr, "longrun-demo: %s\n", main_model.status().to_string().c_str());
+    return 1;
+  }
+  std::unique_ptr<Embedder> other;
+  if (!o.compare.empty()) {
+    auto c = open_embedder(o.compare, o);
+    if (!c.ok()) {
+      std::fprintf(stderr, "longrun-demo: %s\n", c.status().to_string().c_str());
+      return 1;
+    }
+    other = std::make_unique<Embedder>(std::move(*c));
+  }
+  std::printf("longrun demo: sentence embeddings with %s (arch %s, %s), backend %s, %d thread(s)\n",
+              o.model.c_str(), main_model->model->arch().c_str(), main_model->tokenizer.description().c_str(),
+              o.backend.c_str(), o.threads);
+  std::vector<std::vector<float>> emb, emb2;
+  for (const std::string& s : sentences) {
+    auto v = embed(*main_model, s);
+    if (!v.ok()) {
+      std::fprintf(stderr, "longrun-demo: \"%s\": %s\n", s.c_str(), v.status().to_string().c_str());
+      return 1;
+    }
+    emb.push_back(std::move(*v));
+    if (other) {
+      auto w = embed(*other, s);
+      if (!w.ok()) {
+        std::fprintf(stderr, "longrun-demo: \"%s\": %s\n", s.c_str(), w.status().to_string().c_str());
+        return 1;
+      }
+      emb2.push_back(std::move(*w));
+    }
+  }
+  std::printf("\ncosine similarity (%s):\n", main_model->model->arch().c_str());
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    std::printf("  [%zu]", i);
+    for (size_t j = 0; j < sentences.size(); ++j) std::printf(" %6.3f", dot(emb[i], emb[j]));
+    std::printf("  %s\n", sentences[i].c_str());
+  }
+  std::printf("\n%s: %zu sentences in %.1f ms (model runs only)\n", main_model->model->arch().c_str(),
+              sentences.size(), main_model->ms);
+  if (other) {
+    double mean = 0;
+    std::printf("\n%s (%s) vs %s, cosine of the two embeddings per sentence:\n", o.compare.c_str(),
+                other->model->arch().c_str(), main_model->model->arch().c_str());
+    for (size_t i = 0; i < sentences.size(); ++i) {
+      const float c = dot(emb[i], emb2[i]);
+      mean += c;
+      std::printf("  [%zu] %.4f\n", i, c);
+    }
+    std::printf("  mean %.4f; %s: %.1f ms\n", mean / double(sentences.size()), other->model->arch().c_str(),
+                other->ms);
+  }
+  return 0;
+}
+
+}  // namespace longrun::demo
