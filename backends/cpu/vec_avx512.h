@@ -1,0 +1,124 @@
+// The shared vector vocabulary of the cpu kernels, AVX-512 flavour: 16 f32 lanes, lane masks
+// in k registers. The same member names as vec_avx2.h (which explains the pattern); the
+// genuinely different choices of this ISA live here as members: masked moves instead of
+// blends and padded copies, rcp14 plus a Newton step instead of a division where ~1 ulp is
+// plenty, scalef for 2^n scaling. Include ONLY from *_avx512.cpp files (namespace avx512).
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "cpu/vmath_avx512.h"
+
+// GCC 12's avx512fintrin.h passes a self-initialised `__Y` as the pass-through operand of
+// unmasked intrinsics (GCC PR 105593), which -W(maybe-)uninitialized reports wherever they
+// are inlined. The files including this header are ours alone.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+namespace longrun::cpu::avx512 {
+
+struct Vec {
+  using T = __m512;  // 16 f32 lanes
+  using M = __mmask16;
+  using H = __m256i;  // 16 16-bit lanes (f16 / bf16 bit patterns)
+  static constexpr int L = 16;
+  static constexpr int kLog2L = 4;
+
+  // ---- masks ----
+  // Lanes [0, min(n, L)) set; n >= 0.
+  static M first_n(int64_t n) { return n >= L ? M(0xffff) : M((1u << n) - 1u); }
+  static M no_lanes() { return 0; }
+  static M mask_or(M a, M b) { return M(a | b); }
+  static bool any(M m) { return m != 0; }
+  static M gt(T a, T b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+  static M ge(T a, T b) { return _mm512_cmp_ps_mask(a, b, _CMP_GE_OQ); }
+  static M lt(T a, T b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+  static M neq_uq(T a, T b) { return _mm512_cmp_ps_mask(a, b, _CMP_NEQ_UQ); }
+  static M nle_uq(T a, T b) { return _mm512_cmp_ps_mask(a, b, _CMP_NLE_UQ); }
+  static M is_nan(T a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
+
+  // ---- memory ----
+  static T load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, T v) { _mm512_storeu_ps(p, v); }
+  static T load_n(const float* p, M m) { return _mm512_maskz_loadu_ps(m, p); }
+  static void store_n(float* p, M m, T v) { _mm512_mask_storeu_ps(p, m, v); }
+  static H load_u16(const uint16_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  static void store_u16(uint16_t* p, H h) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), h); }
+  static H load_u16_n(const uint16_t* p, int64_t, M m) { return _mm256_maskz_loadu_epi16(m, p); }
+  static void store_u16_n(uint16_t* p, int64_t, M m, H h) { _mm256_mask_storeu_epi16(p, m, h); }
+
+  // ---- arithmetic ----
+  static T zero() { return _mm512_setzero_ps(); }
+  static T set1(float x) { return _mm512_set1_ps(x); }
+  static T add(T a, T b) { return _mm512_add_ps(a, b); }
+  static T sub(T a, T b) { return _mm512_sub_ps(a, b); }
+  static T mul(T a, T b) { return _mm512_mul_ps(a, b); }
+  static T div(T a, T b) { return _mm512_div_ps(a, b); }
+  // a / b within ~1 ulp: rcp14 and a Newton step, far cheaper than a 512-bit division.
+  static T div_fast(T a, T b) { return _mm512_mul_ps(a, rcp_ps(b)); }
+  static T fmadd(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
+  static T fnmadd(T a, T b, T c) { return _mm512_fnmadd_ps(a, b, c); }
+  static T max(T a, T b) { return _mm512_max_ps(a, b); }
+  static T min(T a, T b) { return _mm512_min_ps(a, b); }
+  static T abs(T a) { return _mm512_abs_ps(a); }
+  static T neg_abs(T a) { return _mm512_or_ps(a, _mm512_set1_ps(-0.0f)); }
+  static T round_nearest(T a) {
+    return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  }
+  // p * 2^n for integral n: scalef, one rounding.
+  static T mul_pow2(T p, T n) { return _mm512_scalef_ps(p, n); }
+
+  // ---- lane selection ----
+  static T blend(M m, T if_clear, T if_set) { return _mm512_mask_blend_ps(m, if_clear, if_set); }
+  static T keep(M m, T v) { return _mm512_maskz_mov_ps(m, v); }
+  static T zero_where(M m, T v) { return _mm512_maskz_mov_ps(M(~m), v); }
+  static T add_where(M m, T a, T b) { return _mm512_mask_add_ps(a, m, a, b); }
+  static T fmadd_where(M m, T a, T b, T c) { return _mm512_mask3_fmadd_ps(a, b, c, m); }
+  static T fmadd_or_add(M m, T a, T b, T c) {
+    const T f = _mm512_mask_fmadd_ps(a, m, b, c);  // m ? a * b + c : a
+    return _mm512_mask_add_ps(f, M(~m), f, b);     // then a + b where m is clear
+  }
+
+  // ---- reductions ----
+  static float first(T v) { return _mm512_cvtss_f32(v); }
+  // Lane i of the result is lane i ^ (L >> (step + 1)) of v (kLog2L steps in all).
+  static T swap_lanes(T v, int step) {
+    switch (step) {
+      case 0: return _mm512_shuffle_f32x4(v, v, 0x4e);
+      case 1: return _mm512_shuffle_f32x4(v, v, 0xb1);
+      case 2: return _mm512_permute_ps(v, 0x4e);
+      default: return _mm512_permute_ps(v, 0xb1);
+    }
+  }
+  static float hmax(T v) { return _mm512_reduce_max_ps(v); }
+  static float hsum(T v) { return _mm512_reduce_add_ps(v); }
+
+  // ---- 16-bit floats ----
+  static T widen_f16(H h) { return _mm512_cvtph_ps(h); }
+  static T widen_bf16(H h) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); }
+  static H narrow_f16(T v) { return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  // As avx2::Vec::narrow_bf16: nearest even, NaN kept and quieted.
+  static H narrow_bf16(T v) {
+    const __m512i u = _mm512_castps_si512(v);
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                                  _mm512_set1_epi32(0x7f800000));
+    const __m512i bias = _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
+                                          _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1)));
+    const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(u, bias), 16);
+    const __m512i r = _mm512_mask_or_epi32(rounded, nan, _mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
+    return _mm512_cvtepi32_epi16(r);
+  }
+
+  // ---- vmath (error bounds in vmath_avx2.h) ----
+  static T exp(T x) { return exp_ps(x); }
+  static T exp_neg(T x) { return exp_neg_ps(x); }
+  static T tanh(T x) { return tanh_ps(x); }
+  static T gelu(T x) { return gelu_ps(x); }
+  static T gelu_tanh(T x) { return gelu_tanh_ps(x); }
+};
+
+}  // namespace longrun::cpu::avx512
