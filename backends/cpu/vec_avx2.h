@@ -142,6 +142,63 @@ struct Vec {
     return _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08));
   }
 
+  // ---- complex slots: a lane pair (re, im) = one complex value, or the (a, b) columns of
+  // a DCT pair; kSlots per vector (dct_impl.h) ----
+  static constexpr int kSlots = L / 2;
+  // Lanes [0, n) with n clamped to [0, L] (any sign).
+  static M first_n_any(int64_t n) {
+    const int c = n < 0 ? 0 : n > L ? L : int(n);
+    return _mm256_castsi256_ps(
+        _mm256_cmpgt_epi32(_mm256_set1_epi32(c), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+  }
+  // A load of the first lanes (m) where not `whole`: AVX2 masked loads are slow, so whole
+  // vectors take a plain load.
+  static T load_part(const float* p, M m, bool whole) { return whole ? load(p) : load_n(p, m); }
+  static void prefetch(const void* p) { _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T0); }
+  static T fmaddsub(T a, T b, T c) { return _mm256_fmaddsub_ps(a, b, c); }  // a*b -+ c (even lanes -)
+  static T fmsubadd(T a, T b, T c) { return _mm256_fmsubadd_ps(a, b, c); }  // a*b +- c (even lanes +)
+  static T swap_pairs(T v) { return _mm256_permute_ps(v, 0xB1); }           // (a, b) -> (b, a) per slot
+  static T reverse_slots(T v) { return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), 0x1B)); }
+  // r[i] slot p -> r[p] slot i for kSlots x kSlots complex values.
+  static inline __attribute__((always_inline)) void transpose_slots(T r[kSlots]) {
+    const __m256d r0 = _mm256_castps_pd(r[0]), r1 = _mm256_castps_pd(r[1]);
+    const __m256d r2 = _mm256_castps_pd(r[2]), r3 = _mm256_castps_pd(r[3]);
+    const __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
+    const __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
+    r[0] = _mm256_castpd_ps(_mm256_permute2f128_pd(t0, t2, 0x20));
+    r[1] = _mm256_castpd_ps(_mm256_permute2f128_pd(t1, t3, 0x20));
+    r[2] = _mm256_castpd_ps(_mm256_permute2f128_pd(t0, t2, 0x31));
+    r[3] = _mm256_castpd_ps(_mm256_permute2f128_pd(t1, t3, 0x31));
+  }
+  // Two lines a, b (L floats each) -> the slots (a[2i], b[2i]) (`even`) and, in reverse
+  // order, (a[2i+1], b[2i+1]) (`odd_down`): Makhoul's shuffle of a pair of lines.
+  static void zip_shuffled(T a, T b, T& even, T& odd_down) {
+    const __m256d lo = _mm256_castps_pd(_mm256_unpacklo_ps(a, b));  // (a0 b0)(a1 b1) | (a4 b4)(a5 b5)
+    const __m256d hi = _mm256_castps_pd(_mm256_unpackhi_ps(a, b));  // (a2 b2)(a3 b3) | (a6 b6)(a7 b7)
+    even = _mm256_castpd_ps(_mm256_shuffle_pd(lo, hi, 0x0));
+    odd_down = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_shuffle_pd(lo, hi, 0xF), 0x1B));
+  }
+  // The inverse: slots lo (positions j..) and hi (positions len-kSlots-j.., as stored) ->
+  // a[2i] = lo_i.a, a[2i+1] = hi_{kSlots-1-i}.a, likewise b.
+  static void unzip_shuffled(T lo, T hi, T& a, T& b) {
+    hi = reverse_slots(hi);
+    const __m256d u = _mm256_castps_pd(_mm256_unpacklo_ps(lo, hi)),
+                  v = _mm256_castps_pd(_mm256_unpackhi_ps(lo, hi));
+    a = _mm256_castpd_ps(_mm256_shuffle_pd(u, v, 0x0));
+    b = _mm256_castpd_ps(_mm256_shuffle_pd(u, v, 0xF));
+  }
+  // kSlots floats of line a and of line b (b may be null: zeros) -> slots (a[i], b[i]).
+  static T zip_halves(const float* a, const float* b) {
+    const __m128 va = _mm_loadu_ps(a), vb = b ? _mm_loadu_ps(b) : _mm_setzero_ps();
+    return _mm256_set_m128(_mm_unpackhi_ps(va, vb), _mm_unpacklo_ps(va, vb));
+  }
+  // Slots (a[i], b[i]) -> a to pa, b to pb (kSlots floats each; pb may be null).
+  static void unzip_halves(T v, float* pa, float* pb) {
+    v = _mm256_permutevar8x32_ps(v, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+    _mm_storeu_ps(pa, _mm256_castps256_ps128(v));
+    if (pb) _mm_storeu_ps(pb, _mm256_extractf128_ps(v, 1));
+  }
+
   // ---- vmath (error bounds in vmath_avx2.h) ----
   static T exp(T x) { return exp_ps(x); }
   static T exp_neg(T x) { return exp_neg_ps(x); }

@@ -113,6 +113,66 @@ struct Vec {
     return _mm512_cvtepi32_epi16(r);
   }
 
+  // ---- complex slots (vec_avx2.h explains them) ----
+  static constexpr int kSlots = L / 2;
+  static M first_n_any(int64_t n) { return n >= L ? M(0xFFFF) : n <= 0 ? M(0) : M((1u << n) - 1u); }
+  static T load_part(const float* p, M m, bool) { return load_n(p, m); }  // k-masked loads are free
+  static void prefetch(const void* p) { _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T0); }
+  static T fmaddsub(T a, T b, T c) { return _mm512_fmaddsub_ps(a, b, c); }
+  static T fmsubadd(T a, T b, T c) { return _mm512_fmsubadd_ps(a, b, c); }
+  static T swap_pairs(T v) { return _mm512_permute_ps(v, 0xB1); }
+  static T reverse_slots(T v) {
+    return _mm512_castpd_ps(
+        _mm512_permutexvar_pd(_mm512_setr_epi64(7, 6, 5, 4, 3, 2, 1, 0), _mm512_castps_pd(v)));
+  }
+  // 8 x 8 complex values: three rounds of two-source permutes.
+  static inline __attribute__((always_inline)) void transpose_slots(T v[kSlots]) {
+    const __m512i lo1 = _mm512_setr_epi64(0, 8, 2, 10, 4, 12, 6, 14),
+                  hi1 = _mm512_setr_epi64(1, 9, 3, 11, 5, 13, 7, 15);
+    const __m512i lo2 = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13),
+                  hi2 = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+    const __m512i lo3 = _mm512_setr_epi64(0, 1, 2, 3, 8, 9, 10, 11),
+                  hi3 = _mm512_setr_epi64(4, 5, 6, 7, 12, 13, 14, 15);
+    __m512d r[8], t[8], u[8];
+    for (int i = 0; i < 8; ++i) r[i] = _mm512_castps_pd(v[i]);
+    for (int i = 0; i < 8; i += 2) {
+      t[i] = _mm512_permutex2var_pd(r[i], lo1, r[i + 1]);
+      t[i + 1] = _mm512_permutex2var_pd(r[i], hi1, r[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4)
+      for (int h = 0; h < 2; ++h) {
+        u[i + h] = _mm512_permutex2var_pd(t[i + h], lo2, t[i + h + 2]);
+        u[i + h + 2] = _mm512_permutex2var_pd(t[i + h], hi2, t[i + h + 2]);
+      }
+    for (int i = 0; i < 4; ++i) {
+      v[i] = _mm512_castpd_ps(_mm512_permutex2var_pd(u[i], lo3, u[i + 4]));
+      v[i + 4] = _mm512_castpd_ps(_mm512_permutex2var_pd(u[i], hi3, u[i + 4]));
+    }
+  }
+  // One two-source permute each.
+  static void zip_shuffled(T a, T b, T& even, T& odd_down) {
+    even = _mm512_permutex2var_ps(
+        a, _mm512_setr_epi32(0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30), b);
+    odd_down = _mm512_permutex2var_ps(
+        a, _mm512_setr_epi32(15, 31, 13, 29, 11, 27, 9, 25, 7, 23, 5, 21, 3, 19, 1, 17), b);
+  }
+  static void unzip_shuffled(T lo, T hi, T& a, T& b) {
+    const __m512i merge_a = _mm512_setr_epi32(0, 30, 2, 28, 4, 26, 6, 24, 8, 22, 10, 20, 12, 18, 14, 16);
+    a = _mm512_permutex2var_ps(lo, merge_a, hi);
+    b = _mm512_permutex2var_ps(lo, _mm512_add_epi32(merge_a, _mm512_set1_epi32(1)), hi);
+  }
+  static T zip_halves(const float* a, const float* b) {
+    const __m512 va = _mm512_zextps256_ps512(_mm256_loadu_ps(a));
+    const __m512 vb = b ? _mm512_zextps256_ps512(_mm256_loadu_ps(b)) : _mm512_setzero_ps();
+    return _mm512_permutex2var_ps(
+        va, _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), vb);
+  }
+  static void unzip_halves(T v, float* pa, float* pb) {
+    v = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15), v);
+    _mm256_storeu_ps(pa, _mm512_castps512_ps256(v));
+    if (pb) _mm256_storeu_ps(pb, _mm512_extractf32x8_ps(v, 1));
+  }
+
   // ---- vmath (error bounds in vmath_avx2.h) ----
   static T exp(T x) { return exp_ps(x); }
   static T exp_neg(T x) { return exp_neg_ps(x); }
