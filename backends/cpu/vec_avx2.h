@@ -155,6 +155,14 @@ struct Vec {
   // vectors take a plain load.
   static T load_part(const float* p, M m, bool whole) { return whole ? load(p) : load_n(p, m); }
   static void prefetch(const void* p) { _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T0); }
+  static void store_part(float* p, M m, T v, bool whole) {
+    if (whole)
+      store(p, v);
+    else
+      store_n(p, m, v);
+  }
+  // Fetch a line for a coming store (prefetchw where the target has it, else prefetcht0).
+  static void prefetch_for_write(const float* p) { __builtin_prefetch(p, 1, 3); }
   static T fmaddsub(T a, T b, T c) { return _mm256_fmaddsub_ps(a, b, c); }  // a*b -+ c (even lanes -)
   static T fmsubadd(T a, T b, T c) { return _mm256_fmsubadd_ps(a, b, c); }  // a*b +- c (even lanes +)
   static T swap_pairs(T v) { return _mm256_permute_ps(v, 0xB1); }           // (a, b) -> (b, a) per slot

@@ -118,6 +118,9 @@ struct Vec {
   static M first_n_any(int64_t n) { return n >= L ? M(0xFFFF) : n <= 0 ? M(0) : M((1u << n) - 1u); }
   static T load_part(const float* p, M m, bool) { return load_n(p, m); }  // k-masked loads are free
   static void prefetch(const void* p) { _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T0); }
+  static void store_part(float* p, M m, T v, bool) { store_n(p, m, v); }
+  // PREFETCHW (every AVX-512 CPU has it): fetch a line in exclusive state for a coming store.
+  static void prefetch_for_write(const float* p) { asm volatile("prefetchw %0" : : "m"(*p)); }
   static T fmaddsub(T a, T b, T c) { return _mm512_fmaddsub_ps(a, b, c); }
   static T fmsubadd(T a, T b, T c) { return _mm512_fmsubadd_ps(a, b, c); }
   static T swap_pairs(T v) { return _mm512_permute_ps(v, 0xB1); }
