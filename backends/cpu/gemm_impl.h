@@ -16,7 +16,8 @@ namespace {  // internal linkage: each ISA file owns its instantiations
 // Cfg: kMr x kNr tiles (kNr = 2 vectors); kSplitNarrow: a panel of at most one vector of
 // valid columns runs a one-vector kernel (half the FMAs); kUnrollK: unroll of the K loop
 // (GCC 12 takes no template-dependent `#pragma GCC unroll`, hence the two spelled-out
-// loops); kEpilogue: the ISA's epilogue.
+// loops); kMcTiles: M block rows in tiles; kMacro / kEpilogue: the ISA's exported macro
+// kernel (a call of `macro`) and epilogue.
 template <class V, class Cfg>
 struct GemmKernels {
   using T = typename V::T;
@@ -115,6 +116,14 @@ struct GemmKernels {
         }
       }
     }
+  }
+
+  // K blocks of 512 (the kc x NR B micro-panel is reused across an M block from L1/L2);
+  // packing is the AVX2 packer on every level (it is memory-bound).
+  static const GemmIsaKernels& isa_kernels() {
+    static const GemmIsaKernels k{kMr,         kNr,           512, Cfg::kMcTiles * kMr, pack_panel_avx2,
+                                  Cfg::kMacro, Cfg::kEpilogue};
+    return k;
   }
 };
 
