@@ -1,0 +1,131 @@
+// The GEMM microkernel and its macro-kernel loop (gemm.h), written once against a vector
+// struct V (vec_avx2.h / vec_avx512.h) and a tile shape Cfg. Included only by gemm_avx2.cpp
+// / gemm_avx512.cpp, which instantiate GemmKernels<Vec, Cfg>.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <utility>
+
+#include "cpu/gemm.h"
+
+namespace longrun::cpu::gemm {
+namespace {  // internal linkage: each ISA file owns its instantiations
+
+// Cfg: kMr x kNr tiles (kNr = 2 vectors); kSplitNarrow: a panel of at most one vector of
+// valid columns runs a one-vector kernel (half the FMAs); kUnrollK: unroll of the K loop
+// (GCC 12 takes no template-dependent `#pragma GCC unroll`, hence the two spelled-out
+// loops); kMcTiles: M block rows in tiles; kMacro / kEpilogue: the ISA's exported macro
+// kernel (a call of `macro`) and epilogue.
+template <class V, class Cfg>
+struct GemmKernels {
+  using T = typename V::T;
+  using M = typename V::M;
+  static constexpr int L = V::L;
+  static constexpr int kMr = Cfg::kMr, kNr = 2 * L;
+
+  // One tile of kRows (<= MR) rows x kNv vectors of columns. Columns past n are computed on
+  // the zero padding of the packed B panel and never loaded or stored. A partial last panel
+  // runs the kernel with its exact row count, so no FMA is spent on missing rows. kDirect:
+  // A is read in place (row r at a + r * lda, contiguous along k), addressed from one base
+  // per 3 rows (base + {0, 1, 2} * lda fits x86 scaled-index addressing, so no row pointer
+  // spills); otherwise from a packed kc x MR panel.
+  template <bool kDirect, int kRows, int kNv>
+  static void micro(const float* a, int64_t lda, const float* b, int64_t kc, float* y, int64_t ldy, int64_t n,
+                    bool accumulate) {
+    M mask[kNv];
+#pragma GCC unroll 8
+    for (int j = 0; j < kNv; ++j) mask[j] = V::first_n_any(n - L * j);
+    // Start the Y tile's cache-line fills now so they overlap the K loop: with short K
+    // (attention, K = 64) the stores otherwise stall on read-for-ownership misses.
+    if (!accumulate) {
+      const int64_t last = std::min<int64_t>(n, L * kNv) - 1;
+#pragma GCC unroll 16
+      for (int r = 0; r < kRows; ++r) {
+        V::prefetch_for_write(y + r * ldy);
+        V::prefetch_for_write(y + r * ldy + last);
+        if (L * kNv > 16) V::prefetch_for_write(y + r * ldy + std::min<int64_t>(16, last));  // 2+ lines
+      }
+    }
+    const bool full_n = n == L * kNv;
+    T acc[kRows][kNv];
+#pragma GCC unroll 16
+    for (int r = 0; r < kRows; ++r)
+#pragma GCC unroll 8
+      for (int j = 0; j < kNv; ++j)
+        acc[r][j] = accumulate ? V::load_part(y + r * ldy + L * j, mask[j], full_n) : V::zero();
+    constexpr int kBases = (kRows + 2) / 3;
+    const float* base[kBases];
+#pragma GCC unroll 8
+    for (int i = 0; i < kBases; ++i) base[i] = a + (kDirect ? 3 * i * lda : 0);
+    auto step = [&](int64_t k) __attribute__((always_inline)) {
+      T bv[kNv];
+#pragma GCC unroll 8
+      for (int j = 0; j < kNv; ++j) bv[j] = V::load(b + L * j);
+#pragma GCC unroll 16
+      for (int r = 0; r < kRows; ++r) {
+        const T av = V::set1(kDirect ? base[r / 3][(r % 3) * lda + k] : a[r]);
+#pragma GCC unroll 8
+        for (int j = 0; j < kNv; ++j) acc[r][j] = V::fmadd(av, bv[j], acc[r][j]);
+      }
+      if (!kDirect) a += kMr;
+      b += kNr;
+    };
+    if constexpr (Cfg::kUnrollK == 4) {
+#pragma GCC unroll 4
+      for (int64_t k = 0; k < kc; ++k) step(k);
+    } else {
+      static_assert(Cfg::kUnrollK == 2);
+#pragma GCC unroll 2
+      for (int64_t k = 0; k < kc; ++k) step(k);
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < kRows; ++r)
+#pragma GCC unroll 8
+      for (int j = 0; j < kNv; ++j) V::store_part(y + r * ldy + L * j, mask[j], acc[r][j], full_n);
+  }
+
+  using MicroFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t, int64_t, bool);
+  using MicroRow = std::array<MicroFn, kMr>;
+  static constexpr int kNarrowNv = Cfg::kSplitNarrow ? 1 : 2;
+
+  // kMicro[direct][wide][rows - 1]; `wide`: more than one vector of valid columns.
+  template <size_t... R>
+  static constexpr std::array<std::array<MicroRow, 2>, 2> micro_table(std::index_sequence<R...>) {
+    return {{{{{&micro<false, int(R) + 1, kNarrowNv>...}, {&micro<false, int(R) + 1, 2>...}}},
+             {{{&micro<true, int(R) + 1, kNarrowNv>...}, {&micro<true, int(R) + 1, 2>...}}}}};
+  }
+  static constexpr auto kMicro = micro_table(std::make_index_sequence<kMr>());
+
+  static void macro(const MacroArgs& g) {
+    const bool direct = g.a_direct != nullptr;
+    for (int64_t j = 0; j < g.n; j += kNr) {
+      const float* bp = g.b + (j / kNr) * g.b_panel_stride;
+      const int64_t nn = std::min<int64_t>(kNr, g.n - j);
+      for (int64_t i = 0; i < g.m; i += kMr) {
+        const int64_t mm = std::min<int64_t>(kMr, g.m - i);
+        float* yt = g.y + i * g.ldy + j;
+        const float* a = direct ? g.a_direct + i * g.lda : g.a + (i / kMr) * g.kc * kMr;
+        kMicro[direct][nn > L][size_t(mm - 1)](a, g.lda, bp, g.kc, yt, g.ldy, nn, g.accumulate);
+        if (g.epilogue != nullptr) {
+          Epilogue e = *g.epilogue;
+          if (e.bias != nullptr) e.bias += j;
+          if (e.c != nullptr) e.c += i * e.ldc + j;
+          Cfg::kEpilogue(yt, g.ldy, mm, nn, e);
+        }
+      }
+    }
+  }
+
+  // K blocks of 512 (the kc x NR B micro-panel is reused across an M block from L1/L2);
+  // packing is the AVX2 packer on every level (it is memory-bound).
+  static const GemmIsaKernels& isa_kernels() {
+    static const GemmIsaKernels k{kMr,         kNr,           512, Cfg::kMcTiles * kMr, pack_panel_avx2,
+                                  Cfg::kMacro, Cfg::kEpilogue};
+    return k;
+  }
+};
+
+}  // namespace
+}  // namespace longrun::cpu::gemm
