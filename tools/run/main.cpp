@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "longrun/backend.h"
+#include "longrun/longrun.h"
 #include "longrun/models/model.h"
 #include "longrun/safetensors.h"
 #include "longrun/session.h"
@@ -56,6 +57,9 @@ void usage() {
       "  --profile          print the run's time per op kind (and the slowest nodes)\n"
       "  --repeat K         run K times after the first and report min and median (default 0)\n"
       "  --debug-outputs    add the model's intermediate values (\"debug.*\") to the outputs\n"
+      "  --version          print longrun's version and exit\n"
+      "  --system-info      print version, build options, CPU ISA levels, threads, backends and CUDA\n"
+      "                     devices (or why there are none), and exit\n"
       "\n"
       "Times: \"prepare\" = graph build + memory plan + backend preparation for this input shape\n"
       "(done once per shape); \"run\" = one Session::run.\n"
@@ -107,6 +111,14 @@ int parse(int argc, char** argv, Options* o, bool* done) {
     std::string_view v;
     if (a == "--help" || a == "-h") {
       usage();
+      *done = true;
+      return 0;
+    } else if (a == "--version") {
+      std::printf("longrun-run %s\n", lr_version());
+      *done = true;
+      return 0;
+    } else if (a == "--system-info") {
+      std::fputs(lr_system_info(), stdout);
       *done = true;
       return 0;
     } else if (is_generation_flag(a) || a.starts_with("--generate")) {
