@@ -46,19 +46,37 @@ typedef enum lr_status {
   LR_OVERFLOW = 7,         /* size arithmetic would overflow */
   LR_OUT_OF_MEMORY = 8,    /* an allocation failed or the session's memory limit was hit */
   LR_CANCELLED = 9,        /* the progress callback asked to stop */
-  LR_INTERNAL = 10         /* a bug in longrun: please report */
+  LR_INTERNAL = 10,        /* a bug in longrun: please report */
+  LR_STATUS_MAX_ENUM = 0x7fffffff
 } lr_status;
 
-typedef enum lr_dtype { LR_F32 = 0, LR_F16 = 1, LR_BF16 = 2, LR_I32 = 3, LR_I64 = 4, LR_U8 = 5 } lr_dtype;
+/* The *_MAX_ENUM members are not values: they make every int a valid value of the type
+ * (C++ callers and the library may then read any code a C caller passes and reject it). */
+typedef enum lr_dtype {
+  LR_F32 = 0,
+  LR_F16 = 1,
+  LR_BF16 = 2,
+  LR_I32 = 3,
+  LR_I64 = 4,
+  LR_U8 = 5,
+  LR_DTYPE_MAX_ENUM = 0x7fffffff
+} lr_dtype;
 
 /* How lr_tensor_create treats the caller's bytes. */
 typedef enum lr_ownership {
-  LR_COPY = 0,  /* the tensor copies the bytes; the caller's buffer may be reused at once */
-  LR_BORROW = 1 /* the tensor points at the caller's bytes, which must stay valid and unchanged
-                   until lr_tensor_free; no copy (inputs are read-only to longrun) */
+  LR_COPY = 0,   /* the tensor copies the bytes; the caller's buffer may be reused at once */
+  LR_BORROW = 1, /* the tensor points at the caller's bytes, which must stay valid and unchanged
+                    until lr_tensor_free; no copy (inputs are read-only to longrun) */
+  LR_OWNERSHIP_MAX_ENUM = 0x7fffffff
 } lr_ownership;
 
-typedef enum lr_log_level { LR_LOG_DEBUG = 0, LR_LOG_INFO = 1, LR_LOG_WARNING = 2, LR_LOG_ERROR = 3 } lr_log_level;
+typedef enum lr_log_level {
+  LR_LOG_DEBUG = 0,
+  LR_LOG_INFO = 1,
+  LR_LOG_WARNING = 2,
+  LR_LOG_ERROR = 3,
+  LR_LOG_MAX_ENUM = 0x7fffffff
+} lr_log_level;
 
 typedef struct lr_model lr_model;
 typedef struct lr_session lr_session;
@@ -148,21 +166,21 @@ LR_API lr_status lr_session_backend(const lr_session* session, const char** out_
 
 /* Plans these inputs (builds, plans and prepares the shape once; cached) and returns the
  * bytes of caller arena a run of that shape needs (0 is possible). */
-LR_API lr_status lr_session_plan(lr_session* session, const char* const* input_names, const lr_tensor* const* inputs,
-                                 size_t num_inputs, size_t* out_arena_bytes);
+LR_API lr_status lr_session_plan(lr_session* session, const char* const* input_names,
+                                 const lr_tensor* const* inputs, size_t num_inputs, size_t* out_arena_bytes);
 
 /* Runs on named inputs (each once; every required model input present) and returns the
  * requested outputs by name: outputs[i] receives a new tensor for output_names[i], which
  * the caller frees with lr_tensor_free. On failure no output is written. */
-LR_API lr_status lr_session_run(lr_session* session, const char* const* input_names, const lr_tensor* const* inputs,
-                                size_t num_inputs, const char* const* output_names, lr_tensor** outputs,
-                                size_t num_outputs);
+LR_API lr_status lr_session_run(lr_session* session, const char* const* input_names,
+                                const lr_tensor* const* inputs, size_t num_inputs,
+                                const char* const* output_names, lr_tensor** outputs, size_t num_outputs);
 /* Same, for a session with external_arena: arena is at least lr_session_plan()'s bytes and
  * 64-byte aligned, and no other run uses it at the same time. */
 LR_API lr_status lr_session_run_with_arena(lr_session* session, const char* const* input_names,
                                            const lr_tensor* const* inputs, size_t num_inputs,
-                                           const char* const* output_names, lr_tensor** outputs, size_t num_outputs,
-                                           void* arena, size_t arena_bytes);
+                                           const char* const* output_names, lr_tensor** outputs,
+                                           size_t num_outputs, void* arena, size_t arena_bytes);
 
 /* ---- tensors ---------------------------------------------------------------------------- */
 
