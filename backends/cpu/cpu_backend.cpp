@@ -55,13 +55,14 @@ HostKernel pick_cpu(const Node& node, const void* state, std::string* why) {
 
 class CpuBackend final : public Backend {
  public:
-  CpuBackend(cpu::Isa isa, std::unique_ptr<ThreadPool> pool) : state_{isa}, pool_(std::move(pool)) {}
+  CpuBackend(cpu::Isa isa, std::unique_ptr<ThreadPool> pool, bool external_arena)
+      : state_{isa}, pool_(std::move(pool)), external_arena_(external_arena) {}
   std::string_view name() const override { return "cpu"; }
   bool supports(const Graph&, const Node& node, std::string* why) const override {
     return bool(pick_cpu(node, &state_, why));
   }
   Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan) override {
-    return host::prepare(graph, plan, &pick_cpu, &state_, pool_.get());
+    return host::prepare(graph, plan, &pick_cpu, &state_, pool_.get(), external_arena_);
   }
   Status execute(Prepared& prepared, const Bindings& bindings, RunHooks* hooks) override {
     return host::execute(prepared, bindings, hooks, pool_.get());
@@ -75,6 +76,7 @@ class CpuBackend final : public Backend {
  private:
   CpuState state_;
   std::unique_ptr<ThreadPool> pool_;
+  bool external_arena_ = false;
 };
 
 }  // namespace
@@ -95,7 +97,7 @@ Result<std::unique_ptr<Backend>> create_cpu_backend(const BackendOptions& option
     isa = *parsed;
   }
   LR_ASSIGN_OR_RETURN(auto pool, make_thread_pool(options.threads));
-  return std::unique_ptr<Backend>(new CpuBackend(isa, std::move(pool)));
+  return std::unique_ptr<Backend>(new CpuBackend(isa, std::move(pool), options.external_arena));
 }
 
 }  // namespace longrun

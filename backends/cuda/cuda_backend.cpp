@@ -11,6 +11,8 @@
 namespace longrun {
 
 Result<std::unique_ptr<Backend>> create_cuda_backend(const BackendOptions& options) {
+  if (options.external_arena)
+    return unsupported("cuda backend: a caller-provided (host) arena is for the host backends only");
 #if LONGRUN_HAVE_CUDA
   const cuda::DeviceProbe p = cuda::probe_devices();
   if (p.device_count == 0)

@@ -1,6 +1,7 @@
 #include "host/host_executor.h"
 
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <string>
@@ -23,8 +24,9 @@ Status check_binding(const Value& value, const TensorView& view, const char* wha
 }  // namespace
 
 Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan, KernelPicker pick,
-                                          const void* backend_state, ThreadPool* pool) {
+                                          const void* backend_state, ThreadPool* pool, bool external_arena) {
   auto p = std::make_unique<HostPrepared>();
+  p->external_arena = external_arena;
   p->graph = &graph;
   p->plan = plan;
   p->report = plan.report;
@@ -45,7 +47,7 @@ Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan, 
     }
   }
   const size_t bytes = size_t(plan.report.arena_bytes);
-  if (bytes > 0) {
+  if (bytes > 0 && !external_arena) {
     std::byte* a = static_cast<std::byte*>(::operator new[](bytes, std::align_val_t{64}, std::nothrow));
     if (!a) return out_of_memory("cannot allocate the " + std::to_string(bytes) + "-byte arena");
     std::memset(a, 0, bytes);
@@ -64,6 +66,18 @@ Status execute(Prepared& prepared, const Bindings& bindings, RunHooks* hooks, Th
                             std::to_string(g.outputs().size()) + " outputs, found " +
                             std::to_string(bindings.inputs.size()) + " and " +
                             std::to_string(bindings.outputs.size()));
+  std::byte* arena = p.arena.get();
+  if (p.external_arena) {
+    const int64_t need = p.plan.report.arena_bytes;
+    if (need > 0 && (bindings.arena.data() == nullptr || int64_t(bindings.arena.size()) < need))
+      return invalid_argument("arena: this plan needs " + std::to_string(need) +
+                              " bytes of caller memory, found " + std::to_string(bindings.arena.size()));
+    if (reinterpret_cast<uintptr_t>(bindings.arena.data()) % 64 != 0)
+      return invalid_argument("arena: the caller's arena must be 64-byte aligned");
+    arena = bindings.arena.data();
+  } else if (!bindings.arena.empty()) {
+    return invalid_argument("arena: this graph was prepared with its own arena (external_arena is off)");
+  }
   // Resolve every storage root, then every value through its root.
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     const ValueId v = g.inputs()[i];
@@ -80,7 +94,7 @@ Status execute(Prepared& prepared, const Bindings& bindings, RunHooks* hooks, Th
     if (values[v].role == ValueRole::weight)
       p.value_data[v] = const_cast<void*>(values[v].weight_data);
     else if (p.plan.offset[v] >= 0 && size_t(p.plan.storage[v]) == v)
-      p.value_data[v] = p.arena.get() + p.plan.offset[v];
+      p.value_data[v] = arena + p.plan.offset[v];
   }
   for (size_t v = 0; v < values.size(); ++v) {
     const ValueId root = p.plan.storage[v];

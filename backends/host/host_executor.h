@@ -37,17 +37,19 @@ class HostPrepared final : public Prepared {
   Plan plan;
   std::vector<KernelFn> kernels;                  // per node; nullptr for skipped (view) nodes
   std::vector<std::shared_ptr<void>> node_state;  // per node: the kernel's prepare result
-  std::shared_ptr<std::byte> arena;
+  std::shared_ptr<std::byte> arena;               // null when the caller binds the arena (external_arena)
+  bool external_arena = false;
   MemoryReport report;
   // Scratch for execute (per-run pointers); the caller serialises runs of one Prepared.
   std::vector<void*> value_data;
   std::vector<TensorView> in_views, out_views;
 };
 
-// Allocates the arena (64-byte aligned, zero-filled once), picks every node's kernel and
-// runs the kernels' prepare steps.
+// Allocates the arena (64-byte aligned, zero-filled once; not when external_arena: then
+// every execute binds one), picks every node's kernel and runs the kernels' prepare steps.
 Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan, KernelPicker pick,
-                                          const void* backend_state, ThreadPool* pool);
+                                          const void* backend_state, ThreadPool* pool,
+                                          bool external_arena = false);
 
 // Validates the bindings against the graph and runs every node in order on `pool`.
 Status execute(Prepared& prepared, const Bindings& bindings, RunHooks* hooks, ThreadPool* pool);

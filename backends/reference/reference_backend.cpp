@@ -14,24 +14,28 @@ host::HostKernel pick_reference(const Node& node, const void*, std::string* why)
 
 class ReferenceBackend final : public Backend {
  public:
+  explicit ReferenceBackend(bool external_arena) : external_arena_(external_arena) {}
   std::string_view name() const override { return "reference"; }
   bool supports(const Graph&, const Node& node, std::string* why) const override {
     return bool(pick_reference(node, nullptr, why));
   }
   Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan) override {
-    return host::prepare(graph, plan, &pick_reference, nullptr, nullptr);
+    return host::prepare(graph, plan, &pick_reference, nullptr, nullptr, external_arena_);
   }
   Status execute(Prepared& prepared, const Bindings& bindings, RunHooks* hooks) override {
     return host::execute(prepared, bindings, hooks, nullptr);
   }
   Status synchronize() override { return {}; }
   std::string description() const override { return "reference (scalar oracle kernels, 1 thread)"; }
+
+ private:
+  bool external_arena_ = false;
 };
 
 }  // namespace
 
-Result<std::unique_ptr<Backend>> create_reference_backend(const BackendOptions&) {
-  return std::unique_ptr<Backend>(new ReferenceBackend());
+Result<std::unique_ptr<Backend>> create_reference_backend(const BackendOptions& options) {
+  return std::unique_ptr<Backend>(new ReferenceBackend(options.external_arena));
 }
 
 }  // namespace longrun

@@ -32,6 +32,20 @@ struct Session::Impl {
   std::list<CachedPlan> cache;  // most recently used first
   std::mutex mutex;
 
+  // out_of_memory when this shape's arena (unless the caller provides it) plus workspaces
+  // would exceed options.memory_limit_bytes.
+  Status check_memory_limit(const MemoryReport& r, std::span<const TensorDesc> descs) const {
+    if (options.memory_limit_bytes <= 0) return {};
+    const int64_t need = (options.external_arena ? 0 : r.arena_bytes) + r.workspace_bytes;
+    if (need <= options.memory_limit_bytes) return {};
+    std::string shape;
+    for (size_t i = 0; i < descs.size() && i < input_names.size(); ++i)
+      shape += (shape.empty() ? "" : ", ") + input_names[i] + " " + descs[i].to_string();
+    return out_of_memory("inputs (" + shape + ") need " + std::to_string(need) +
+                         " bytes of arena and workspaces, over the session's memory limit of " +
+                         std::to_string(options.memory_limit_bytes) + " bytes");
+  }
+
   // Returns the cached entry for these descs, building, planning and preparing on a miss.
   Result<CachedPlan*> lookup(std::span<const TensorDesc> descs) {
     for (auto it = cache.begin(); it != cache.end(); ++it) {
@@ -69,9 +83,13 @@ struct Session::Impl {
     auto plan = plan_memory(e.graph, options.planner);
     if (!plan.ok()) return fail(plan.status());
     e.plan = std::move(plan).value();
+    // The limit is checked before the backend allocates the arena, and again with the
+    // kernel workspaces the backend reserved.
+    if (Status st = check_memory_limit(e.plan.report, descs); !st.ok()) return fail(st);
     auto prepared = backend->prepare(e.graph, e.plan);
     if (!prepared.ok()) return fail(prepared.status().with_context(std::string(backend->name())));
     e.prepared = std::move(prepared).value();
+    if (Status st = check_memory_limit(e.prepared->memory_report(), descs); !st.ok()) return fail(st);
     return &e;
   }
 };
@@ -102,6 +120,7 @@ Result<std::unique_ptr<Session>> Session::create(GraphFactory factory, std::vect
   BackendOptions bo;
   bo.threads = options.threads;
   bo.isa = options.isa;
+  bo.external_arena = options.external_arena;
   LR_ASSIGN_OR_RETURN(auto backend, create_backend(options.backend, bo));
   auto impl = std::make_unique<Impl>();
   impl->factory = std::move(factory);
@@ -112,7 +131,17 @@ Result<std::unique_ptr<Session>> Session::create(GraphFactory factory, std::vect
 }
 
 Result<std::vector<NamedTensor>> Session::run(std::span<const NamedTensorRef> inputs, RunHooks* hooks) {
+  if (impl_->options.external_arena)
+    return invalid_argument("this session was created with external_arena: pass the arena to run()");
+  return run(inputs, hooks, {});
+}
+
+Result<std::vector<NamedTensor>> Session::run(std::span<const NamedTensorRef> inputs, RunHooks* hooks,
+                                              std::span<std::byte> arena) {
   Impl& s = *impl_;
+  if (!arena.empty() && !s.options.external_arena)
+    return invalid_argument(
+        "an arena was passed to run() but the session was created without external_arena");
   // Order the caller's tensors as the session's input names.
   std::vector<TensorDesc> descs(s.input_names.size());
   std::vector<const TensorView*> ordered(s.input_names.size(), nullptr);
@@ -152,7 +181,7 @@ Result<std::vector<NamedTensor>> Session::run(std::span<const NamedTensorRef> in
     out_views.push_back(t.view());
     outputs.push_back(NamedTensor{g.value(v).name, std::move(t)});
   }
-  Bindings b{in_views, out_views};
+  Bindings b{in_views, out_views, arena};
   LR_RETURN_IF_ERROR(s.backend->execute(*entry->prepared, b, hooks));
   LR_RETURN_IF_ERROR(s.backend->synchronize());
   return outputs;

@@ -1,12 +1,17 @@
-# cmake --install: public headers, the static library, and a CMake package
-# (find_package(longrun) -> longrun::longrun).
+# cmake --install: public headers, the static library (C++ and C API), the shared library
+# (C API only; LONGRUN_SHARED), a CMake package (find_package(longrun) -> longrun::longrun,
+# longrun::longrun_shared) and a pkg-config file (longrun.pc: the C API).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/include/longrun ${PROJECT_SOURCE_DIR}/ops/include/longrun
                   ${PROJECT_SOURCE_DIR}/models/include/longrun
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS longrun longrun_headers longrun_backend_deps
+set(LONGRUN_INSTALL_TARGETS longrun longrun_headers longrun_backend_deps)
+if(TARGET longrun_shared)
+  list(APPEND LONGRUN_INSTALL_TARGETS longrun_shared)
+endif()
+install(TARGETS ${LONGRUN_INSTALL_TARGETS}
         EXPORT longrunTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -19,3 +24,8 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/longrunConfigVersio
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/longrunConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/longrunConfigVersion.cmake
               ${CMAKE_CURRENT_LIST_DIR}/FindFFTW3f.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/longrun)
+
+# pkg-config: paths relative to the .pc file, so `cmake --install --prefix X` works for any X.
+file(RELATIVE_PATH LONGRUN_PC_TO_PREFIX "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
+configure_file(${CMAKE_CURRENT_LIST_DIR}/longrun.pc.in ${CMAKE_CURRENT_BINARY_DIR}/longrun.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/longrun.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

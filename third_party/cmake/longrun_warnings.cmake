@@ -10,7 +10,11 @@ endif()
 if(LONGRUN_WERROR)
   target_compile_options(longrun_compile_options INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
 endif()
-if(LONGRUN_SANITIZE)
+if(LONGRUN_SANITIZE STREQUAL "thread")
+  target_compile_options(longrun_compile_options INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=thread -fno-omit-frame-pointer>)
+  target_link_options(longrun_compile_options INTERFACE -fsanitize=thread)
+elseif(LONGRUN_SANITIZE)
   target_compile_options(longrun_compile_options INTERFACE
     $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer>)
   target_link_options(longrun_compile_options INTERFACE -fsanitize=address,undefined)

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "longrun/backend.h"
+#include "longrun/longrun.h"
 #include "longrun/models/model.h"
 #include "longrun/safetensors.h"
 #include "longrun/session.h"
@@ -63,6 +64,9 @@ void usage() {
       "  --profile          print the run's time per op kind (and the slowest nodes)\n"
       "  --repeat K         run K times after the first and report min and median (default 0)\n"
       "  --debug-outputs    add the model's intermediate values (\"debug.*\") to the outputs\n"
+      "  --version          print longrun's version and exit\n"
+      "  --system-info      print version, build options, CPU ISA levels, threads, backends and CUDA\n"
+      "                     devices (or why there are none), and exit\n"
       "\n"
       "Times: \"prepare\" = graph build + memory plan + backend preparation for this input shape\n"
       "(done once per shape); \"run\" = one Session::run.\n"
@@ -111,6 +115,14 @@ int parse(int argc, char** argv, Options* o, bool* done) {
       return 0;
     } else if (const int g = longrun_run::parse_generation_flag(argc, argv, &i, &o->generation); g >= 0) {
       if (g != 0) return g;
+    } else if (a == "--version") {
+      std::printf("longrun-run %s\n", lr_version());
+      *done = true;
+      return 0;
+    } else if (a == "--system-info") {
+      std::fputs(lr_system_info(), stdout);
+      *done = true;
+      return 0;
     } else if (a == "--model") {
       if (!value(&v)) return 2;
       o->model = v;

@@ -22,6 +22,10 @@ namespace longrun {
 struct Bindings {
   std::span<const TensorView> inputs;
   std::span<const TensorView> outputs;
+  // Caller memory for the intermediates, used only by a graph prepared with
+  // BackendOptions::external_arena (host backends): at least MemoryReport::arena_bytes,
+  // 64-byte aligned. Kernel workspaces stay backend-owned.
+  std::span<std::byte> arena = {};
 };
 
 // Optional per-run hooks.
@@ -44,6 +48,9 @@ struct BackendOptions {
   int threads = 1;  // 0: all hardware threads
   std::string isa;  // cpu only: "", "scalar", "avx2", "avx512" ("" = best / LONGRUN_CPU_ISA)
   int device = 0;   // cuda only
+  // Host backends: prepare() allocates no arena; every execute() binds one (Bindings::arena).
+  // Other backends reject it (unsupported).
+  bool external_arena = false;
 };
 
 class Backend {

@@ -27,6 +27,12 @@ struct SessionOptions {
   std::string isa;              // cpu only: force "scalar", "avx2" or "avx512"
   size_t plan_cache_capacity = 8;
   PlannerOptions planner;
+  // Host backends (reference, cpu): the caller provides the intermediates' arena on every
+  // run (run(..., arena)); memory_report() says how many bytes a shape needs.
+  bool external_arena = false;
+  // When > 0, an input shape whose arena + kernel workspaces would exceed this many bytes
+  // fails with out_of_memory (nothing is allocated for it; the session stays usable).
+  int64_t memory_limit_bytes = 0;
 };
 
 // Builds the graph for the given input descs (one per input name, in order).
@@ -47,6 +53,11 @@ class Session {
   // Runs with named inputs (every graph input exactly once) and returns the named outputs
   // in graph output order.
   Result<std::vector<NamedTensor>> run(std::span<const NamedTensorRef> inputs, RunHooks* hooks = nullptr);
+  // Same, with the caller's arena (SessionOptions::external_arena): at least
+  // memory_report(descs)->arena_bytes bytes, 64-byte aligned, not used by another run at the
+  // same time.
+  Result<std::vector<NamedTensor>> run(std::span<const NamedTensorRef> inputs, RunHooks* hooks,
+                                       std::span<std::byte> arena);
 
   // Plans (or fetches the cached plan) for these input descs without running.
   Result<MemoryReport> memory_report(std::span<const TensorDesc> input_descs);
