@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -75,6 +76,10 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
           add_encoder_layer(&t, layer_prefix(p, i), s_.encoder);
         else
           add_decoder_layer(&t, layer_prefix(p, i), s_.decoder);
+        if (s_.selection.enabled && i % s_.selection.group_size == 0) {
+          add_selection(&t, layer_prefix(p, i) + "self_attn", s_.dim, s_.selection);
+          if (!enc) add_selection(&t, layer_prefix(p, i) + "encoder_attn", s_.dim, s_.selection);
+        }
       }
       if ((enc ? s_.encoder : s_.decoder).normalize_before) add_layer_norm(&t, p + "layer_norm", s_.dim);
     }
@@ -151,17 +156,19 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
     ValueId y = decoder_embed(c, ids, kNoValue, &self_template.padding_mask);
     c.debug(y, "debug.decoder.embeddings");
     const std::string p = s_.root + "decoder.";
+    SharedSelection shared;
     for (int64_t i = 0; i < s_.decoder_layers; ++i) {
       const std::string lp = layer_prefix(p, i);
       const auto [k, v] = cross_attention_kv(c, src.hidden, lp, s_.decoder);
       DecoderSelfAttention self = self_template;
-      y = decoder_layer(c, y, lp, s_.decoder, self, {k, v, src.key_mask});
+      y = decoder_layer(c, y, lp, s_.decoder, self, {k, v, src.key_mask, src.hidden}, selector(c, i, shared));
       c.debug(y, "debug.decoder.layer" + std::to_string(i) + ".output");
     }
     c.output(lm_head(c, y), "logits");
   }
 
   void build_generation_encoder(GraphContext& c) const override {
+    if (!generation_supported(c)) return;
     const Source src = encode(c);
     const std::string p = s_.root + "decoder.";
     for (int64_t i = 0; i < s_.decoder_layers; ++i) {
@@ -172,6 +179,7 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
   }
 
   void build_decoder_step(GraphContext& c) const override {
+    if (!generation_supported(c)) return;
     ValueId y = decoder_embed(c, c.input("decoder_input_ids"), c.input("decoder_position"), nullptr);
     const std::string p = s_.root + "decoder.";
     for (int64_t i = 0; i < s_.decoder_layers; ++i) {
@@ -198,6 +206,28 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
   };
 
   int64_t max_decoder_length() const { return s_.max_target_positions; }
+
+  bool generation_supported(GraphContext& c) const {
+    if (!s_.selection.enabled) return true;
+    c.fail(unsupported(s_.arch + ": generation (incremental top-k selection with the KV cache) is not "
+                                 "implemented yet; the full forward is"));
+    return false;
+  }
+
+  // The selection of the current group per attention kind ("self_attn", "encoder_attn").
+  using SharedSelection = std::map<std::string, ValueId>;
+
+  // Layer i's KeySelector: the lowest layer of a group selects, the others reuse its Sel.
+  KeySelector selector(GraphContext& c, int64_t i, SharedSelection& shared) const {
+    if (!s_.selection.enabled) return {};
+    return [this, &c, i, &shared](const std::string& attn, ValueId xq, ValueId xk, bool causal,
+                                  ValueId key_mask) {
+      ValueId& sel = shared[attn.substr(attn.rfind('.') + 1)];
+      if (i % s_.selection.group_size == 0)
+        sel = select_keys(c, xq, xk, attn, s_.selection, causal, key_mask);
+      return sel;
+    };
+  }
   bool is_filter_layer(int64_t i) const {
     return std::find(s_.filter_layers.begin(), s_.filter_layers.end(), i) != s_.filter_layers.end();
   }
@@ -255,6 +285,7 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
     }
     c.debug(x, "debug.encoder.embeddings");
     std::vector<ValueId> global;  // Fourier-BART's global residual terms
+    SharedSelection shared;
     for (int64_t i = 0; i < s_.encoder_layers; ++i) {
       const std::string lp = layer_prefix(side, i);
       if (is_filter_layer(i)) {
@@ -276,7 +307,7 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
           }
           return sum;
         };
-      x = encoder_layer(c, x, lp, s_.encoder, src.key_mask, global_residual);
+      x = encoder_layer(c, x, lp, s_.encoder, src.key_mask, global_residual, selector(c, i, shared));
       // A view: the last layer's output may also be last_hidden_state (a value is output once).
       if (c.ok()) {
         const TensorDesc& d = c.desc(x);

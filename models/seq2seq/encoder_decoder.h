@@ -21,6 +21,7 @@
 
 #include "common/architecture.h"
 #include "seq2seq/layers.h"
+#include "seq2seq/selection.h"
 
 namespace longrun::models {
 
@@ -59,6 +60,9 @@ struct Seq2SeqSpec {
   // before the last encoder LayerNorm. Post-LN only.
   std::vector<int64_t> filter_layers;
   double filter_ratio = 0.0;
+  // Lasformer (MODELS.md §4): top-k key selection in every attention, one selection per group
+  // of selection.group_size layers (seq2seq/selection.h). Full forward only for now.
+  SelectionSpec selection;
 };
 
 // What generation needs to know (models/generate.cpp).
