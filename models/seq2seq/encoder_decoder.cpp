@@ -136,7 +136,9 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
             .position_offset = s_.positions == PositionKind::learned_arange ? 2 : s_.pad + 1,
             .max_decoder_length = max_decoder_length(),
             .padding_from_tokens = s_.padding_from_tokens,
-            .source_unmasked = !s_.filter_layers.empty()};
+            .source_unmasked = !s_.filter_layers.empty(),
+            .selection_groups = selection_groups(),
+            .selection_dim = s_.selection.enabled ? s_.selection.dim : 0};
   }
 
   void build(GraphContext& c) const override {
@@ -168,7 +170,6 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
   }
 
   void build_generation_encoder(GraphContext& c) const override {
-    if (!generation_supported(c)) return;
     const Source src = encode(c);
     const std::string p = s_.root + "decoder.";
     for (int64_t i = 0; i < s_.decoder_layers; ++i) {
@@ -176,12 +177,20 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
       c.output(k, "cross." + std::to_string(i) + ".key");
       c.output(v, "cross." + std::to_string(i) + ".value");
     }
+    for (int64_t g = 0; g < selection_groups(); ++g) {
+      const std::string attn = layer_prefix(p, g * s_.selection.group_size) + "encoder_attn";
+      const ValueId ks = selection_keys(c, src.hidden, attn, s_.selection);
+      if (!c.ok()) return;
+      c.output(reshape(c, ks, {src.batch, 1, c.desc(ks).dim(1), s_.selection.dim}),
+               "cross_select." + std::to_string(g) + ".key");
+    }
   }
 
   void build_decoder_step(GraphContext& c) const override {
-    if (!generation_supported(c)) return;
     ValueId y = decoder_embed(c, c.input("decoder_input_ids"), c.input("decoder_position"), nullptr);
     const std::string p = s_.root + "decoder.";
+    SharedSelection shared;
+    std::vector<ValueId> present_select;
     for (int64_t i = 0; i < s_.decoder_layers; ++i) {
       const std::string n = std::to_string(i);
       DecoderSelfAttention self;
@@ -191,10 +200,13 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
       self.slot_mask = c.input("slot_mask");
       const DecoderCrossAttention cross{c.input("cross." + n + ".key"), c.input("cross." + n + ".value"),
                                         c.input("encoder_mask")};
-      y = decoder_layer(c, y, layer_prefix(p, i), s_.decoder, self, cross);
+      y = decoder_layer(c, y, layer_prefix(p, i), s_.decoder, self, cross,
+                        step_selector(c, i, shared, &present_select));
       c.output(self.present_k, "present." + n + ".key");
       c.output(self.present_v, "present." + n + ".value");
     }
+    for (size_t g = 0; g < present_select.size(); ++g)
+      c.output(present_select[g], "present_select." + std::to_string(g) + ".key");
     c.output(lm_head(c, y), "logits");
   }
 
@@ -207,15 +219,45 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
 
   int64_t max_decoder_length() const { return s_.max_target_positions; }
 
-  bool generation_supported(GraphContext& c) const {
-    if (!s_.selection.enabled) return true;
-    c.fail(unsupported(s_.arch + ": generation (incremental top-k selection with the KV cache) is not "
-                                 "implemented yet; the full forward is"));
-    return false;
-  }
-
   // The selection of the current group per attention kind ("self_attn", "encoder_attn").
   using SharedSelection = std::map<std::string, ValueId>;
+
+  int64_t selection_groups() const {
+    if (!s_.selection.enabled) return 0;
+    return (s_.decoder_layers + s_.selection.group_size - 1) / s_.selection.group_size;
+  }
+
+  // Layer i's KeySelector in a decoder step (MODELS.md §4 incremental decoding): the new row's
+  // selection key joins the cached ones ("past_select.<g>.key", written at the step's slot
+  // like K/V) and the row selects among the valid slots; cross-attention selects among the
+  // encoder's cached keys ("cross_select.<g>.key"). Other layers of the group reuse Sel.
+  KeySelector step_selector(GraphContext& c, int64_t i, SharedSelection& shared,
+                            std::vector<ValueId>* present_select) const {
+    if (!s_.selection.enabled) return {};
+    return [this, &c, i, &shared, present_select](const std::string& attn, ValueId xq, ValueId xk, bool,
+                                                  ValueId key_mask) {
+      const std::string kind = attn.substr(attn.rfind('.') + 1);
+      ValueId& sel = shared[kind];
+      if (i % s_.selection.group_size != 0 || !c.ok()) return sel;
+      const std::string g = std::to_string(i / s_.selection.group_size);
+      const int64_t ds = s_.selection.dim;
+      ValueId cache = kNoValue;
+      if (kind == "self_attn") {
+        const int64_t rows = c.desc(xk).dim(0);
+        const ValueId row = reshape(c, selection_keys(c, xk, attn, s_.selection), {rows, 1, 1, ds});
+        cache = c.b.where({c.input("write_slot"), row, c.input("past_select." + g + ".key")}, {},
+                          attn + ".selection.cache");
+        present_select->push_back(cache);
+      } else {
+        cache = c.input("cross_select." + g + ".key");
+      }
+      if (!c.ok()) return kNoValue;
+      const TensorDesc& d = c.desc(cache);
+      const ValueId ks = reshape(c, cache, {d.dim(0), d.dim(2), ds});
+      sel = select_with_keys(c, xq, ks, attn, s_.selection, false, key_mask);
+      return sel;
+    };
+  }
 
   // Layer i's KeySelector: the lowest layer of a group selects, the others reuse its Sel.
   KeySelector selector(GraphContext& c, int64_t i, SharedSelection& shared) const {

@@ -64,7 +64,8 @@
 //   decoder.layers.{i}.self_attn, decoder.layers.{i}.encoder_attn}:
 //     a.select_q.weight [ds, D]  a.select_k.weight [ds, D]  (+ .bias [ds] with selection_bias)
 //   rho is a config field (one for all groups), not a tensor: k sets the graph's shapes.
-//   Generation is not implemented yet (the generation graphs fail with unsupported).
+//   Generation: the step's query selects among the cached selection keys of its group
+//   (GenerationSpec: past_select / cross_select caches), as row t of the full forward.
 #pragma once
 
 #include <memory>

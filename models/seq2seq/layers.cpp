@@ -102,7 +102,8 @@ ValueId decoder_layer(GraphContext& c, ValueId x, const std::string& p, const La
     // where() broadcasts the step's [B, H, 1, hd] over the S slots and keeps the past elsewhere.
     self.present_k = c.b.where({self.write_slot, k, self.past_k}, {}, attn + ".cache_k");
     self.present_v = c.b.where({self.write_slot, v, self.past_v}, {}, attn + ".cache_v");
-    return attend_and_project(c, q, self.present_k, self.present_v, attn, s, false, self.slot_mask);
+    const ValueId selected = select ? select(attn, h, h, false, self.slot_mask) : kNoValue;
+    return attend_and_project(c, q, self.present_k, self.present_v, attn, s, false, self.slot_mask, selected);
   });
   const std::string xattn = p + "encoder_attn";
   x = residual_block(c, x, p + "encoder_attn_layer_norm", s.normalize_before, [&](ValueId h) {

@@ -58,7 +58,8 @@ ValueId attend_and_project(GraphContext& c, ValueId q, ValueId k, ValueId v, con
 // "<p>encoder_attn"), the query-side input xq [B, Nq, D] (the attention's input after any
 // pre-LN), the key-side input xk [B, Nk, D] (xq itself, or the encoder output), causality and
 // the key mask, returns the selected key indices for attend_and_project, or kNoValue for
-// dense attention. Empty = dense everywhere.
+// dense attention. Empty = dense everywhere. In a decoder step, self-attention passes the
+// step's row as xk and the slot mask (the selector keeps its own cache of selection keys).
 using KeySelector =
     std::function<ValueId(const std::string& attn, ValueId xq, ValueId xk, bool causal, ValueId key_mask)>;
 

@@ -20,13 +20,21 @@ void add_selection(std::vector<ParamSpec>* t, const std::string& attn, int64_t m
   add_linear(t, attn + ".select_k", s.dim, model_dim, s.bias);
 }
 
+ValueId selection_keys(GraphContext& c, ValueId xk, const std::string& attn, const SelectionSpec& s) {
+  return linear(c, xk, attn + ".select_k", Activation::none, s.bias);
+}
+
 ValueId select_keys(GraphContext& c, ValueId xq, ValueId xk, const std::string& attn, const SelectionSpec& s,
                     bool causal, ValueId key_mask) {
+  return select_with_keys(c, xq, selection_keys(c, xk, attn, s), attn, s, causal, key_mask);
+}
+
+ValueId select_with_keys(GraphContext& c, ValueId xq, ValueId ks, const std::string& attn,
+                         const SelectionSpec& s, bool causal, ValueId key_mask) {
   if (!c.ok()) return kNoValue;
   const std::string p = attn + ".selection";
-  const int64_t b = c.desc(xq).dim(0), nq = c.desc(xq).dim(1), nk = c.desc(xk).dim(1);
+  const int64_t b = c.desc(xq).dim(0), nq = c.desc(xq).dim(1), nk = c.desc(ks).dim(1);
   const ValueId qs = linear(c, xq, attn + ".select_q", Activation::none, s.bias);
-  const ValueId ks = linear(c, xk, attn + ".select_k", Activation::none, s.bias);
   ValueId scores = c.b.matmul({qs, ks}, {.trans_b = true, .alpha = float(1.0 / std::sqrt(double(s.dim)))},
                               p + ".scores");  // [B, Nq, Nk]
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();

@@ -44,5 +44,10 @@ void add_selection(std::vector<ParamSpec>* table, const std::string& attn, int64
 // key_mask u8 [B, Nk] (1 = key) or kNoValue.
 ValueId select_keys(GraphContext& c, ValueId xq, ValueId xk, const std::string& attn, const SelectionSpec& s,
                     bool causal, ValueId key_mask);
+// The two halves, for generation (which caches Ks like K/V): Ks = xk Wsk^T (+b) [B, Nk, ds],
+// and Sel from xq and given Ks.
+ValueId selection_keys(GraphContext& c, ValueId xk, const std::string& attn, const SelectionSpec& s);
+ValueId select_with_keys(GraphContext& c, ValueId xq, ValueId ks, const std::string& attn,
+                         const SelectionSpec& s, bool causal, ValueId key_mask);
 
 }  // namespace longrun::models

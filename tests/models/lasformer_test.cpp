@@ -1,13 +1,13 @@
 // arch "lasformer" (MODELS.md §4): config errors name the field, the selection parameters sit
 // at the lowest layer of every group, the graph attends through sparse_attention over
-// k = 5 % of the keys (no dense attention op), and generation says it is not implemented.
+// k = 5 % of the keys (no dense attention op). Generation is checked by the .gen goldens
+// (generation_test.cpp).
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
 
 #include "longrun/graph.h"
-#include "longrun/models/generate.h"
 #include "models/check_status.h"
 #include "models/model_test_util.h"
 
@@ -98,14 +98,6 @@ TEST_CASE("lasformer: attention runs over the selected keys only") {
   }
   CHECK(sparse == 2 + 2 * 2);  // every attention of 2 + 2 layers
   CHECK(topk == 3);            // one group per stack: encoder self, decoder self, cross
-}
-
-TEST_CASE("lasformer: generation is refused with a clear status") {
-  auto m = Model::load(golden_dir() + kTiny);
-  REQUIRE_MESSAGE(m.ok(), m.status().to_string());
-  const Tensor ids = ids_tensor(1, 12, [](int64_t, int64_t i) { return 3 + i; });
-  auto r = generate(m.value(), session_options(), ids.view(), nullptr, GenerateOptions{});
-  CHECK_STATUS(r, StatusCode::unsupported, "lasformer", "generation");
 }
 
 }  // namespace

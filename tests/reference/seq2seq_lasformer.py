@@ -74,6 +74,14 @@ class Lasformer(oracle.Seq2Seq):
                 keep[bi, i, order.indices[bi, i, :k]] = True
         return keep
 
+    def generate(self, *args, **kw):
+        # The oracle's beam search recomputes the whole prefix every step; row t of the causal
+        # selection is the incremental selection of step t (keys <= t, k(t + 1)).
+        out = super().generate(*args, **kw)
+        if not self.margin > MIN_SELECTION_MARGIN:
+            raise AssertionError("generation: a selection is a near-tie (%g); pick another case" % self.margin)
+        return out
+
     def mha(self, xq, xkv, name, heads, causal, key_mask):
         parts = name.split(".")
         layer, kind = int(parts[-2]), parts[-1]
@@ -123,6 +131,12 @@ CASES = [
     ("n29_t17_pad", "lasformer_r1_bias_preln", 2, 29, [29, 11], 17, "i64", None),
 ]
 
+GENERATION = [
+    ("greedy", "lasformer_r2_tiny", 2, 41, [41, 30], 1, 24, 3, 0, 1.0),
+    ("beam4", "lasformer_r2_tiny", 1, 57, None, 4, 20, 3, 0, 1.0),
+    ("beam3_norepeat3", "lasformer_r1_bias_preln", 2, 35, [35, -6], 3, 20, 4, 3, 2.0),
+]
+
 # The selection projections: 4x the common init, so that selection logits spread over a few
 # units and the top-k boundary stays far from ties.
 SELECTION_GAIN = 4.0
@@ -151,3 +165,7 @@ def cases(table):
             raise AssertionError("%s.%s: a selection is a near-tie (%g); pick another case" % (model, case, m.margin))
         inputs = OrderedDict([("input_ids", (ids_dtype, ids)), ("decoder_input_ids", (ids_dtype, dec))])
         yield model, case, inputs, out
+
+
+def generation_cases(table):
+    return common.family_generation(table, spec, GENERATION, Lasformer)
