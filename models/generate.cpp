@@ -42,12 +42,14 @@ GraphFactory generation_factory(std::shared_ptr<const Model> model, std::vector<
   };
 }
 
-std::vector<std::string> step_input_names(int64_t layers) {
+std::vector<std::string> step_input_names(int64_t layers, int64_t selection_groups) {
   std::vector<std::string> n = {"decoder_input_ids", "decoder_position", "write_slot", "slot_mask",
                                 "encoder_mask"};
   for (int64_t i = 0; i < layers; ++i)
     for (const char* kind : {"past.", "cross."})
       for (const char* kv : {".key", ".value"}) n.push_back(kind + std::to_string(i) + kv);
+  for (int64_t g = 0; g < selection_groups; ++g)  // Lasformer's selection keys
+    for (const char* kind : {"past_select.", "cross_select."}) n.push_back(kind + std::to_string(g) + ".key");
   return n;
 }
 
@@ -123,7 +125,8 @@ Result<std::unique_ptr<Generator>> Generator::create(std::shared_ptr<const Model
     LR_ASSIGN_OR_RETURN(impl->encoder_masked,
                         Session::create(generation_factory(model, enc, false), enc, options));
   }
-  const std::vector<std::string> step = step_input_names(impl->spec.decoder_layers);
+  const std::vector<std::string> step =
+      step_input_names(impl->spec.decoder_layers, impl->spec.selection_groups);
   LR_ASSIGN_OR_RETURN(impl->step, Session::create(generation_factory(model, step, true), step, options));
   return std::unique_ptr<Generator>(new Generator(std::move(impl)));
 }
@@ -196,14 +199,18 @@ Result<GenerateResult> Generator::generate(const TensorView& ids, const TensorVi
   GenerateResult result;
   int64_t slots = std::min(kFirstCacheSlots, steps);
   result.step_shapes = 1;
-  std::vector<Tensor> past;  // per layer: key, value [R, H, S, hd]
+  std::vector<Tensor> past;  // per layer: key, value [R, H, S, hd]; per selection group [R, 1, S, ds]
   for (int64_t i = 0; i < 2 * g.decoder_layers; ++i) {
     LR_ASSIGN_OR_RETURN(Tensor z, zeros(DType::f32, {rows, g.heads, slots, g.head_dim}));
     past.push_back(std::move(z));
   }
+  for (int64_t i = 0; i < g.selection_groups; ++i) {
+    LR_ASSIGN_OR_RETURN(Tensor z, zeros(DType::f32, {rows, 1, slots, g.selection_dim}));
+    past.push_back(std::move(z));
+  }
   LR_ASSIGN_OR_RETURN(Tensor tokens, zeros(DType::i64, {rows, 1}));
   LR_ASSIGN_OR_RETURN(Tensor position, zeros(DType::i64, {1}));
-  const std::vector<std::string> names = step_input_names(g.decoder_layers);
+  const std::vector<std::string> names = step_input_names(g.decoder_layers, g.selection_groups);
 
   for (int64_t t = 0; t < steps && !search.done(); ++t) {
     if (t == slots) {  // full: double the capacity (rows copied once)
@@ -236,8 +243,14 @@ Result<GenerateResult> Generator::generate(const TensorView& ids, const TensorVi
       in.push_back({names[base + 2], cross[size_t(2 * i)].view()});
       in.push_back({names[base + 3], cross[size_t(2 * i + 1)].view()});
     }
+    for (int64_t i = 0; i < g.selection_groups; ++i) {
+      const size_t base = 5 + size_t(4 * g.decoder_layers + 2 * i);
+      in.push_back({names[base], past[size_t(2 * g.decoder_layers + i)].view()});
+      in.push_back({names[base + 1], cross[size_t(2 * g.decoder_layers + i)].view()});
+    }
     LR_ASSIGN_OR_RETURN(std::vector<NamedTensor> out, m.step->run(in));
-    // Outputs: present.<i>.key, present.<i>.value per layer, then logits [R, 1, V].
+    // Outputs: present.<i>.key, present.<i>.value per layer, present_select.<g>.key per
+    // selection group, then logits [R, 1, V].
     const Tensor& logits = out.back().tensor;
     if (o.on_step_logits) {
       LR_ASSIGN_OR_RETURN(Tensor flat,

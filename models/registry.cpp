@@ -44,6 +44,10 @@ constexpr std::array kFamilies = {
            "Fourier-BART: BART names with fairseq semantics, DCT filters in the encoder and the global "
            "residual (MODELS.md 1.3); generation",
            &parse_fourier_bart_config},
+    Family{"lasformer",
+           "Lasformer: fairseq Transformer with top-k key selection shared by groups of layers "
+           "(MODELS.md 4), sparse attention over the selected keys",
+           &parse_lasformer_config},
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -75,6 +76,10 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
           add_encoder_layer(&t, layer_prefix(p, i), s_.encoder);
         else
           add_decoder_layer(&t, layer_prefix(p, i), s_.decoder);
+        if (s_.selection.enabled && i % s_.selection.group_size == 0) {
+          add_selection(&t, layer_prefix(p, i) + "self_attn", s_.dim, s_.selection);
+          if (!enc) add_selection(&t, layer_prefix(p, i) + "encoder_attn", s_.dim, s_.selection);
+        }
       }
       if ((enc ? s_.encoder : s_.decoder).normalize_before) add_layer_norm(&t, p + "layer_norm", s_.dim);
     }
@@ -131,7 +136,9 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
             .position_offset = s_.positions == PositionKind::learned_arange ? 2 : s_.pad + 1,
             .max_decoder_length = max_decoder_length(),
             .padding_from_tokens = s_.padding_from_tokens,
-            .source_unmasked = !s_.filter_layers.empty()};
+            .source_unmasked = !s_.filter_layers.empty(),
+            .selection_groups = selection_groups(),
+            .selection_dim = s_.selection.enabled ? s_.selection.dim : 0};
   }
 
   void build(GraphContext& c) const override {
@@ -151,11 +158,12 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
     ValueId y = decoder_embed(c, ids, kNoValue, &self_template.padding_mask);
     c.debug(y, "debug.decoder.embeddings");
     const std::string p = s_.root + "decoder.";
+    SharedSelection shared;
     for (int64_t i = 0; i < s_.decoder_layers; ++i) {
       const std::string lp = layer_prefix(p, i);
       const auto [k, v] = cross_attention_kv(c, src.hidden, lp, s_.decoder);
       DecoderSelfAttention self = self_template;
-      y = decoder_layer(c, y, lp, s_.decoder, self, {k, v, src.key_mask});
+      y = decoder_layer(c, y, lp, s_.decoder, self, {k, v, src.key_mask, src.hidden}, selector(c, i, shared));
       c.debug(y, "debug.decoder.layer" + std::to_string(i) + ".output");
     }
     c.output(lm_head(c, y), "logits");
@@ -169,11 +177,20 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
       c.output(k, "cross." + std::to_string(i) + ".key");
       c.output(v, "cross." + std::to_string(i) + ".value");
     }
+    for (int64_t g = 0; g < selection_groups(); ++g) {
+      const std::string attn = layer_prefix(p, g * s_.selection.group_size) + "encoder_attn";
+      const ValueId ks = selection_keys(c, src.hidden, attn, s_.selection);
+      if (!c.ok()) return;
+      c.output(reshape(c, ks, {src.batch, 1, c.desc(ks).dim(1), s_.selection.dim}),
+               "cross_select." + std::to_string(g) + ".key");
+    }
   }
 
   void build_decoder_step(GraphContext& c) const override {
     ValueId y = decoder_embed(c, c.input("decoder_input_ids"), c.input("decoder_position"), nullptr);
     const std::string p = s_.root + "decoder.";
+    SharedSelection shared;
+    std::vector<ValueId> present_select;
     for (int64_t i = 0; i < s_.decoder_layers; ++i) {
       const std::string n = std::to_string(i);
       DecoderSelfAttention self;
@@ -183,10 +200,13 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
       self.slot_mask = c.input("slot_mask");
       const DecoderCrossAttention cross{c.input("cross." + n + ".key"), c.input("cross." + n + ".value"),
                                         c.input("encoder_mask")};
-      y = decoder_layer(c, y, layer_prefix(p, i), s_.decoder, self, cross);
+      y = decoder_layer(c, y, layer_prefix(p, i), s_.decoder, self, cross,
+                        step_selector(c, i, shared, &present_select));
       c.output(self.present_k, "present." + n + ".key");
       c.output(self.present_v, "present." + n + ".value");
     }
+    for (size_t g = 0; g < present_select.size(); ++g)
+      c.output(present_select[g], "present_select." + std::to_string(g) + ".key");
     c.output(lm_head(c, y), "logits");
   }
 
@@ -198,6 +218,58 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
   };
 
   int64_t max_decoder_length() const { return s_.max_target_positions; }
+
+  // The selection of the current group per attention kind ("self_attn", "encoder_attn").
+  using SharedSelection = std::map<std::string, ValueId>;
+
+  int64_t selection_groups() const {
+    if (!s_.selection.enabled) return 0;
+    return (s_.decoder_layers + s_.selection.group_size - 1) / s_.selection.group_size;
+  }
+
+  // Layer i's KeySelector in a decoder step (MODELS.md §4 incremental decoding): the new row's
+  // selection key joins the cached ones ("past_select.<g>.key", written at the step's slot
+  // like K/V) and the row selects among the valid slots; cross-attention selects among the
+  // encoder's cached keys ("cross_select.<g>.key"). Other layers of the group reuse Sel.
+  KeySelector step_selector(GraphContext& c, int64_t i, SharedSelection& shared,
+                            std::vector<ValueId>* present_select) const {
+    if (!s_.selection.enabled) return {};
+    return [this, &c, i, &shared, present_select](const std::string& attn, ValueId xq, ValueId xk, bool,
+                                                  ValueId key_mask) {
+      const std::string kind = attn.substr(attn.rfind('.') + 1);
+      ValueId& sel = shared[kind];
+      if (i % s_.selection.group_size != 0 || !c.ok()) return sel;
+      const std::string g = std::to_string(i / s_.selection.group_size);
+      const int64_t ds = s_.selection.dim;
+      ValueId cache = kNoValue;
+      if (kind == "self_attn") {
+        const int64_t rows = c.desc(xk).dim(0);
+        const ValueId row = reshape(c, selection_keys(c, xk, attn, s_.selection), {rows, 1, 1, ds});
+        cache = c.b.where({c.input("write_slot"), row, c.input("past_select." + g + ".key")}, {},
+                          attn + ".selection.cache");
+        present_select->push_back(cache);
+      } else {
+        cache = c.input("cross_select." + g + ".key");
+      }
+      if (!c.ok()) return kNoValue;
+      const TensorDesc& d = c.desc(cache);
+      const ValueId ks = reshape(c, cache, {d.dim(0), d.dim(2), ds});
+      sel = select_with_keys(c, xq, ks, attn, s_.selection, false, key_mask);
+      return sel;
+    };
+  }
+
+  // Layer i's KeySelector: the lowest layer of a group selects, the others reuse its Sel.
+  KeySelector selector(GraphContext& c, int64_t i, SharedSelection& shared) const {
+    if (!s_.selection.enabled) return {};
+    return [this, &c, i, &shared](const std::string& attn, ValueId xq, ValueId xk, bool causal,
+                                  ValueId key_mask) {
+      ValueId& sel = shared[attn.substr(attn.rfind('.') + 1)];
+      if (i % s_.selection.group_size == 0)
+        sel = select_keys(c, xq, xk, attn, s_.selection, causal, key_mask);
+      return sel;
+    };
+  }
   bool is_filter_layer(int64_t i) const {
     return std::find(s_.filter_layers.begin(), s_.filter_layers.end(), i) != s_.filter_layers.end();
   }
@@ -255,6 +327,7 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
     }
     c.debug(x, "debug.encoder.embeddings");
     std::vector<ValueId> global;  // Fourier-BART's global residual terms
+    SharedSelection shared;
     for (int64_t i = 0; i < s_.encoder_layers; ++i) {
       const std::string lp = layer_prefix(side, i);
       if (is_filter_layer(i)) {
@@ -276,7 +349,7 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
           }
           return sum;
         };
-      x = encoder_layer(c, x, lp, s_.encoder, src.key_mask, global_residual);
+      x = encoder_layer(c, x, lp, s_.encoder, src.key_mask, global_residual, selector(c, i, shared));
       // A view: the last layer's output may also be last_hidden_state (a value is output once).
       if (c.ok()) {
         const TensorDesc& d = c.desc(x);

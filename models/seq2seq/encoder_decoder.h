@@ -21,6 +21,7 @@
 
 #include "common/architecture.h"
 #include "seq2seq/layers.h"
+#include "seq2seq/selection.h"
 
 namespace longrun::models {
 
@@ -59,6 +60,9 @@ struct Seq2SeqSpec {
   // before the last encoder LayerNorm. Post-LN only.
   std::vector<int64_t> filter_layers;
   double filter_ratio = 0.0;
+  // Lasformer (MODELS.md §4): top-k key selection in every attention, one selection per group
+  // of selection.group_size layers (seq2seq/selection.h); generation caches the selection keys.
+  SelectionSpec selection;
 };
 
 // What generation needs to know (models/generate.cpp).
@@ -70,6 +74,11 @@ struct GenerationSpec {
   int64_t max_decoder_length = 0;    // decoder positions available (tokens incl. the start token)
   bool padding_from_tokens = false;  // else the source mask is the attention_mask input
   bool source_unmasked = false;      // cross-attention masks nothing (Fourier-BART)
+  // Lasformer: decoder selection groups and their key width ds. The generation encoder then
+  // also outputs "cross_select.<g>.key" [B, 1, Ns, ds], and the step takes
+  // "past_select.<g>.key"/"cross_select.<g>.key" and outputs "present_select.<g>.key"
+  // [R, 1, S, ds] after the per-layer caches (cached and reordered like them).
+  int64_t selection_groups = 0, selection_dim = 0;
 };
 
 class Seq2SeqArchitecture : public Architecture {
@@ -80,7 +89,7 @@ class Seq2SeqArchitecture : public Architecture {
   // Inputs: "decoder_input_ids" i64 [R, 1], "decoder_position" i64 [1], "write_slot" u8
   // [1, 1, S, 1], "slot_mask" u8 [R, S], "encoder_mask" u8 [R, Ns], and per decoder layer i
   // "past.<i>.key"/"past.<i>.value" f32 [R, H, S, hd], "cross.<i>.key"/"cross.<i>.value"
-  // f32 [R, H, Ns, hd].
+  // f32 [R, H, Ns, hd] (+ GenerationSpec's selection caches).
   virtual void build_decoder_step(GraphContext& c) const = 0;
 };
 

@@ -55,6 +55,17 @@
 //   own pre-LN sum, nearest-upsampled to the input length, before its final LayerNorm. Debug
 //   adds debug.encoder.layer<i>.filtered. The official fp16 rounding of the filter output
 //   (MODELS.md §1.7) is not reproduced.
+// "lasformer" (transformer.cpp): Lasformer (MODELS.md §4) = the "transformer" family (fields,
+//   names, semantics) with top-k key selection in encoder self-, decoder self- and cross-
+//   attention (seq2seq/selection.h), plus the fields selection_group_size (r, 3),
+//   selection_dim (ds, 64), selection_ratio (rho in (0, 1], 0.05), selection_min_keys
+//   (k_min, 10), selection_bias (false). Extra parameters at the lowest layer i of every
+//   group (i % r == 0), per attention a in {encoder.layers.{i}.self_attn,
+//   decoder.layers.{i}.self_attn, decoder.layers.{i}.encoder_attn}:
+//     a.select_q.weight [ds, D]  a.select_k.weight [ds, D]  (+ .bias [ds] with selection_bias)
+//   rho is a config field (one for all groups), not a tensor: k sets the graph's shapes.
+//   Generation: the step's query selects among the cached selection keys of its group
+//   (GenerationSpec: past_select / cross_select caches), as row t of the full forward.
 #pragma once
 
 #include <memory>
@@ -67,5 +78,6 @@ namespace longrun::models {
 Result<std::unique_ptr<Architecture>> parse_bart_config(std::string_view config_json);
 Result<std::unique_ptr<Architecture>> parse_transformer_config(std::string_view config_json);
 Result<std::unique_ptr<Architecture>> parse_fourier_bart_config(std::string_view config_json);
+Result<std::unique_ptr<Architecture>> parse_lasformer_config(std::string_view config_json);
 
 }  // namespace longrun::models

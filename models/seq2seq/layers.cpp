@@ -50,8 +50,13 @@ ValueId project_heads(GraphContext& c, ValueId x, const std::string& attn, const
 }
 
 ValueId attend_and_project(GraphContext& c, ValueId q, ValueId k, ValueId v, const std::string& attn,
-                           const LayerShape& s, bool causal, ValueId key_mask) {
+                           const LayerShape& s, bool causal, ValueId key_mask, ValueId selected) {
   if (!c.ok()) return kNoValue;
+  if (selected != kNoValue) {
+    const SparseAttentionAttrs a{.scale = float(1.0 / std::sqrt(double(s.head_dim())))};
+    const ValueId y = c.b.sparse_attention({q, k, v, selected}, a, attn + ".sparse_attention");
+    return linear(c, merge_heads(c, y), attn + ".out_proj");
+  }
   // fairseq scales q (bias included) by hd^-0.5 before q k^T; the same product here.
   const AttentionAttrs a{.scale = float(1.0 / std::sqrt(double(s.head_dim()))),
                          .causal = causal,
@@ -69,11 +74,12 @@ std::pair<ValueId, ValueId> cross_attention_kv(GraphContext& c, ValueId memory, 
 }
 
 ValueId encoder_layer(GraphContext& c, ValueId x, const std::string& p, const LayerShape& s, ValueId key_mask,
-                      const std::function<ValueId(ValueId)>& before_final_norm) {
+                      const std::function<ValueId(ValueId)>& before_final_norm, const KeySelector& select) {
   const std::string attn = p + "self_attn";
   x = residual_block(c, x, p + "self_attn_layer_norm", s.normalize_before, [&](ValueId h) {
+    const ValueId selected = select ? select(attn, h, h, false, key_mask) : kNoValue;
     return attend_and_project(c, project_heads(c, h, attn, "q", s), project_heads(c, h, attn, "k", s),
-                              project_heads(c, h, attn, "v", s), attn, s, false, key_mask);
+                              project_heads(c, h, attn, "v", s), attn, s, false, key_mask, selected);
   });
   return residual_block(
       c, x, p + "final_layer_norm", s.normalize_before,
@@ -81,23 +87,29 @@ ValueId encoder_layer(GraphContext& c, ValueId x, const std::string& p, const La
 }
 
 ValueId decoder_layer(GraphContext& c, ValueId x, const std::string& p, const LayerShape& s,
-                      DecoderSelfAttention& self, const DecoderCrossAttention& cross) {
+                      DecoderSelfAttention& self, const DecoderCrossAttention& cross,
+                      const KeySelector& select) {
   const std::string attn = p + "self_attn";
   const bool step = self.past_k != kNoValue;
   x = residual_block(c, x, p + "self_attn_layer_norm", s.normalize_before, [&](ValueId h) {
     const ValueId q = project_heads(c, h, attn, "q", s);
     ValueId k = project_heads(c, h, attn, "k", s);
     ValueId v = project_heads(c, h, attn, "v", s);
-    if (!step) return attend_and_project(c, q, k, v, attn, s, true, self.padding_mask);
+    if (!step) {
+      const ValueId selected = select ? select(attn, h, h, true, self.padding_mask) : kNoValue;
+      return attend_and_project(c, q, k, v, attn, s, true, self.padding_mask, selected);
+    }
     // where() broadcasts the step's [B, H, 1, hd] over the S slots and keeps the past elsewhere.
     self.present_k = c.b.where({self.write_slot, k, self.past_k}, {}, attn + ".cache_k");
     self.present_v = c.b.where({self.write_slot, v, self.past_v}, {}, attn + ".cache_v");
-    return attend_and_project(c, q, self.present_k, self.present_v, attn, s, false, self.slot_mask);
+    const ValueId selected = select ? select(attn, h, h, false, self.slot_mask) : kNoValue;
+    return attend_and_project(c, q, self.present_k, self.present_v, attn, s, false, self.slot_mask, selected);
   });
   const std::string xattn = p + "encoder_attn";
   x = residual_block(c, x, p + "encoder_attn_layer_norm", s.normalize_before, [&](ValueId h) {
+    const ValueId selected = select ? select(xattn, h, cross.memory, false, cross.key_mask) : kNoValue;
     return attend_and_project(c, project_heads(c, h, xattn, "q", s), cross.k, cross.v, xattn, s, false,
-                              cross.key_mask);
+                              cross.key_mask, selected);
   });
   return residual_block(c, x, p + "final_layer_norm", s.normalize_before,
                         [&](ValueId h) { return feed_forward(c, h, p + "fc1", p + "fc2", s.activation); });

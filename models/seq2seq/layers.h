@@ -47,9 +47,21 @@ ValueId residual_block(GraphContext& c, ValueId x, const std::string& ln_prefix,
 ValueId project_heads(GraphContext& c, ValueId x, const std::string& attn, const char* which,
                       const LayerShape& s);
 // softmax(q k^T / sqrt(hd) + masks) v for head tensors, then out_proj: -> [B, Nq, D].
-// key_mask: u8 [B, Nk] (1 = attend) or kNoValue.
+// key_mask: u8 [B, Nk] (1 = attend) or kNoValue. With selected (i32 [B, 1, Nq, kk], -1 =
+// unused slot, e.g. from seq2seq/selection.h) each query attends only over its listed keys
+// (sparse_attention, O(Nq kk hd)); the list already excludes masked keys, so the masks are
+// not applied again.
 ValueId attend_and_project(GraphContext& c, ValueId q, ValueId k, ValueId v, const std::string& attn,
-                           const LayerShape& s, bool causal, ValueId key_mask);
+                           const LayerShape& s, bool causal, ValueId key_mask, ValueId selected = kNoValue);
+
+// Lasformer's hook into the layers: given the attention prefix ("<p>self_attn" or
+// "<p>encoder_attn"), the query-side input xq [B, Nq, D] (the attention's input after any
+// pre-LN), the key-side input xk [B, Nk, D] (xq itself, or the encoder output), causality and
+// the key mask, returns the selected key indices for attend_and_project, or kNoValue for
+// dense attention. Empty = dense everywhere. In a decoder step, self-attention passes the
+// step's row as xk and the slot mask (the selector keeps its own cache of selection keys).
+using KeySelector =
+    std::function<ValueId(const std::string& attn, ValueId xq, ValueId xk, bool causal, ValueId key_mask)>;
 
 // The encoder's keys and values for a decoder layer's cross-attention ("<p>encoder_attn"):
 // [B, H, Ns, hd] each. Computed once per source; generation caches them.
@@ -58,7 +70,8 @@ std::pair<ValueId, ValueId> cross_attention_kv(GraphContext& c, ValueId memory, 
 
 // fairseq TransformerEncoderLayer at prefix p; before_final_norm is the FFN block's post_sum.
 ValueId encoder_layer(GraphContext& c, ValueId x, const std::string& p, const LayerShape& s, ValueId key_mask,
-                      const std::function<ValueId(ValueId)>& before_final_norm = {});
+                      const std::function<ValueId(ValueId)>& before_final_norm = {},
+                      const KeySelector& select = {});
 
 // The decoder's self-attention, one of two ways.
 struct DecoderSelfAttention {
@@ -78,11 +91,13 @@ struct DecoderSelfAttention {
 struct DecoderCrossAttention {
   ValueId k = kNoValue, v = kNoValue;
   ValueId key_mask = kNoValue;  // u8 [B, Ns] or kNoValue
+  ValueId memory = kNoValue;    // the encoder output [B, Ns, D]: the key side of a KeySelector
 };
 
 // fairseq TransformerDecoderLayer at prefix p (self-attn, cross-attn, FFN).
 ValueId decoder_layer(GraphContext& c, ValueId x, const std::string& p, const LayerShape& s,
-                      DecoderSelfAttention& self, const DecoderCrossAttention& cross);
+                      DecoderSelfAttention& self, const DecoderCrossAttention& cross,
+                      const KeySelector& select = {});
 
 // A graph constant owned by the graph (f32 or any dtype; `values` bytes as desc says).
 ValueId constant(GraphContext& c, const std::string& name, const TensorDesc& desc,

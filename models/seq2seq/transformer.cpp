@@ -9,17 +9,21 @@
 
 namespace longrun::models {
 
-Result<std::unique_ptr<Architecture>> parse_transformer_config(std::string_view config_json) {
-  LR_ASSIGN_OR_RETURN(ConfigReader r, ConfigReader::parse(config_json, "transformer config"));
+namespace {
+
+// Every "transformer" field (r.finish() left to the caller); *config gets them re-serialised.
+Result<Seq2SeqSpec> read_transformer_fields(ConfigReader& r, const std::string& arch,
+                                            nlohmann::json* config) {
+  const std::string what = arch + " config";
   constexpr int64_t kMaxDim = int64_t(1) << 20;
   Seq2SeqSpec s;
-  s.arch = "transformer";
+  s.arch = arch;
   LR_ASSIGN_OR_RETURN(s.src_vocab, r.integer("src_vocab_size", 1, int64_t(1) << 24));
   LR_ASSIGN_OR_RETURN(s.tgt_vocab, r.integer("tgt_vocab_size", 1, int64_t(1) << 24));
   LR_ASSIGN_OR_RETURN(s.dim, r.integer("encoder_embed_dim", 4, kMaxDim));
   LR_ASSIGN_OR_RETURN(const int64_t dec_dim, r.integer_or("decoder_embed_dim", s.dim, 1, kMaxDim));
   if (dec_dim != s.dim)
-    return unsupported("transformer config: field 'decoder_embed_dim': must equal encoder_embed_dim " +
+    return unsupported(what + ": field 'decoder_embed_dim': must equal encoder_embed_dim " +
                        std::to_string(s.dim) + ", found " + std::to_string(dec_dim));
   LR_ASSIGN_OR_RETURN(s.encoder.ffn, r.integer("encoder_ffn_embed_dim", 1, kMaxDim));
   LR_ASSIGN_OR_RETURN(s.decoder.ffn, r.integer("decoder_ffn_embed_dim", 1, kMaxDim));
@@ -39,7 +43,7 @@ Result<std::unique_ptr<Architecture>> parse_transformer_config(std::string_view 
   LR_ASSIGN_OR_RETURN(const bool enc_learned, r.boolean_or("encoder_learned_pos", false));
   LR_ASSIGN_OR_RETURN(const bool dec_learned, r.boolean_or("decoder_learned_pos", false));
   if (enc_learned != dec_learned)
-    return unsupported("transformer config: field 'decoder_learned_pos': must equal encoder_learned_pos");
+    return unsupported(what + ": field 'decoder_learned_pos': must equal encoder_learned_pos");
   LR_ASSIGN_OR_RETURN(s.layernorm_embedding, r.boolean_or("layernorm_embedding", false));
   LR_ASSIGN_OR_RETURN(const bool no_scale, r.boolean_or("no_scale_embedding", false));
   s.embed_scale = no_scale ? 1.0 : std::sqrt(double(s.dim));
@@ -50,10 +54,10 @@ Result<std::unique_ptr<Architecture>> parse_transformer_config(std::string_view 
   else if (act == "gelu_accurate")
     a = Activation::gelu_tanh;
   else if (act != "relu")
-    return unsupported(
-        "transformer config: field 'activation_fn': expected \"relu\", \"gelu\" or \"gelu_accurate\", found "
-        "\"" +
-        act + "\"");
+    return unsupported(what +
+                       ": field 'activation_fn': expected \"relu\", \"gelu\" or \"gelu_accurate\", found "
+                       "\"" +
+                       act + "\"");
   s.encoder.activation = s.decoder.activation = a;
   LR_ASSIGN_OR_RETURN(const bool share_all, r.boolean_or("share_all_embeddings", false));
   LR_ASSIGN_OR_RETURN(const bool share_io, r.boolean_or("share_decoder_input_output_embed", false));
@@ -73,38 +77,69 @@ Result<std::unique_ptr<Architecture>> parse_transformer_config(std::string_view 
        {"arch", "dropout", "attention_dropout", "activation_dropout", "relu_dropout", "encoder_layerdrop",
         "decoder_layerdrop", "adaptive_input", "bos", "unk", "label_smoothing"})
     r.ignore(k);
-  LR_RETURN_IF_ERROR(r.finish());
-
   s.root = "";
   s.encoder_tokens = "encoder.embed_tokens";
   s.decoder_tokens = share_all ? s.encoder_tokens : "decoder.embed_tokens";
   s.output_projection = share_all || share_io ? s.decoder_tokens : "decoder.output_projection";
   s.positions = enc_learned ? PositionKind::learned_fairseq : PositionKind::sinusoidal_fairseq;
   s.padding_from_tokens = true;
-  s.config_json = nlohmann::json{
-      {"src_vocab_size", s.src_vocab},
-      {"tgt_vocab_size", s.tgt_vocab},
-      {"encoder_embed_dim", s.dim},
-      {"decoder_embed_dim", s.dim},
-      {"encoder_ffn_embed_dim", s.encoder.ffn},
-      {"decoder_ffn_embed_dim", s.decoder.ffn},
-      {"encoder_layers", s.encoder_layers},
-      {"decoder_layers", s.decoder_layers},
-      {"encoder_attention_heads", s.encoder.heads},
-      {"decoder_attention_heads", s.decoder.heads},
-      {"encoder_normalize_before", s.encoder.normalize_before},
-      {"decoder_normalize_before", s.decoder.normalize_before},
-      {"encoder_learned_pos", enc_learned},
-      {"decoder_learned_pos", dec_learned},
-      {"layernorm_embedding", s.layernorm_embedding},
-      {"no_scale_embedding", no_scale},
-      {"activation_fn", act},
-      {"share_all_embeddings", share_all},
-      {"share_decoder_input_output_embed", share_io},
-      {"max_source_positions", s.max_source_positions},
-      {"max_target_positions", s.max_target_positions},
-      {"pad", s.pad},
-      {"eos", s.eos}}.dump();
+  *config = nlohmann::json{{"src_vocab_size", s.src_vocab},
+                           {"tgt_vocab_size", s.tgt_vocab},
+                           {"encoder_embed_dim", s.dim},
+                           {"decoder_embed_dim", s.dim},
+                           {"encoder_ffn_embed_dim", s.encoder.ffn},
+                           {"decoder_ffn_embed_dim", s.decoder.ffn},
+                           {"encoder_layers", s.encoder_layers},
+                           {"decoder_layers", s.decoder_layers},
+                           {"encoder_attention_heads", s.encoder.heads},
+                           {"decoder_attention_heads", s.decoder.heads},
+                           {"encoder_normalize_before", s.encoder.normalize_before},
+                           {"decoder_normalize_before", s.decoder.normalize_before},
+                           {"encoder_learned_pos", enc_learned},
+                           {"decoder_learned_pos", dec_learned},
+                           {"layernorm_embedding", s.layernorm_embedding},
+                           {"no_scale_embedding", no_scale},
+                           {"activation_fn", act},
+                           {"share_all_embeddings", share_all},
+                           {"share_decoder_input_output_embed", share_io},
+                           {"max_source_positions", s.max_source_positions},
+                           {"max_target_positions", s.max_target_positions},
+                           {"pad", s.pad},
+                           {"eos", s.eos}};
+  return s;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Architecture>> parse_transformer_config(std::string_view config_json) {
+  LR_ASSIGN_OR_RETURN(ConfigReader r, ConfigReader::parse(config_json, "transformer config"));
+  nlohmann::json j;
+  LR_ASSIGN_OR_RETURN(Seq2SeqSpec s, read_transformer_fields(r, "transformer", &j));
+  LR_RETURN_IF_ERROR(r.finish());
+  s.config_json = j.dump();
+  return make_encoder_decoder(std::move(s));
+}
+
+Result<std::unique_ptr<Architecture>> parse_lasformer_config(std::string_view config_json) {
+  LR_ASSIGN_OR_RETURN(ConfigReader r, ConfigReader::parse(config_json, "lasformer config"));
+  nlohmann::json j;
+  LR_ASSIGN_OR_RETURN(Seq2SeqSpec s, read_transformer_fields(r, "lasformer", &j));
+  SelectionSpec& sel = s.selection;
+  sel.enabled = true;
+  LR_ASSIGN_OR_RETURN(sel.group_size, r.integer_or("selection_group_size", 3, 1, 1024));
+  LR_ASSIGN_OR_RETURN(sel.dim, r.integer_or("selection_dim", 64, 1, int64_t(1) << 20));
+  LR_ASSIGN_OR_RETURN(sel.ratio, r.number_or("selection_ratio", 0.05, 0.0, 1.0));
+  LR_ASSIGN_OR_RETURN(sel.min_keys, r.integer_or("selection_min_keys", 10, 1, int64_t(1) << 24));
+  LR_ASSIGN_OR_RETURN(sel.bias, r.boolean_or("selection_bias", false));
+  if (sel.ratio <= 0.0)
+    return r.error("selection_ratio", "expected a fraction in (0, 1], found " + std::to_string(sel.ratio));
+  LR_RETURN_IF_ERROR(r.finish());
+  j["selection_group_size"] = sel.group_size;
+  j["selection_dim"] = sel.dim;
+  j["selection_ratio"] = sel.ratio;
+  j["selection_min_keys"] = sel.min_keys;
+  j["selection_bias"] = sel.bias;
+  s.config_json = j.dump();
   return make_encoder_decoder(std::move(s));
 }
 

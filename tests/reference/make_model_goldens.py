@@ -42,6 +42,7 @@ import fourier_lra  # noqa: E402
 import safetensors_io  # noqa: E402
 import seq2seq_bart  # noqa: E402
 import seq2seq_fourier_bart  # noqa: E402
+import seq2seq_lasformer  # noqa: E402
 import seq2seq_transformer  # noqa: E402
 from safetensors_io import Tensor  # noqa: E402
 
@@ -49,7 +50,8 @@ REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 GOLDEN_DIR = os.path.join(REPO, "tests", "golden", "models")
 GENERATOR = "tests/reference/make_model_goldens.py"
 
-FAMILIES = [fourier_lra, bert, fastformer, combiner, seq2seq_bart, seq2seq_transformer, seq2seq_fourier_bart]
+FAMILIES = [fourier_lra, bert, fastformer, combiner, seq2seq_bart, seq2seq_transformer, seq2seq_fourier_bart,
+            seq2seq_lasformer]
 
 _CODES = {"f32": ("F32", np.float32), "i32": ("I32", np.int32), "i64": ("I64", np.int64), "u8": ("U8", np.uint8)}
 

@@ -85,14 +85,14 @@ def family_cases(table, spec, cases):
         yield model, case, inputs, out
 
 
-def family_generation(table, spec, cases):
+def family_generation(table, spec, cases, model_class=oracle.Seq2Seq):
     """Yields (model, case, inputs, options, sequences int64 [B, K, L] padded with -1,
-    scores float64 [B, K])."""
+    scores float64 [B, K]). model_class: the oracle (a Seq2Seq subclass for variants)."""
     for case, model, batch, n, rows, beams, max_new, min_len, no_repeat, lenpen in cases:
         cfg, weights = table[model]
         sp = spec(cfg)
         ids, mask = source(sp, model, case, batch, n, rows)
-        m = oracle.Seq2Seq(sp, weights)
+        m = model_class(sp, weights)
         use_mask = rows is not None and not sp["fairseq_padding"]
         results, margin = m.generate(ids, mask if use_mask else None, beams, max_new, min_len, no_repeat, lenpen)
         if not margin > MIN_MARGIN:

@@ -119,6 +119,14 @@ def parameter_shapes(sp):
             ln(lp + "final_layer_norm")
         if sp["enc_pre" if enc else "dec_pre"]:
             ln(pre + "layer_norm")
+    sel = sp.get("selection")  # Lasformer (seq2seq_lasformer.py): at the lowest layer of every group
+    if sel:
+        for side, n, kinds in (("encoder", sp["enc_layers"], ("self_attn",)),
+                               ("decoder", sp["dec_layers"], ("self_attn", "encoder_attn"))):
+            for i in range(0, n, sel["group_size"]):
+                for a in kinds:
+                    for w in ("select_q", "select_k"):
+                        lin("%s%s.layers.%d.%s.%s" % (sp["root"], side, i, a, w), sel["dim"], d, sel["bias"])
     if sp["out_proj"] + ".weight" not in p:
         lin(sp["out_proj"], sp["tgt_vocab"], d, bias=False)
     if sp["logits_bias"]:

@@ -1,0 +1,104 @@
+// arch "lasformer" (MODELS.md §4): config errors name the field, the selection parameters sit
+// at the lowest layer of every group, the graph attends through sparse_attention over
+// k = 5 % of the keys (no dense attention op). Generation is checked by the .gen goldens
+// (generation_test.cpp).
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "longrun/graph.h"
+#include "models/check_status.h"
+#include "models/model_test_util.h"
+
+namespace longrun::model_tests {
+namespace {
+
+constexpr const char* kTiny =
+    "/lasformer_r2_tiny.safetensors";  // 2 + 2 layers, r 2, ds 32, rho 0.05, k_min 10
+
+TEST_CASE("lasformer: config errors name the field") {
+  EditableFile f = EditableFile::read(golden_dir() + kTiny);
+  const std::string good = f.metadata["longrun.config"];
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string c = good;
+    const size_t at = c.find(from);
+    REQUIRE(at != std::string::npos);
+    c.replace(at, from.size(), to);
+    f.metadata["longrun.config"] = c;
+    return f.load();
+  };
+  CHECK_STATUS(with("\"selection_ratio\":0.05", "\"selection_ratio\":0.0"), StatusCode::format_error,
+               "'selection_ratio'", "(0, 1]");
+  CHECK_STATUS(with("\"selection_ratio\":0.05", "\"selection_ratio\":1.5"), StatusCode::format_error,
+               "'selection_ratio'");
+  CHECK_STATUS(with("\"selection_group_size\":2", "\"selection_group_size\":0"), StatusCode::format_error,
+               "'selection_group_size'");
+  CHECK_STATUS(with("\"selection_min_keys\":10", "\"selection_min_keys\":0"), StatusCode::format_error,
+               "'selection_min_keys'");
+  CHECK_STATUS(with("\"selection_dim\":32", "\"selection_dim\":\"32\""), StatusCode::format_error,
+               "'selection_dim'");
+  CHECK_STATUS(with("\"selection_dim\":32", "\"selection_dim\":32,\"selection_bias\":1"),
+               StatusCode::format_error, "'selection_bias'");
+  CHECK_STATUS(with("\"selection_dim\":32", "\"selection_dim\":32,\"selection_k\":5"),
+               StatusCode::format_error, "unknown field 'selection_k'");
+  // The transformer fields keep their checks, under the lasformer name.
+  CHECK_STATUS(with("\"selection_dim\":32", "\"selection_dim\":32,\"activation_fn\":\"swish\""),
+               StatusCode::unsupported, "lasformer config", "swish");
+  // The table follows the fields: r 1 puts selection weights at layer 1 too; biases are extra.
+  CHECK_STATUS(with("\"selection_group_size\":2", "\"selection_group_size\":1"), StatusCode::format_error,
+               "missing tensor 'encoder.layers.1.self_attn.select_q.weight'");
+  CHECK_STATUS(with("\"selection_dim\":32", "\"selection_dim\":32,\"selection_bias\":true"),
+               StatusCode::format_error, "select_q.bias");
+  CHECK_STATUS(with("\"selection_dim\":32", "\"selection_dim\":16"), StatusCode::format_error,
+               "select_q.weight");
+}
+
+TEST_CASE("lasformer: parameter table") {
+  auto params = model_parameters(
+      "lasformer", R"({"src_vocab_size":50,"tgt_vocab_size":50,"encoder_embed_dim":64,)"
+                   R"("encoder_ffn_embed_dim":128,"decoder_ffn_embed_dim":128,"encoder_layers":6,)"
+                   R"("decoder_layers":6,"encoder_attention_heads":8,"decoder_attention_heads":8})");
+  REQUIRE_MESSAGE(params.ok(), params.status().to_string());
+  std::vector<std::string> selection;
+  for (const ModelParameter& p : *params)
+    if (p.name.find(".select_") != std::string::npos) {
+      selection.push_back(p.name);
+      CHECK(p.dims == std::vector<int64_t>{64, 64});  // ds 64 (default) x D
+    }
+  // Defaults r = 3: groups start at layers 0 and 3; no biases.
+  CHECK(selection ==
+        std::vector<std::string>{
+            "encoder.layers.0.self_attn.select_q.weight", "encoder.layers.0.self_attn.select_k.weight",
+            "encoder.layers.3.self_attn.select_q.weight", "encoder.layers.3.self_attn.select_k.weight",
+            "decoder.layers.0.self_attn.select_q.weight", "decoder.layers.0.self_attn.select_k.weight",
+            "decoder.layers.0.encoder_attn.select_q.weight", "decoder.layers.0.encoder_attn.select_k.weight",
+            "decoder.layers.3.self_attn.select_q.weight", "decoder.layers.3.self_attn.select_k.weight",
+            "decoder.layers.3.encoder_attn.select_q.weight",
+            "decoder.layers.3.encoder_attn.select_k.weight"});
+}
+
+TEST_CASE("lasformer: attention runs over the selected keys only") {
+  auto m = Model::load(golden_dir() + kTiny);
+  REQUIRE_MESSAGE(m.ok(), m.status().to_string());
+  const std::vector<std::string> names = {"input_ids", "decoder_input_ids"};
+  const std::vector<TensorDesc> descs = {TensorDesc(DType::i64, {1, 200}), TensorDesc(DType::i64, {1, 20})};
+  auto g = (*m)->build_graph(names, descs);
+  REQUIRE_MESSAGE(g.ok(), g.status().to_string());
+  int sparse = 0, topk = 0;
+  for (const auto& node : g->nodes()) {
+    CHECK(node.kind != OpKind::attention);
+    if (node.kind == OpKind::sparse_attention) ++sparse;
+    if (node.kind == OpKind::topk_indices) {
+      ++topk;
+      // k(200) = max(ceil(0.05 * 200), 10) = 10 in the encoder and cross-attention, and
+      // min(20, 10) = 10 in the decoder: 5 % of the 200 source keys.
+      CHECK(std::get<TopkIndicesAttrs>(node.attrs).k == 10);
+    }
+  }
+  CHECK(sparse == 2 + 2 * 2);  // every attention of 2 + 2 layers
+  CHECK(topk == 3);            // one group per stack: encoder self, decoder self, cross
+}
+
+}  // namespace
+}  // namespace longrun::model_tests
