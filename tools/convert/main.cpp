@@ -43,12 +43,15 @@ void usage(FILE* f) {
                "                       fairseq: the \"model\" state dict with fairseq's upgrades (in_proj\n"
                "                       split, layer_norms renames) and args/cfg.model hyper-parameters\n"
                "                       (only --inspect so far: no fairseq layout is mapped yet)\n"
-               "  --arch ARCH          target architecture (known:");
+               "  --arch ARCH          target architecture (default: the input's longrun.arch, or from\n"
+               "                       an HF config.json's model_type: bert / roberta / bart, fourier-*\n"
+               "                       when filter_layers / dct_layers is set) (known:");
   for (const std::string& a : model_architectures()) std::fprintf(f, " %s", a.c_str());
   std::fprintf(f,
                ")\n"
                "  --config FILE        the architecture's config as JSON (default: the HF directory's\n"
                "                       config.json, if any)\n"
+               "  --layout NAME        the source layout (default: the first that maps to ARCH)\n"
                "  --set KEY=VALUE      set one config field (VALUE as JSON, else a string); repeatable\n"
                "  --dtype f32|f16|bf16 store every weight in this dtype (default: as in the source;\n"
                "                       f64 becomes f32)\n"
@@ -60,9 +63,12 @@ void usage(FILE* f) {
                "  -h, --help           this text\n"
                "\n"
                "Source layouts:");
-  for (const SourceLayout& l : source_layouts())
-    std::fprintf(f, "\n  %s -> %s: %s", std::string(l.name).c_str(), std::string(l.arch).c_str(),
+  for (const SourceLayout& l : source_layouts()) {
+    std::string archs;
+    for (std::string_view a : l.archs) archs += (archs.empty() ? "" : ", ") + std::string(a);
+    std::fprintf(f, "\n  %s -> %s: %s", std::string(l.name).c_str(), archs.c_str(),
                  std::string(l.description).c_str());
+  }
   std::fprintf(f, "\n\nexit codes: 0 ok, 1 the input cannot be read or mapped, 2 usage error\n");
 }
 
@@ -74,7 +80,7 @@ int fail_usage(const std::string& m) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string from = "auto", arch, config_path, dtype_name, input, output;
+  std::string from = "auto", arch, layout, config_path, dtype_name, input, output;
   std::vector<std::string> sets;
   bool inspect = false, quiet = false;
   ReadOptions read_options;
@@ -92,6 +98,8 @@ int main(int argc, char** argv) {
       if (!value(&from)) return fail_usage("--from needs a value");
     } else if (a == "--arch") {
       if (!value(&arch)) return fail_usage("--arch needs a value");
+    } else if (a == "--layout") {
+      if (!value(&layout)) return fail_usage("--layout needs a value");
     } else if (a == "--config") {
       if (!value(&config_path)) return fail_usage("--config needs a file");
     } else if (a == "--set") {
@@ -157,11 +165,6 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  if (arch.empty()) {
-    auto it = src->metadata.find("longrun.arch");
-    if (it == src->metadata.end()) return fail_usage("--arch is required for this input");
-    arch = it->second;
-  }
   std::string config_text = src->config_json;
   if (!config_path.empty()) {
     std::ifstream in(config_path);
@@ -179,8 +182,22 @@ int main(int argc, char** argv) {
   auto config = merge_config(config_text, sets);
   if (!config.ok()) return fail_usage(config.status().message());
 
+  if (arch.empty()) {
+    auto it = src->metadata.find("longrun.arch");
+    if (it != src->metadata.end()) {
+      arch = it->second;
+    } else if (!config_text.empty()) {
+      auto detected = detect_arch(*config);
+      if (!detected.ok()) return fail_usage(detected.status().message());
+      arch = *detected;
+    } else {
+      return fail_usage("--arch is required for this input");
+    }
+  }
+
   ConvertOptions options;
   options.arch = arch;
+  options.layout = layout;
   options.config_json = *config;
   options.dtype = dtype;
   options.source_label = src->format + ":" + std::filesystem::path(input).filename().string();
