@@ -12,6 +12,7 @@
 
 #include "convert.h"
 #include "convert_test_util.h"
+#include "fairseq.h"
 #include "longrun/models/model.h"
 #include "longrun/safetensors.h"
 #include "readers.h"
@@ -96,6 +97,39 @@ TEST_CASE("convert hf: bert, roberta (pytorch_model.bin) and bart directories gi
     CHECK((*conv)->metadata().at("longrun.source") == "test (layout hf-" + std::string(c.arch) + ")");
     fs::remove(out);
   }
+}
+
+TEST_CASE("convert fairseq: a transformer checkpoint (fused in_proj, args, tied output) gives the golden") {
+  auto f = read_fairseq(checkpoint_dir() + "/fairseq_transformer.pt", {});
+  REQUIRE_MESSAGE(f.ok(), f.status().to_string());
+  f->source.config_json = f->hyperparameters_json;
+  auto arch = detect_arch(f->source.config_json);
+  REQUIRE_MESSAGE(arch.ok(), arch.status().to_string());
+  CHECK(*arch == "transformer");
+  const std::string out = temp_out("fairseq_transformer.safetensors");
+  auto summary = convert_source(f->source, out);
+  REQUIRE_MESSAGE(summary.ok(), summary.status().to_string());
+  CHECK(summary->layout == "fairseq-transformer");
+  REQUIRE(summary->ignored.size() == 1);  // the output projection: a copy of the decoder table
+  CHECK(contains(summary->ignored[0],
+                 "decoder.output_projection.weight: tied copy of decoder.embed_tokens.weight"));
+  auto golden = SafetensorsFile::open(golden_model("transformer_base_tiny"));
+  auto conv = SafetensorsFile::open(out);
+  REQUIRE(golden.ok());
+  REQUIRE(conv.ok());
+  CHECK((*conv)->tensors().size() == (*golden)->tensors().size());
+  for (const SafetensorsEntry& g : (*golden)->tensors()) {
+    const SafetensorsEntry* t = (*conv)->find(g.name);
+    REQUIRE_MESSAGE(t, g.name);
+    CHECK(t->desc.to_string() == g.desc.to_string());
+    CHECK_MESSAGE(std::memcmp(t->bytes.data(), g.bytes.data(), g.bytes.size()) == 0, g.name);
+  }
+  auto model = Model::load(out);
+  auto golden_obj = Model::load(golden_model("transformer_base_tiny"));
+  REQUIRE_MESSAGE(model.ok(), model.status().to_string());
+  REQUIRE(golden_obj.ok());
+  CHECK((*model)->config_json() == (*golden_obj)->config_json());
+  fs::remove(out);
 }
 
 TEST_CASE("convert hf: --set filter_layers picks fourier-bert with the same tensors") {

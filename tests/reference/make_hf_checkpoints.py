@@ -17,7 +17,15 @@ hf_bart/       config.json (model_type "bart", BartForConditionalGeneration) + m
                holding lm_head.weight and model.encoder/decoder.embed_tokens.weight (the tied
                copies) but no model.shared.weight: the importer re-creates it from a copy.
 
-Converting each directory must give back the golden model's tensors bit for bit
+fairseq_transformer.pt
+               transformer_base_tiny as a fairseq checkpoint: {"args": argparse.Namespace
+               (transformer hyper-parameters plus training options the importer must drop),
+               "model": state dict with fused in_proj_weight/bias (q, k, v stacked),
+               encoder/decoder.version and embed_positions._float_tensor buffers, and
+               decoder.output_projection.weight sharing the decoder table's storage,
+               "optimizer_history": [...], "extra_state": {...}}.
+
+Converting each must give back the golden model's tensors bit for bit
 (tests/loader/convert_hf_test.cpp).
 """
 
@@ -101,10 +109,39 @@ def hf_bart():
     write_config(d, config, "bart", "BartForConditionalGeneration")
 
 
+def fairseq_transformer():
+    import argparse
+    import collections
+    w, config = golden("transformer_base_tiny")
+    t = {k: torch.from_numpy(np.array(a, dtype=np.float32)) for k, a in w.items()}
+    sd = collections.OrderedDict()
+    for k, v in t.items():
+        for proj in ("self_attn", "encoder_attn"):
+            for kind in ("weight", "bias"):
+                q = ".%s.q_proj.%s" % (proj, kind)
+                if k.endswith(q):
+                    base = k[: -len(q)]
+                    sd["%s.%s.in_proj_%s" % (base, proj, kind)] = torch.cat(
+                        [t[base + ".%s.%s_proj.%s" % (proj, p, kind)] for p in "qkv"])
+        if any(".%s.%s_proj." % (proj, p) in k for proj in ("self_attn", "encoder_attn") for p in "qkv"):
+            continue
+        sd[k] = v
+    sd["decoder.output_projection.weight"] = sd["decoder.embed_tokens.weight"]  # tied: same storage
+    for side in ("encoder", "decoder"):
+        sd[side + ".version"] = torch.tensor([3.0])
+        sd[side + ".embed_positions._float_tensor"] = torch.tensor([1.0])
+    args = argparse.Namespace(arch="transformer", dropout=0.1, optimizer="adam", lr=[0.0005], seed=1,
+                              criterion="label_smoothed_cross_entropy", label_smoothing=0.1,
+                              **{k: v for k, v in config.items() if k not in ("src_vocab_size", "tgt_vocab_size")})
+    ck = {"args": args, "model": sd, "optimizer_history": [{"num_updates": 10}], "extra_state": {"epoch": 2}}
+    torch.save(ck, os.path.join(OUT, "fairseq_transformer.pt"))
+
+
 def main():
     hf_bert()
     hf_roberta()
     hf_bart()
+    fairseq_transformer()
     print("wrote", ", ".join(os.path.join(OUT, n) for n in ("hf_bert", "hf_roberta", "hf_bart")))
 
 

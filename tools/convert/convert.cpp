@@ -127,9 +127,9 @@ Result<ConvertSummary> convert_checkpoint(const SourceCheckpoint& src, const Con
   }
   std::string config_json = options.config_json;
   if (layout.complete_config) {
-    std::vector<std::string> names;
-    for (const auto& k : kept) names.push_back(k.second);
-    auto completed = layout.complete_config(config_json, names);
+    SourceShapes shapes;
+    for (const auto& k : kept) shapes.emplace_back(k.second, k.first->sizes);
+    auto completed = layout.complete_config(config_json, shapes);
     if (!completed.ok()) return completed.status().with_context("config for '" + options.arch + "'");
     config_json = *completed;
   }
@@ -156,8 +156,11 @@ Result<ConvertSummary> convert_checkpoint(const SourceCheckpoint& src, const Con
   for (const auto& [tp, name] : kept) {
     const SourceTensor& t = *tp;
     const TiedCopyRule* copy = nullptr;
-    for (const TiedCopyRule& r : layout.tied_copies)
-      if (r.copy == name) copy = &r;
+    if (!by_name.count(name))
+      for (const TiedCopyRule& r : layout.tied_copies)
+        if (r.copy == name &&
+            (!copy || (!by_name.count(std::string(copy->target)) && by_name.count(std::string(r.target)))))
+          copy = &r;
     if (copy) {
       copies.emplace_back(&t, copy);
       continue;

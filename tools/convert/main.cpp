@@ -42,7 +42,7 @@ void usage(FILE* f) {
                "  --from auto|hf|pytorch|safetensors|fairseq  input kind (default auto: by content);\n"
                "                       fairseq: the \"model\" state dict with fairseq's upgrades (in_proj\n"
                "                       split, layer_norms renames) and args/cfg.model hyper-parameters\n"
-               "                       (only --inspect so far: no fairseq layout is mapped yet)\n"
+               "                       (converted with the fairseq-transformer layout)\n"
                "  --arch ARCH          target architecture (default: the input's longrun.arch, or from\n"
                "                       an HF config.json's model_type: bert / roberta / bart, fourier-*\n"
                "                       when filter_layers / dct_layers is set) (known:");
@@ -136,6 +136,7 @@ int main(int argc, char** argv) {
   }
   if (!inspect && output.empty()) return fail_usage("no output file (-o OUT.safetensors)");
 
+  Result<SourceCheckpoint> src = invalid_argument("no input read");
   if (from == "fairseq") {
     auto f = read_fairseq(input, read_options);
     if (!f.ok()) {
@@ -143,22 +144,24 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (!inspect) {
-      std::fprintf(stderr,
-                   "longrun-convert: no source layout maps fairseq checkpoints to a native architecture yet "
-                   "(use --inspect to list the upgraded tensors and hyper-parameters)\n");
+      // Convert the upgraded tensors with the hyper-parameters as the config.
+      f->source.config_json = f->hyperparameters_json;
+      src = std::move(f->source);
+      if (layout.empty()) layout = "fairseq-transformer";
+    } else {
+      std::fputs(inspect_report(f->source).c_str(), stdout);
+      std::printf("hyper-parameters (%s): %s\n", f->hyperparameters_from.c_str(),
+                  f->hyperparameters_json.c_str());
+      for (const std::string& s : f->upgraded) std::printf("upgraded: %s\n", s.c_str());
+      for (const std::string& s : f->dropped) std::printf("dropped: %s\n", s.c_str());
+      return 0;
+    }
+  } else {
+    src = read_checkpoint(input, from, read_options);
+    if (!src.ok()) {
+      std::fprintf(stderr, "longrun-convert: %s\n", src.status().to_string().c_str());
       return 1;
     }
-    std::fputs(inspect_report(f->source).c_str(), stdout);
-    std::printf("hyper-parameters (%s): %s\n", f->hyperparameters_from.c_str(),
-                f->hyperparameters_json.c_str());
-    for (const std::string& s : f->upgraded) std::printf("upgraded: %s\n", s.c_str());
-    for (const std::string& s : f->dropped) std::printf("dropped: %s\n", s.c_str());
-    return 0;
-  }
-  auto src = read_checkpoint(input, from, read_options);
-  if (!src.ok()) {
-    std::fprintf(stderr, "longrun-convert: %s\n", src.status().to_string().c_str());
-    return 1;
   }
   if (inspect) {
     std::fputs(inspect_report(*src).c_str(), stdout);

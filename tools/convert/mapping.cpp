@@ -20,15 +20,21 @@ const SourceLayout kFourierLra{
      {"optimizer.", "optimizer state (training only)"}},
     {}};
 
-bool any_starts_with(const std::vector<std::string>& names, std::string_view prefix) {
-  return std::any_of(names.begin(), names.end(), [&](const std::string& n) { return n.starts_with(prefix); });
+bool any_starts_with(const SourceShapes& tensors, std::string_view prefix) {
+  return std::any_of(tensors.begin(), tensors.end(),
+                     [&](const auto& t) { return t.first.starts_with(prefix); });
+}
+
+const std::vector<int64_t>* shape_of(const SourceShapes& tensors, std::string_view name) {
+  for (const auto& t : tensors)
+    if (t.first == name) return &t.second;
+  return nullptr;
 }
 
 // HF *ForMaskedLM / *ForPreTraining save the head; BertModel / RobertaModel save the pooler
 // (RobertaForMaskedLM and BertForMaskedLM are built with add_pooling_layer=False). The
 // tensors present decide both flags unless the config (or --set) already does.
-Result<std::string> complete_encoder_config(const std::string& config_json,
-                                            const std::vector<std::string>& names,
+Result<std::string> complete_encoder_config(const std::string& config_json, const SourceShapes& names,
                                             std::string_view head_prefix) {
   nlohmann::json j = nlohmann::json::parse(config_json, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return invalid_argument("config: not a JSON object");
@@ -37,10 +43,10 @@ Result<std::string> complete_encoder_config(const std::string& config_json,
   return j.dump();
 }
 
-Result<std::string> complete_bert_config(const std::string& c, const std::vector<std::string>& n) {
+Result<std::string> complete_bert_config(const std::string& c, const SourceShapes& n) {
   return complete_encoder_config(c, n, "cls.predictions.");
 }
-Result<std::string> complete_roberta_config(const std::string& c, const std::vector<std::string>& n) {
+Result<std::string> complete_roberta_config(const std::string& c, const SourceShapes& n) {
   return complete_encoder_config(c, n, "lm_head.");
 }
 
@@ -88,7 +94,65 @@ const SourceLayout kHfBart{
      {"model.decoder.embed_tokens.weight", "model.shared.weight"},
      {"lm_head.weight", "model.shared.weight"}}};
 
-const SourceLayout* const kLayouts[] = {&kFourierLra, &kHfBert, &kHfRoberta, &kHfBart};
+// fairseq args carry every training option; the transformer family reads these (families.h)
+// and refuses unknown keys, so only they are kept. The dictionary sizes are not in args:
+// they are the embedding tables' rows.
+constexpr const char* kTransformerKeys[] = {"encoder_embed_dim",
+                                            "decoder_embed_dim",
+                                            "encoder_ffn_embed_dim",
+                                            "decoder_ffn_embed_dim",
+                                            "encoder_layers",
+                                            "decoder_layers",
+                                            "encoder_attention_heads",
+                                            "decoder_attention_heads",
+                                            "encoder_normalize_before",
+                                            "decoder_normalize_before",
+                                            "encoder_learned_pos",
+                                            "decoder_learned_pos",
+                                            "layernorm_embedding",
+                                            "no_scale_embedding",
+                                            "activation_fn",
+                                            "share_all_embeddings",
+                                            "share_decoder_input_output_embed",
+                                            "max_source_positions",
+                                            "max_target_positions",
+                                            "src_vocab_size",
+                                            "tgt_vocab_size",
+                                            "pad",
+                                            "eos"};
+
+Result<std::string> complete_fairseq_transformer_config(const std::string& config_json,
+                                                        const SourceShapes& tensors) {
+  nlohmann::json j = nlohmann::json::parse(config_json, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return invalid_argument("config: not a JSON object");
+  nlohmann::json out = nlohmann::json::object();
+  for (const char* k : kTransformerKeys)
+    if (j.contains(k) && !j[k].is_null()) out[k] = j[k];
+  const auto* src = shape_of(tensors, "encoder.embed_tokens.weight");
+  const auto* tgt = shape_of(tensors, "decoder.embed_tokens.weight");
+  if (!tgt) tgt = shape_of(tensors, "decoder.output_projection.weight");
+  if (!tgt) tgt = src;
+  if (!out.contains("src_vocab_size") && src && !src->empty()) out["src_vocab_size"] = (*src)[0];
+  if (!out.contains("tgt_vocab_size") && tgt && !tgt->empty()) out["tgt_vocab_size"] = (*tgt)[0];
+  return out.dump();
+}
+
+// fairseq TransformerModel checkpoints after the reader's upgrades (fairseq.*: "model" state
+// dict, in_proj split, layer_norms renamed, version / sinusoidal buffers dropped): names are
+// the native ones. Tied tables appear once per use in the state dict.
+const SourceLayout kFairseqTransformer{"fairseq-transformer",
+                                       {"transformer"},
+                                       "fairseq TransformerModel (--from fairseq: args/cfg.model "
+                                       "hyper-parameters, dictionary sizes from the tables)",
+                                       {},
+                                       {},
+                                       {},
+                                       {{"decoder.output_projection.weight", "decoder.embed_tokens.weight"},
+                                        {"decoder.output_projection.weight", "encoder.embed_tokens.weight"},
+                                        {"decoder.embed_tokens.weight", "encoder.embed_tokens.weight"}},
+                                       complete_fairseq_transformer_config};
+
+const SourceLayout* const kLayouts[] = {&kFourierLra, &kHfBert, &kHfRoberta, &kHfBart, &kFairseqTransformer};
 
 }  // namespace
 
@@ -117,6 +181,12 @@ const SourceLayout* find_layout(std::string_view name) {
 Result<std::string> detect_arch(const std::string& config_json) {
   nlohmann::json j = nlohmann::json::parse(config_json, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return invalid_argument("config: not a JSON object");
+  const auto fairseq_arch = j.find("arch");
+  if (!j.contains("model_type") && fairseq_arch != j.end() && fairseq_arch->is_string()) {
+    const std::string a = fairseq_arch->get<std::string>();
+    if (a.starts_with("transformer")) return std::string("transformer");
+    return unsupported("fairseq arch '" + a + "' has no source layout (known: transformer*): give --arch");
+  }
   const auto type = j.find("model_type");
   if (type == j.end() || !type->is_string()) return invalid_argument("config has no model_type: give --arch");
   const std::string t = type->get<std::string>();

@@ -5,14 +5,18 @@
 // fields follow from the tensors present.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "longrun/status.h"
 
 namespace longrun::convert {
+
+using SourceShapes = std::vector<std::pair<std::string, std::vector<int64_t>>>;
 
 struct IgnoreRule {
   std::string_view prefix;  // matched against the source name as stored and as unwrapped
@@ -26,7 +30,9 @@ struct TieRule {
 
 // A source tensor (unwrapped name) that the family stores only once, as `target`: when the
 // source also holds `target` the copy must be byte-identical and is dropped (reported);
-// when it does not, the copy provides it.
+// when it does not, the copy provides it. Applies only when `copy` is not itself in the
+// configured parameter table (e.g. an untied output projection); of several rules for one
+// copy the first whose target is in the table is used.
 struct TiedCopyRule {
   std::string_view copy;
   std::string_view target;
@@ -42,10 +48,11 @@ struct SourceLayout {
   std::vector<IgnoreRule> ignore;
   std::vector<TieRule> ties;
   std::vector<TiedCopyRule> tied_copies;
-  // Fills config fields the source's tensors decide (e.g. whether an MLM head is present)
-  // when the config does not set them; `names` are the unwrapped, non-ignored tensor names.
+  // Fills config fields the source's tensors decide (e.g. whether an MLM head is present,
+  // vocabulary sizes) when the config does not set them; `tensors` are the unwrapped,
+  // non-ignored (name, shape) pairs.
   Result<std::string> (*complete_config)(const std::string& config_json,
-                                         const std::vector<std::string>& names) = nullptr;
+                                         const SourceShapes& tensors) = nullptr;
 };
 
 std::span<const SourceLayout> source_layouts();
@@ -55,7 +62,8 @@ const SourceLayout* find_layout(std::string_view name);
 
 // The native architecture of a Hugging Face config.json: model_type "bert" / "roberta" /
 // "bart", made "fourier-*" when the config (after --set) has filter_layers (bert, roberta)
-// or dct_layers (bart). An error names the model_type found.
+// or dct_layers (bart); or of fairseq hyper-parameters: arch "transformer*" -> transformer.
+// An error names the model_type / arch found.
 Result<std::string> detect_arch(const std::string& config_json);
 
 }  // namespace longrun::convert
