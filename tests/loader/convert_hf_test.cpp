@@ -54,6 +54,21 @@ SourceCheckpoint read_dir(const std::string& name) {
   return std::move(*src);
 }
 
+// Every tensor of the golden model, bit for bit, and nothing else in `out`.
+void check_golden_tensors(const std::string& out, const std::string& golden_name) {
+  auto golden = SafetensorsFile::open(golden_model(golden_name));
+  auto conv = SafetensorsFile::open(out);
+  REQUIRE(golden.ok());
+  REQUIRE(conv.ok());
+  CHECK((*conv)->tensors().size() == (*golden)->tensors().size());
+  for (const SafetensorsEntry& g : (*golden)->tensors()) {
+    const SafetensorsEntry* t = (*conv)->find(g.name);
+    REQUIRE_MESSAGE(t, g.name);
+    CHECK(t->desc.to_string() == g.desc.to_string());
+    CHECK_MESSAGE(std::memcmp(t->bytes.data(), g.bytes.data(), g.bytes.size()) == 0, g.name);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("convert hf: bert, roberta (pytorch_model.bin) and bart directories give the golden tensors") {
@@ -76,24 +91,16 @@ TEST_CASE("convert hf: bert, roberta (pytorch_model.bin) and bart directories gi
     REQUIRE_MESSAGE(summary.ok(), summary.status().to_string());
     CHECK(int(summary->ignored.size()) == c.ignored);
     CHECK(int(summary->retied.size()) == c.retied);
-    auto golden = SafetensorsFile::open(golden_model(c.golden));
-    auto conv = SafetensorsFile::open(out);
-    REQUIRE(golden.ok());
-    REQUIRE(conv.ok());
-    CHECK(summary->mapped == int((*golden)->tensors().size()));
-    CHECK((*conv)->tensors().size() == (*golden)->tensors().size());
-    for (const SafetensorsEntry& g : (*golden)->tensors()) {
-      const SafetensorsEntry* t = (*conv)->find(g.name);
-      REQUIRE_MESSAGE(t, g.name);
-      CHECK(t->desc.to_string() == g.desc.to_string());
-      CHECK_MESSAGE(std::memcmp(t->bytes.data(), g.bytes.data(), g.bytes.size()) == 0, g.name);
-    }
+    check_golden_tensors(out, c.golden);
     // Same config as the golden model (mlm_head / add_pooling_layer inferred from the tensors).
     auto model = Model::load(out);
     auto golden_obj = Model::load(golden_model(c.golden));
     REQUIRE_MESSAGE(model.ok(), model.status().to_string());
     REQUIRE(golden_obj.ok());
     CHECK((*model)->config_json() == (*golden_obj)->config_json());
+    auto conv = SafetensorsFile::open(out);
+    REQUIRE(conv.ok());
+    CHECK(summary->mapped == int((*conv)->tensors().size()));
     CHECK((*conv)->metadata().at("longrun.source") == "test (layout hf-" + std::string(c.arch) + ")");
     fs::remove(out);
   }
@@ -113,22 +120,26 @@ TEST_CASE("convert fairseq: a transformer checkpoint (fused in_proj, args, tied 
   REQUIRE(summary->ignored.size() == 1);  // the output projection: a copy of the decoder table
   CHECK(contains(summary->ignored[0],
                  "decoder.output_projection.weight: tied copy of decoder.embed_tokens.weight"));
-  auto golden = SafetensorsFile::open(golden_model("transformer_base_tiny"));
-  auto conv = SafetensorsFile::open(out);
-  REQUIRE(golden.ok());
-  REQUIRE(conv.ok());
-  CHECK((*conv)->tensors().size() == (*golden)->tensors().size());
-  for (const SafetensorsEntry& g : (*golden)->tensors()) {
-    const SafetensorsEntry* t = (*conv)->find(g.name);
-    REQUIRE_MESSAGE(t, g.name);
-    CHECK(t->desc.to_string() == g.desc.to_string());
-    CHECK_MESSAGE(std::memcmp(t->bytes.data(), g.bytes.data(), g.bytes.size()) == 0, g.name);
-  }
+  check_golden_tensors(out, "transformer_base_tiny");
   auto model = Model::load(out);
   auto golden_obj = Model::load(golden_model("transformer_base_tiny"));
   REQUIRE_MESSAGE(model.ok(), model.status().to_string());
   REQUIRE(golden_obj.ok());
   CHECK((*model)->config_json() == (*golden_obj)->config_json());
+  fs::remove(out);
+}
+
+TEST_CASE("convert fastformer: the official state_dict (wrapper, module. prefix) gives the golden") {
+  auto golden = SafetensorsFile::open(golden_model("fastformer_d64"));
+  REQUIRE(golden.ok());
+  auto src = read_checkpoint(checkpoint_dir() + "/fastformer_official.pt", "auto", {});
+  REQUIRE_MESSAGE(src.ok(), src.status().to_string());
+  src->config_json = (*golden)->metadata().at("longrun.config");
+  const std::string out = temp_out("fastformer.safetensors");
+  auto summary = convert_source(*src, out, {}, "fastformer");
+  REQUIRE_MESSAGE(summary.ok(), summary.status().to_string());
+  CHECK(summary->layout == "fastformer-official");
+  check_golden_tensors(out, "fastformer_d64");
   fs::remove(out);
 }
 

@@ -25,6 +25,10 @@ fairseq_transformer.pt
                decoder.output_projection.weight sharing the decoder table's storage,
                "optimizer_history": [...], "extra_state": {...}}.
 
+fastformer_official.pt
+               fastformer_d64 as the notebook's training loop would save it with DataParallel:
+               torch.save({"model_state_dict": {"module." + name: tensor}, "epoch": 3}).
+
 Converting each must give back the golden model's tensors bit for bit
 (tests/loader/convert_hf_test.cpp).
 """
@@ -137,11 +141,18 @@ def fairseq_transformer():
     torch.save(ck, os.path.join(OUT, "fairseq_transformer.pt"))
 
 
+def fastformer_official():
+    w, _ = golden("fastformer_d64")
+    sd = {"module." + k: torch.from_numpy(np.array(a, dtype=np.float32)) for k, a in w.items()}
+    torch.save({"model_state_dict": sd, "epoch": 3}, os.path.join(OUT, "fastformer_official.pt"))
+
+
 def main():
     hf_bert()
     hf_roberta()
     hf_bart()
     fairseq_transformer()
+    fastformer_official()
     print("wrote", ", ".join(os.path.join(OUT, n) for n in ("hf_bert", "hf_roberta", "hf_bart")))
 
 

@@ -152,7 +152,20 @@ const SourceLayout kFairseqTransformer{"fairseq-transformer",
                                         {"decoder.embed_tokens.weight", "encoder.embed_tokens.weight"}},
                                        complete_fairseq_transformer_config};
 
-const SourceLayout* const kLayouts[] = {&kFourierLra, &kHfBert, &kHfRoberta, &kHfBart, &kFairseqTransformer};
+// wuch15/Fastformer notebook (CHECKPOINTS.md: no released checkpoint): torch.save of the
+// Model's state_dict, names as the family's table; optional DataParallel "module." and a
+// {"model_state_dict": ...} / {"state_dict": ...} wrapper as training scripts write.
+const SourceLayout kFastformerOfficial{"fastformer-official",
+                                       {"fastformer"},
+                                       "wuch15/Fastformer notebook Model state_dict (optional "
+                                       "model_state_dict/state_dict wrapper, module. prefix)",
+                                       {"model_state_dict.", "state_dict.", "module."},
+                                       {{"optimizer_state_dict.", "optimizer state (training only)"},
+                                        {"optimizer.", "optimizer state (training only)"}},
+                                       {}};
+
+const SourceLayout* const kLayouts[] = {
+    &kFourierLra, &kHfBert, &kHfRoberta, &kHfBart, &kFairseqTransformer, &kFastformerOfficial};
 
 }  // namespace
 
