@@ -7,8 +7,10 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <tuple>
 
 #include "convert.h"
 #include "convert_test_util.h"
@@ -54,8 +56,10 @@ SourceCheckpoint read_dir(const std::string& name) {
   return std::move(*src);
 }
 
-// Every tensor of the golden model, bit for bit, and nothing else in `out`.
-void check_golden_tensors(const std::string& out, const std::string& golden_name) {
+// Every tensor of the golden model, bit for bit (`zeroed`: all zeros instead), and nothing
+// else in `out`.
+void check_golden_tensors(const std::string& out, const std::string& golden_name,
+                          const std::string& zeroed = {}) {
   auto golden = SafetensorsFile::open(golden_model(golden_name));
   auto conv = SafetensorsFile::open(out);
   REQUIRE(golden.ok());
@@ -65,6 +69,12 @@ void check_golden_tensors(const std::string& out, const std::string& golden_name
     const SafetensorsEntry* t = (*conv)->find(g.name);
     REQUIRE_MESSAGE(t, g.name);
     CHECK(t->desc.to_string() == g.desc.to_string());
+    if (g.name == zeroed) {
+      CHECK_MESSAGE(
+          std::all_of(t->bytes.begin(), t->bytes.end(), [](std::byte b) { return b == std::byte{0}; }),
+          g.name);
+      continue;
+    }
     CHECK_MESSAGE(std::memcmp(t->bytes.data(), g.bytes.data(), g.bytes.size()) == 0, g.name);
   }
 }
@@ -127,6 +137,36 @@ TEST_CASE("convert fairseq: a transformer checkpoint (fused in_proj, args, tied 
   REQUIRE(golden_obj.ok());
   CHECK((*model)->config_json() == (*golden_obj)->config_json());
   fs::remove(out);
+}
+
+TEST_CASE("convert fairseq: bart and the official Fourier-BART args give the golden (zero logits bias)") {
+  for (const auto& [file, golden, arch] :
+       {std::tuple{"fairseq_bart.pt", "bart_tiny", "bart"},
+        std::tuple{"fairseq_fourier_bart.pt", "fourier_bart_l2_r03", "fourier-bart"}}) {
+    CAPTURE(file);
+    auto f = read_fairseq(checkpoint_dir() + "/" + file, {});
+    REQUIRE_MESSAGE(f.ok(), f.status().to_string());
+    f->source.config_json = f->hyperparameters_json;
+    auto detected = detect_arch(f->source.config_json);
+    REQUIRE_MESSAGE(detected.ok(), detected.status().to_string());
+    CHECK(*detected == arch);
+    const std::string out = temp_out(std::string(file) + ".safetensors");
+    ConvertOptions o;
+    o.arch = arch;
+    o.layout = "fairseq-bart";  // hf-bart also maps bart
+    o.config_json = f->source.config_json;
+    o.source_label = "test";
+    auto summary = convert_checkpoint(f->source, o, out);
+    REQUIRE_MESSAGE(summary.ok(), summary.status().to_string());
+    CHECK(summary->retied.size() == 2);  // model.shared.weight from a copy, final_logits_bias zeros
+    check_golden_tensors(out, golden, "final_logits_bias");
+    auto model = Model::load(out);
+    auto golden_obj = Model::load(golden_model(golden));
+    REQUIRE_MESSAGE(model.ok(), model.status().to_string());
+    REQUIRE(golden_obj.ok());
+    CHECK((*model)->config_json() == (*golden_obj)->config_json());
+    fs::remove(out);
+  }
 }
 
 TEST_CASE("convert fastformer: the official state_dict (wrapper, module. prefix) gives the golden") {

@@ -25,6 +25,11 @@ fairseq_transformer.pt
                decoder.output_projection.weight sharing the decoder table's storage,
                "optimizer_history": [...], "extra_state": {...}}.
 
+fairseq_bart.pt / fairseq_fourier_bart.pt
+               bart_tiny / fourier_bart_l2_r03 as fairseq BART checkpoints: "model." stripped,
+               model.shared as encoder/decoder embed_tokens and decoder.output_projection (one
+               storage), no final_logits_bias, version buffers, args with fairseq names (and
+               dct_layers as the string "[2]", dct_percentage, as the official Fourier-BART).
 fastformer_official.pt
                fastformer_d64 as the notebook's training loop would save it with DataParallel:
                torch.save({"model_state_dict": {"module." + name: tensor}, "epoch": 3}).
@@ -141,6 +146,31 @@ def fairseq_transformer():
     torch.save(ck, os.path.join(OUT, "fairseq_transformer.pt"))
 
 
+def fairseq_bart(golden_name, out_name, arch, extra):
+    import argparse
+    w, c = golden(golden_name)
+    t = {k: torch.from_numpy(np.array(a, dtype=np.float32)) for k, a in w.items()}
+    sd = {}
+    for k, v in t.items():
+        if k.startswith("model.") and k != "model.shared.weight":
+            sd[k[len("model."):]] = v
+    shared = t["model.shared.weight"]
+    for k in ("encoder.embed_tokens.weight", "decoder.embed_tokens.weight", "decoder.output_projection.weight"):
+        sd[k] = shared
+    sd["encoder.version"] = torch.tensor([3.0])
+    sd["decoder.version"] = torch.tensor([3.0])
+    args = argparse.Namespace(
+        arch=arch, encoder_embed_dim=c["d_model"], decoder_embed_dim=c["d_model"],
+        encoder_layers=c["encoder_layers"], decoder_layers=c["decoder_layers"],
+        encoder_attention_heads=c["encoder_attention_heads"], decoder_attention_heads=c["decoder_attention_heads"],
+        encoder_ffn_embed_dim=c["encoder_ffn_dim"], decoder_ffn_embed_dim=c["decoder_ffn_dim"],
+        max_source_positions=c["max_position_embeddings"], max_target_positions=c["max_position_embeddings"],
+        activation_fn=c.get("activation_function", "gelu"), share_all_embeddings=True,
+        encoder_learned_pos=True, decoder_learned_pos=True, layernorm_embedding=True,
+        no_scale_embedding=not c.get("scale_embedding", False), dropout=0.1, lr=[3e-05], **extra)
+    torch.save({"args": args, "model": sd, "optimizer_history": []}, os.path.join(OUT, out_name))
+
+
 def fastformer_official():
     w, _ = golden("fastformer_d64")
     sd = {"module." + k: torch.from_numpy(np.array(a, dtype=np.float32)) for k, a in w.items()}
@@ -153,6 +183,9 @@ def main():
     hf_bart()
     fairseq_transformer()
     fastformer_official()
+    fairseq_bart("bart_tiny", "fairseq_bart.pt", "bart_base", {})
+    fairseq_bart("fourier_bart_l2_r03", "fairseq_fourier_bart.pt", "bart_base_dct",
+                 {"dct_layers": "[2]", "dct_percentage": 0.3, "dct_lowpass": True, "global_residual": True})
     print("wrote", ", ".join(os.path.join(OUT, n) for n in ("hf_bert", "hf_roberta", "hf_bart")))
 
 

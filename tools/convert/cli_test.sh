@@ -56,4 +56,6 @@ expect 1 "layout for another arch" "$bin" "$ck/hf_bert" --layout hf-bart -o "$tm
 expect 2 "unknown model_type" "$bin" --config "$ck/lra_vanilla.config.json" "$ck/hf_bert" -o "$tmp/hf2.safetensors"
 expect 0 "fairseq transformer" "$bin" --from fairseq "$ck/fairseq_transformer.pt" -o "$tmp/ft.safetensors"
 grep -q "transformer, layout fairseq-transformer" "$tmp/out" || { echo "FAIL: fairseq layout"; cat "$tmp/out"; fail=1; }
+expect 0 "fairseq bart picks fairseq-bart" "$bin" --from fairseq "$ck/fairseq_bart.pt" -o "$tmp/fb.safetensors"
+grep -q "bart, layout fairseq-bart" "$tmp/out" || { echo "FAIL: fairseq-bart layout"; cat "$tmp/out"; fail=1; }
 exit $fail

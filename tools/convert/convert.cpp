@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "longrun/checked_math.h"
 #include "longrun/models/model.h"
 #include "longrun/safetensors.h"
 #include "registry.h"
@@ -123,7 +125,7 @@ Result<ConvertSummary> convert_checkpoint(const SourceCheckpoint& src, const Con
       summary.ignored.push_back(t.name + ": " + std::string(ignored->reason));
       continue;
     }
-    kept.emplace_back(&t, std::string(name));
+    kept.emplace_back(&t, std::string(layout.add_prefix) + std::string(name));
   }
   std::string config_json = options.config_json;
   if (layout.complete_config) {
@@ -206,6 +208,29 @@ Result<ConvertSummary> convert_checkpoint(const SourceCheckpoint& src, const Con
     } else {
       summary.ignored.push_back(t.name + ": tied copy of " + std::string(rule->target) + " (identical)");
     }
+  }
+  std::deque<SourceTensor> zeros;  // stand-ins for zeros_if_absent (pointers stay valid)
+  std::deque<std::vector<std::byte>> zero_storage;
+  for (size_t i = 0; i < table.size(); ++i) {
+    if (chosen[i]) continue;
+    if (std::find(layout.zeros_if_absent.begin(), layout.zeros_if_absent.end(), table[i].name) ==
+        layout.zeros_if_absent.end())
+      continue;
+    int64_t n = 0, bytes = 0;
+    if (!checked_product(table[i].dims, &n) || !checked_mul(n, int64_t(4), &bytes))
+      return invalid_argument("tensor '" + table[i].name + "': shape " + shape_string(table[i].dims) +
+                              " too large");
+    zero_storage.emplace_back(size_t(bytes));
+    SourceTensor& z = zeros.emplace_back();
+    z.name = table[i].name;
+    z.dtype = SourceDType::f32;
+    z.sizes = table[i].dims;
+    z.strides.assign(z.sizes.size(), 1);
+    for (size_t k = z.sizes.size(); k-- > 1;) z.strides[k - 1] = z.strides[k] * z.sizes[k];
+    z.storage = zero_storage.back();
+    chosen[i] = &z;
+    summary.retied.push_back(table[i].name + " <- zeros (" + std::string(layout.name) +
+                             " sources have none)");
   }
   for (size_t i = 0; i < table.size(); ++i) {
     if (chosen[i]) continue;

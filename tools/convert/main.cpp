@@ -42,7 +42,7 @@ void usage(FILE* f) {
                "  --from auto|hf|pytorch|safetensors|fairseq  input kind (default auto: by content);\n"
                "                       fairseq: the \"model\" state dict with fairseq's upgrades (in_proj\n"
                "                       split, layer_norms renames) and args/cfg.model hyper-parameters\n"
-               "                       (converted with the fairseq-transformer layout)\n"
+               "                       (converted with the arch's fairseq-* layout)\n"
                "  --arch ARCH          target architecture (default: the input's longrun.arch, or from\n"
                "                       an HF config.json's model_type: bert / roberta / bart, fourier-*\n"
                "                       when filter_layers / dct_layers is set) (known:");
@@ -137,6 +137,7 @@ int main(int argc, char** argv) {
   if (!inspect && output.empty()) return fail_usage("no output file (-o OUT.safetensors)");
 
   Result<SourceCheckpoint> src = invalid_argument("no input read");
+  bool from_fairseq = false;
   if (from == "fairseq") {
     auto f = read_fairseq(input, read_options);
     if (!f.ok()) {
@@ -147,7 +148,7 @@ int main(int argc, char** argv) {
       // Convert the upgraded tensors with the hyper-parameters as the config.
       f->source.config_json = f->hyperparameters_json;
       src = std::move(f->source);
-      if (layout.empty()) layout = "fairseq-transformer";
+      from_fairseq = true;
     } else {
       std::fputs(inspect_report(f->source).c_str(), stdout);
       std::printf("hyper-parameters (%s): %s\n", f->hyperparameters_from.c_str(),
@@ -196,6 +197,12 @@ int main(int argc, char** argv) {
     } else {
       return fail_usage("--arch is required for this input");
     }
+  }
+
+  if (from_fairseq && layout.empty()) {  // the fairseq-* layout of the arch (hf-bart also maps bart)
+    for (const SourceLayout* l : layouts_for_arch(arch))
+      if (l->name.starts_with("fairseq-") && layout.empty()) layout = std::string(l->name);
+    if (layout.empty()) return fail_usage("no fairseq layout maps to architecture '" + arch + "'");
   }
 
   ConvertOptions options;

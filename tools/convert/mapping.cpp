@@ -152,6 +152,66 @@ const SourceLayout kFairseqTransformer{"fairseq-transformer",
                                         {"decoder.embed_tokens.weight", "encoder.embed_tokens.weight"}},
                                        complete_fairseq_transformer_config};
 
+// fairseq BART args -> the HF config names the bart / fourier-bart families read
+// (CHECKPOINTS.md §3: names 1:1 below "model."; positions [max + 2, D]; the official
+// Fourier-BART adds only args: dct_layers, dct_percentage, dct_lowpass, global_residual).
+Result<std::string> complete_fairseq_bart_config(const std::string& config_json,
+                                                 const SourceShapes& tensors) {
+  nlohmann::json j = nlohmann::json::parse(config_json, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return invalid_argument("config: not a JSON object");
+  nlohmann::json out = nlohmann::json::object();
+  auto copy = [&](const char* from, const char* to) {
+    if (j.contains(from) && !j[from].is_null()) out[to] = j[from];
+  };
+  copy("encoder_embed_dim", "d_model");
+  copy("encoder_layers", "encoder_layers");
+  copy("decoder_layers", "decoder_layers");
+  copy("encoder_attention_heads", "encoder_attention_heads");
+  copy("decoder_attention_heads", "decoder_attention_heads");
+  copy("encoder_ffn_embed_dim", "encoder_ffn_dim");
+  copy("decoder_ffn_embed_dim", "decoder_ffn_dim");
+  copy("max_source_positions", "max_position_embeddings");
+  copy("activation_fn", "activation_function");
+  for (const char* k : {"dct_layers", "dct_percentage", "dct_lowpass", "global_residual", "pad_token_id",
+                        "eos_token_id", "decoder_start_token_id", "vocab_size", "scale_embedding"})
+    copy(k, k);
+  // fairseq writes list-valued args as strings ("[0, 1]") in some versions.
+  if (out.contains("dct_layers") && out["dct_layers"].is_string()) {
+    nlohmann::json l = nlohmann::json::parse(out["dct_layers"].get<std::string>(), nullptr, false);
+    if (l.is_discarded()) return invalid_argument("config: field 'dct_layers': not a list");
+    out["dct_layers"] = l;
+  }
+  if (j.contains("max_target_positions") && j.contains("max_source_positions") &&
+      j["max_target_positions"] != j["max_source_positions"])
+    return unsupported("config: fields 'max_source_positions' and 'max_target_positions' differ (" +
+                       j["max_source_positions"].dump() + ", " + j["max_target_positions"].dump() +
+                       "); the bart family has one max_position_embeddings");
+  if (!out.contains("scale_embedding") && j.contains("no_scale_embedding") &&
+      j["no_scale_embedding"].is_boolean())
+    out["scale_embedding"] = !j["no_scale_embedding"].get<bool>();
+  const auto* table = shape_of(tensors, "model.encoder.embed_tokens.weight");
+  if (!out.contains("vocab_size") && table && !table->empty()) out["vocab_size"] = (*table)[0];
+  return out.dump();
+}
+
+// fairseq BARTModel (bart.base / bart.large model.pt, the official Fourier-BART): the reader's
+// "model" state dict gets "model." prepended; the shared table appears as encoder and decoder
+// embed_tokens and output_projection; there is no final_logits_bias (zeros).
+const SourceLayout kFairseqBart{"fairseq-bart",
+                                {"bart", "fourier-bart"},
+                                "fairseq BART / official Fourier-BART (--from fairseq: model. prefix added, "
+                                "embed_tokens / output_projection tied "
+                                "to model.shared, final_logits_bias zeros)",
+                                {},
+                                {},
+                                {},
+                                {{"model.encoder.embed_tokens.weight", "model.shared.weight"},
+                                 {"model.decoder.embed_tokens.weight", "model.shared.weight"},
+                                 {"model.decoder.output_projection.weight", "model.shared.weight"}},
+                                complete_fairseq_bart_config,
+                                "model.",
+                                {"final_logits_bias"}};
+
 // wuch15/Fastformer notebook (CHECKPOINTS.md: no released checkpoint): torch.save of the
 // Model's state_dict, names as the family's table; optional DataParallel "module." and a
 // {"model_state_dict": ...} / {"state_dict": ...} wrapper as training scripts write.
@@ -165,7 +225,7 @@ const SourceLayout kFastformerOfficial{"fastformer-official",
                                        {}};
 
 const SourceLayout* const kLayouts[] = {
-    &kFourierLra, &kHfBert, &kHfRoberta, &kHfBart, &kFairseqTransformer, &kFastformerOfficial};
+    &kFourierLra, &kHfBert, &kHfRoberta, &kHfBart, &kFairseqTransformer, &kFastformerOfficial, &kFairseqBart};
 
 }  // namespace
 
@@ -198,7 +258,9 @@ Result<std::string> detect_arch(const std::string& config_json) {
   if (!j.contains("model_type") && fairseq_arch != j.end() && fairseq_arch->is_string()) {
     const std::string a = fairseq_arch->get<std::string>();
     if (a.starts_with("transformer")) return std::string("transformer");
-    return unsupported("fairseq arch '" + a + "' has no source layout (known: transformer*): give --arch");
+    if (a.starts_with("bart")) return std::string(j.contains("dct_layers") ? "fourier-bart" : "bart");
+    return unsupported("fairseq arch '" + a +
+                       "' has no source layout (known: transformer*, bart*): give --arch");
   }
   const auto type = j.find("model_type");
   if (type == j.end() || !type->is_string()) return invalid_argument("config has no model_type: give --arch");

@@ -53,6 +53,11 @@ struct SourceLayout {
   // non-ignored (name, shape) pairs.
   Result<std::string> (*complete_config)(const std::string& config_json,
                                          const SourceShapes& tensors) = nullptr;
+  // Prepended to every unwrapped name (fairseq BART's "encoder.*" -> native "model.encoder.*").
+  std::string_view add_prefix;
+  // Native tensors the source format does not have and whose value is zero (fairseq BART has
+  // no final_logits_bias): filled with f32 zeros when absent, reported as re-tied.
+  std::vector<std::string_view> zeros_if_absent;
 };
 
 std::span<const SourceLayout> source_layouts();
