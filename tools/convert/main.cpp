@@ -138,6 +138,7 @@ int main(int argc, char** argv) {
 
   Result<SourceCheckpoint> src = invalid_argument("no input read");
   bool from_fairseq = false;
+  std::vector<std::string> fairseq_dropped;  // reported with the summary
   if (from == "fairseq") {
     auto f = read_fairseq(input, read_options);
     if (!f.ok()) {
@@ -149,6 +150,7 @@ int main(int argc, char** argv) {
       f->source.config_json = f->hyperparameters_json;
       src = std::move(f->source);
       from_fairseq = true;
+      fairseq_dropped = f->dropped;
     } else {
       std::fputs(inspect_report(f->source).c_str(), stdout);
       std::printf("hyper-parameters (%s): %s\n", f->hyperparameters_from.c_str(),
@@ -232,6 +234,8 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(summary->bytes));
     for (const std::string& s : summary->ignored) std::printf("  ignored %s\n", s.c_str());
     for (const std::string& s : summary->retied) std::printf("  re-tied %s\n", s.c_str());
+    for (const std::string& s : fairseq_dropped)
+      std::printf("  dropped by the fairseq reader %s\n", s.c_str());
     std::printf("  source sha256: %s\n", summary->metadata["longrun.source_sha256"].c_str());
   }
   return 0;
