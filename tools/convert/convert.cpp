@@ -51,6 +51,28 @@ void progress_bar(size_t done, size_t total) {
   if (done == total) std::fprintf(stderr, "\n");
 }
 
+// f32 zero tensors standing in for parameters a source format does not have (deques: the
+// pointers handed out stay valid).
+struct ZeroTensors {
+  std::deque<SourceTensor> tensors;
+  std::deque<std::vector<std::byte>> storage;
+
+  Result<const SourceTensor*> add(const std::string& name, const std::vector<int64_t>& dims) {
+    int64_t n = 0, bytes = 0;
+    if (!checked_product(dims, &n) || !checked_mul(n, int64_t(4), &bytes))
+      return invalid_argument("tensor '" + name + "': shape " + shape_string(dims) + " too large");
+    storage.emplace_back(size_t(bytes));
+    SourceTensor& z = tensors.emplace_back();
+    z.name = name;
+    z.dtype = SourceDType::f32;
+    z.sizes = dims;
+    z.strides.assign(dims.size(), 1);
+    for (size_t k = dims.size(); k-- > 1;) z.strides[k - 1] = z.strides[k] * dims[k];
+    z.storage = storage.back();
+    return &z;
+  }
+};
+
 }  // namespace
 
 std::vector<std::byte> convert_floats(std::span<const std::byte> in, SourceDType from, DType to) {
@@ -209,26 +231,12 @@ Result<ConvertSummary> convert_checkpoint(const SourceCheckpoint& src, const Con
       summary.ignored.push_back(t.name + ": tied copy of " + std::string(rule->target) + " (identical)");
     }
   }
-  std::deque<SourceTensor> zeros;  // stand-ins for zeros_if_absent (pointers stay valid)
-  std::deque<std::vector<std::byte>> zero_storage;
+  ZeroTensors zeros;
   for (size_t i = 0; i < table.size(); ++i) {
-    if (chosen[i]) continue;
-    if (std::find(layout.zeros_if_absent.begin(), layout.zeros_if_absent.end(), table[i].name) ==
-        layout.zeros_if_absent.end())
+    if (chosen[i] || std::find(layout.zeros_if_absent.begin(), layout.zeros_if_absent.end(), table[i].name) ==
+                         layout.zeros_if_absent.end())
       continue;
-    int64_t n = 0, bytes = 0;
-    if (!checked_product(table[i].dims, &n) || !checked_mul(n, int64_t(4), &bytes))
-      return invalid_argument("tensor '" + table[i].name + "': shape " + shape_string(table[i].dims) +
-                              " too large");
-    zero_storage.emplace_back(size_t(bytes));
-    SourceTensor& z = zeros.emplace_back();
-    z.name = table[i].name;
-    z.dtype = SourceDType::f32;
-    z.sizes = table[i].dims;
-    z.strides.assign(z.sizes.size(), 1);
-    for (size_t k = z.sizes.size(); k-- > 1;) z.strides[k - 1] = z.strides[k] * z.sizes[k];
-    z.storage = zero_storage.back();
-    chosen[i] = &z;
+    LR_ASSIGN_OR_RETURN(chosen[i], zeros.add(table[i].name, table[i].dims));
     summary.retied.push_back(table[i].name + " <- zeros (" + std::string(layout.name) +
                              " sources have none)");
   }
