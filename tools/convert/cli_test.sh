@@ -29,7 +29,7 @@ expect 2 "unknown option" "$bin" --bogus x
 expect 2 "missing -o" "$bin" "$ck/mixed.pt"
 expect 2 "bad --dtype" "$bin" --dtype f64 "$ck/mixed.pt" -o "$tmp/x.safetensors"
 expect 2 "flax not implemented" "$bin" --from flax "$ck/namespace.pt" -o "$tmp/x.safetensors"
-expect 1 "fairseq has no layout yet" "$bin" --from fairseq "$ck/namespace.pt" -o "$tmp/x.safetensors"
+expect 1 "fairseq checkpoint that does not map" "$bin" --from fairseq "$ck/namespace.pt" -o "$tmp/x.safetensors"
 expect 0 "--inspect fairseq" "$bin" --from fairseq --inspect "$ck/namespace.pt"
 grep -q 'hyper-parameters (args): {"arch":"transformer"' "$tmp/out" || { echo "FAIL: fairseq args"; cat "$tmp/out"; fail=1; }
 expect 1 "missing input" "$bin" --inspect "$tmp/none.pt"
@@ -46,4 +46,16 @@ sum=$(sha256sum "$ck/lra_vanilla.legacy.pt" | cut -d' ' -f1)
 grep -q "$sum" "$tmp/m.safetensors" || { echo "FAIL: source sha256 not in the output metadata"; fail=1; }
 expect 0 "--inspect output" "$bin" --inspect "$tmp/m.safetensors"
 grep -q "longrun.arch = fourier-lra" "$tmp/out" || { echo "FAIL: output metadata"; cat "$tmp/out"; fail=1; }
+expect 0 "HF directory, arch from config.json" "$bin" "$ck/hf_bert" -o "$tmp/hf.safetensors"
+grep -q "layout hf-bert" "$tmp/out" || { echo "FAIL: hf-bert layout"; cat "$tmp/out"; fail=1; }
+grep -q "ignored cls.seq_relationship.weight: next-sentence" "$tmp/out" || { echo "FAIL: ignore reason"; fail=1; }
+expect 0 "HF directory to fourier-bert by --set" "$bin" "$ck/hf_bert" --set 'filter_layers=[1]' \
+  --set filter_ratio=0.5 -o "$tmp/hf.safetensors"
+grep -q "fourier-bert, layout hf-bert" "$tmp/out" || { echo "FAIL: fourier-bert"; cat "$tmp/out"; fail=1; }
+expect 1 "layout for another arch" "$bin" "$ck/hf_bert" --layout hf-bart -o "$tmp/hf2.safetensors"
+expect 2 "unknown model_type" "$bin" --config "$ck/lra_vanilla.config.json" "$ck/hf_bert" -o "$tmp/hf2.safetensors"
+expect 0 "fairseq transformer" "$bin" --from fairseq "$ck/fairseq_transformer.pt" -o "$tmp/ft.safetensors"
+grep -q "transformer, layout fairseq-transformer" "$tmp/out" || { echo "FAIL: fairseq layout"; cat "$tmp/out"; fail=1; }
+expect 0 "fairseq bart picks fairseq-bart" "$bin" --from fairseq "$ck/fairseq_bart.pt" -o "$tmp/fb.safetensors"
+grep -q "bart, layout fairseq-bart" "$tmp/out" || { echo "FAIL: fairseq-bart layout"; cat "$tmp/out"; fail=1; }
 exit $fail

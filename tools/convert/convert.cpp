@@ -1,10 +1,13 @@
 #include "convert.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "longrun/checked_math.h"
 #include "longrun/models/model.h"
 #include "longrun/safetensors.h"
 #include "registry.h"
@@ -48,6 +51,28 @@ void progress_bar(size_t done, size_t total) {
   if (done == total) std::fprintf(stderr, "\n");
 }
 
+// f32 zero tensors standing in for parameters a source format does not have (deques: the
+// pointers handed out stay valid).
+struct ZeroTensors {
+  std::deque<SourceTensor> tensors;
+  std::deque<std::vector<std::byte>> storage;
+
+  Result<const SourceTensor*> add(const std::string& name, const std::vector<int64_t>& dims) {
+    int64_t n = 0, bytes = 0;
+    if (!checked_product(dims, &n) || !checked_mul(n, int64_t(4), &bytes))
+      return invalid_argument("tensor '" + name + "': shape " + shape_string(dims) + " too large");
+    storage.emplace_back(size_t(bytes));
+    SourceTensor& z = tensors.emplace_back();
+    z.name = name;
+    z.dtype = SourceDType::f32;
+    z.sizes = dims;
+    z.strides.assign(dims.size(), 1);
+    for (size_t k = dims.size(); k-- > 1;) z.strides[k - 1] = z.strides[k] * dims[k];
+    z.storage = storage.back();
+    return &z;
+  }
+};
+
 }  // namespace
 
 std::vector<std::byte> convert_floats(std::span<const std::byte> in, SourceDType from, DType to) {
@@ -90,32 +115,81 @@ Result<ConvertSummary> convert_checkpoint(const SourceCheckpoint& src, const Con
     for (const std::string& a : model_architectures()) known += (known.empty() ? "" : ", ") + a;
     return unsupported("--arch '" + options.arch + "' is not a known architecture (known: " + known + ")");
   }
-  const auto layouts = layouts_for_arch(options.arch);
-  if (layouts.empty()) return unsupported("no source layout maps to architecture '" + options.arch + "' yet");
-  const SourceLayout& layout = *layouts.front();
-  auto arch = family->parse_config(options.config_json);
-  if (!arch.ok()) return arch.status().with_context("config for '" + options.arch + "'");
-  const std::vector<models::ParamSpec> table = (*arch)->parameters();
+  const SourceLayout* layout_ptr = nullptr;
+  if (!options.layout.empty()) {
+    layout_ptr = find_layout(options.layout);
+    if (!layout_ptr)
+      return invalid_argument("--layout '" + options.layout + "' is not a known source layout");
+    if (std::find(layout_ptr->archs.begin(), layout_ptr->archs.end(), options.arch) ==
+        layout_ptr->archs.end())
+      return invalid_argument("--layout '" + options.layout + "' does not map to architecture '" +
+                              options.arch + "'");
+  } else {
+    const auto layouts = layouts_for_arch(options.arch);
+    if (layouts.empty())
+      return unsupported("no source layout maps to architecture '" + options.arch + "' yet");
+    layout_ptr = layouts.front();
+  }
+  const SourceLayout& layout = *layout_ptr;
 
+  // Source names without the layout's wrappers; ignored tensors drop out here.
   ConvertSummary summary;
   summary.layout = std::string(layout.name);
-  std::unordered_map<std::string, size_t> by_name;
-  for (size_t i = 0; i < table.size(); ++i) by_name.emplace(table[i].name, i);
-  std::vector<const SourceTensor*> chosen(table.size(), nullptr);
-  std::vector<std::string> problems;
-
+  std::vector<std::pair<const SourceTensor*, std::string>> kept;  // (tensor, unwrapped name)
   for (const SourceTensor& t : src.tensors) {
+    std::string_view name = t.name;
+    for (std::string_view w : layout.wrappers)
+      if (name.starts_with(w)) name.remove_prefix(w.size());
     const IgnoreRule* ignored = nullptr;
     for (const IgnoreRule& r : layout.ignore)
-      if (t.name.starts_with(r.prefix)) ignored = &r;
+      if (t.name.starts_with(r.prefix) || name.starts_with(r.prefix)) ignored = &r;
     if (ignored) {
       summary.ignored.push_back(t.name + ": " + std::string(ignored->reason));
       continue;
     }
-    std::string_view name = t.name;
-    for (std::string_view w : layout.wrappers)
-      if (name.starts_with(w)) name.remove_prefix(w.size());
-    auto it = by_name.find(std::string(name));
+    kept.emplace_back(&t, std::string(layout.add_prefix) + std::string(name));
+  }
+  std::string config_json = options.config_json;
+  if (layout.complete_config) {
+    SourceShapes shapes;
+    for (const auto& k : kept) shapes.emplace_back(k.second, k.first->sizes);
+    auto completed = layout.complete_config(config_json, shapes);
+    if (!completed.ok()) return completed.status().with_context("config for '" + options.arch + "'");
+    config_json = *completed;
+  }
+  auto arch = family->parse_config(config_json);
+  if (!arch.ok()) return arch.status().with_context("config for '" + options.arch + "'");
+  const std::vector<models::ParamSpec> table = (*arch)->parameters();
+
+  std::unordered_map<std::string, size_t> by_name;
+  for (size_t i = 0; i < table.size(); ++i) by_name.emplace(table[i].name, i);
+  std::vector<const SourceTensor*> chosen(table.size(), nullptr);
+  std::vector<std::string> problems;
+  // Shape and dtype of `t` as the table's entry `i`: an empty string when it fits.
+  auto misfit = [&](const SourceTensor& t, size_t i) -> std::string {
+    if (t.sizes != table[i].dims)
+      return "tensor '" + t.name + "': expected shape " + shape_string(table[i].dims) + ", found " +
+             shape_string(t.sizes);
+    if (!source_dtype_is_float(t.dtype))
+      return "tensor '" + t.name + "': expected a float dtype, found " +
+             std::string(source_dtype_name(t.dtype));
+    return {};
+  };
+  std::vector<std::pair<const SourceTensor*, const TiedCopyRule*>> copies;
+
+  for (const auto& [tp, name] : kept) {
+    const SourceTensor& t = *tp;
+    const TiedCopyRule* copy = nullptr;
+    if (!by_name.count(name))
+      for (const TiedCopyRule& r : layout.tied_copies)
+        if (r.copy == name &&
+            (!copy || (!by_name.count(std::string(copy->target)) && by_name.count(std::string(r.target)))))
+          copy = &r;
+    if (copy) {
+      copies.emplace_back(&t, copy);
+      continue;
+    }
+    auto it = by_name.find(name);
     if (it == by_name.end()) {
       problems.push_back("unexpected tensor '" + t.name + "' " + shape_string(t.sizes) + " (not in the " +
                          options.arch + " parameter table nor on the ignore list)");
@@ -127,17 +201,44 @@ Result<ConvertSummary> convert_checkpoint(const SourceCheckpoint& src, const Con
                          "' and '" + t.name + "')");
       continue;
     }
-    if (t.sizes != p.dims) {
-      problems.push_back("tensor '" + t.name + "': expected shape " + shape_string(p.dims) + ", found " +
-                         shape_string(t.sizes));
-      continue;
-    }
-    if (!source_dtype_is_float(t.dtype)) {
-      problems.push_back("tensor '" + t.name + "': expected a float dtype, found " +
-                         std::string(source_dtype_name(t.dtype)));
+    if (std::string m = misfit(t, it->second); !m.empty()) {
+      problems.push_back(m);
       continue;
     }
     chosen[it->second] = &t;
+  }
+  // Tied copies: dropped when identical to the stored tensor, its stand-in when it is absent.
+  for (const auto& [tp, rule] : copies) {
+    const SourceTensor& t = *tp;
+    auto it = by_name.find(std::string(rule->target));
+    if (it == by_name.end()) {  // e.g. the head of a config without one
+      problems.push_back("unexpected tensor '" + t.name + "' (a tied copy of '" + std::string(rule->target) +
+                         "', which this " + options.arch + " config does not have)");
+      continue;
+    }
+    if (std::string m = misfit(t, it->second); !m.empty()) {
+      problems.push_back(m);
+      continue;
+    }
+    const SourceTensor* stored = chosen[it->second];
+    if (!stored) {
+      chosen[it->second] = &t;
+      summary.retied.push_back(std::string(rule->target) + " <- " + t.name);
+    } else if (stored->dtype != t.dtype || materialize(*stored) != materialize(t)) {
+      problems.push_back("tensor '" + t.name + "' differs from '" + stored->name + "': the " + options.arch +
+                         " family ties them (an untied fine-tune cannot be represented)");
+    } else {
+      summary.ignored.push_back(t.name + ": tied copy of " + std::string(rule->target) + " (identical)");
+    }
+  }
+  ZeroTensors zeros;
+  for (size_t i = 0; i < table.size(); ++i) {
+    if (chosen[i] || std::find(layout.zeros_if_absent.begin(), layout.zeros_if_absent.end(), table[i].name) ==
+                         layout.zeros_if_absent.end())
+      continue;
+    LR_ASSIGN_OR_RETURN(chosen[i], zeros.add(table[i].name, table[i].dims));
+    summary.retied.push_back(table[i].name + " <- zeros (" + std::string(layout.name) +
+                             " sources have none)");
   }
   for (size_t i = 0; i < table.size(); ++i) {
     if (chosen[i]) continue;

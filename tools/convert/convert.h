@@ -19,6 +19,7 @@ inline constexpr const char* kConverterVersion = "longrun-convert 0.1";
 
 struct ConvertOptions {
   std::string arch;
+  std::string layout;          // a source layout name; empty = the first that maps to `arch`
   std::string config_json;     // the family's config (merged --config and --set)
   std::optional<DType> dtype;  // f32/f16/bf16 for every float weight; nullopt = keep (f64 -> f32)
   std::string source_label;    // e.g. "pytorch-zip:checkpoint.pt"

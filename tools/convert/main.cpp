@@ -42,13 +42,16 @@ void usage(FILE* f) {
                "  --from auto|hf|pytorch|safetensors|fairseq  input kind (default auto: by content);\n"
                "                       fairseq: the \"model\" state dict with fairseq's upgrades (in_proj\n"
                "                       split, layer_norms renames) and args/cfg.model hyper-parameters\n"
-               "                       (only --inspect so far: no fairseq layout is mapped yet)\n"
-               "  --arch ARCH          target architecture (known:");
+               "                       (converted with the arch's fairseq-* layout)\n"
+               "  --arch ARCH          target architecture (default: the input's longrun.arch, or from\n"
+               "                       an HF config.json's model_type: bert / roberta / bart, fourier-*\n"
+               "                       when filter_layers / dct_layers is set) (known:");
   for (const std::string& a : model_architectures()) std::fprintf(f, " %s", a.c_str());
   std::fprintf(f,
                ")\n"
                "  --config FILE        the architecture's config as JSON (default: the HF directory's\n"
                "                       config.json, if any)\n"
+               "  --layout NAME        the source layout (default: the first that maps to ARCH)\n"
                "  --set KEY=VALUE      set one config field (VALUE as JSON, else a string); repeatable\n"
                "  --dtype f32|f16|bf16 store every weight in this dtype (default: as in the source;\n"
                "                       f64 becomes f32)\n"
@@ -60,9 +63,12 @@ void usage(FILE* f) {
                "  -h, --help           this text\n"
                "\n"
                "Source layouts:");
-  for (const SourceLayout& l : source_layouts())
-    std::fprintf(f, "\n  %s -> %s: %s", std::string(l.name).c_str(), std::string(l.arch).c_str(),
+  for (const SourceLayout& l : source_layouts()) {
+    std::string archs;
+    for (std::string_view a : l.archs) archs += (archs.empty() ? "" : ", ") + std::string(a);
+    std::fprintf(f, "\n  %s -> %s: %s", std::string(l.name).c_str(), archs.c_str(),
                  std::string(l.description).c_str());
+  }
   std::fprintf(f, "\n\nexit codes: 0 ok, 1 the input cannot be read or mapped, 2 usage error\n");
 }
 
@@ -74,7 +80,7 @@ int fail_usage(const std::string& m) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string from = "auto", arch, config_path, dtype_name, input, output;
+  std::string from = "auto", arch, layout, config_path, dtype_name, input, output;
   std::vector<std::string> sets;
   bool inspect = false, quiet = false;
   ReadOptions read_options;
@@ -92,6 +98,8 @@ int main(int argc, char** argv) {
       if (!value(&from)) return fail_usage("--from needs a value");
     } else if (a == "--arch") {
       if (!value(&arch)) return fail_usage("--arch needs a value");
+    } else if (a == "--layout") {
+      if (!value(&layout)) return fail_usage("--layout needs a value");
     } else if (a == "--config") {
       if (!value(&config_path)) return fail_usage("--config needs a file");
     } else if (a == "--set") {
@@ -128,6 +136,9 @@ int main(int argc, char** argv) {
   }
   if (!inspect && output.empty()) return fail_usage("no output file (-o OUT.safetensors)");
 
+  Result<SourceCheckpoint> src = invalid_argument("no input read");
+  bool from_fairseq = false;
+  std::vector<std::string> fairseq_dropped;  // reported with the summary
   if (from == "fairseq") {
     auto f = read_fairseq(input, read_options);
     if (!f.ok()) {
@@ -135,33 +146,31 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (!inspect) {
-      std::fprintf(stderr,
-                   "longrun-convert: no source layout maps fairseq checkpoints to a native architecture yet "
-                   "(use --inspect to list the upgraded tensors and hyper-parameters)\n");
+      // Convert the upgraded tensors with the hyper-parameters as the config.
+      f->source.config_json = f->hyperparameters_json;
+      src = std::move(f->source);
+      from_fairseq = true;
+      fairseq_dropped = f->dropped;
+    } else {
+      std::fputs(inspect_report(f->source).c_str(), stdout);
+      std::printf("hyper-parameters (%s): %s\n", f->hyperparameters_from.c_str(),
+                  f->hyperparameters_json.c_str());
+      for (const std::string& s : f->upgraded) std::printf("upgraded: %s\n", s.c_str());
+      for (const std::string& s : f->dropped) std::printf("dropped: %s\n", s.c_str());
+      return 0;
+    }
+  } else {
+    src = read_checkpoint(input, from, read_options);
+    if (!src.ok()) {
+      std::fprintf(stderr, "longrun-convert: %s\n", src.status().to_string().c_str());
       return 1;
     }
-    std::fputs(inspect_report(f->source).c_str(), stdout);
-    std::printf("hyper-parameters (%s): %s\n", f->hyperparameters_from.c_str(),
-                f->hyperparameters_json.c_str());
-    for (const std::string& s : f->upgraded) std::printf("upgraded: %s\n", s.c_str());
-    for (const std::string& s : f->dropped) std::printf("dropped: %s\n", s.c_str());
-    return 0;
-  }
-  auto src = read_checkpoint(input, from, read_options);
-  if (!src.ok()) {
-    std::fprintf(stderr, "longrun-convert: %s\n", src.status().to_string().c_str());
-    return 1;
   }
   if (inspect) {
     std::fputs(inspect_report(*src).c_str(), stdout);
     return 0;
   }
 
-  if (arch.empty()) {
-    auto it = src->metadata.find("longrun.arch");
-    if (it == src->metadata.end()) return fail_usage("--arch is required for this input");
-    arch = it->second;
-  }
   std::string config_text = src->config_json;
   if (!config_path.empty()) {
     std::ifstream in(config_path);
@@ -179,8 +188,28 @@ int main(int argc, char** argv) {
   auto config = merge_config(config_text, sets);
   if (!config.ok()) return fail_usage(config.status().message());
 
+  if (arch.empty()) {
+    auto it = src->metadata.find("longrun.arch");
+    if (it != src->metadata.end()) {
+      arch = it->second;
+    } else if (!config_text.empty()) {
+      auto detected = detect_arch(*config);
+      if (!detected.ok()) return fail_usage(detected.status().message());
+      arch = *detected;
+    } else {
+      return fail_usage("--arch is required for this input");
+    }
+  }
+
+  if (from_fairseq && layout.empty()) {  // the fairseq-* layout of the arch (hf-bart also maps bart)
+    for (const SourceLayout* l : layouts_for_arch(arch))
+      if (l->name.starts_with("fairseq-") && layout.empty()) layout = std::string(l->name);
+    if (layout.empty()) return fail_usage("no fairseq layout maps to architecture '" + arch + "'");
+  }
+
   ConvertOptions options;
   options.arch = arch;
+  options.layout = layout;
   options.config_json = *config;
   options.dtype = dtype;
   options.source_label = src->format + ":" + std::filesystem::path(input).filename().string();
@@ -205,6 +234,8 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(summary->bytes));
     for (const std::string& s : summary->ignored) std::printf("  ignored %s\n", s.c_str());
     for (const std::string& s : summary->retied) std::printf("  re-tied %s\n", s.c_str());
+    for (const std::string& s : fairseq_dropped)
+      std::printf("  dropped by the fairseq reader %s\n", s.c_str());
     std::printf("  source sha256: %s\n", summary->metadata["longrun.source_sha256"].c_str());
   }
   return 0;

@@ -1,0 +1,111 @@
+// Real weights: sentence-transformers/all-MiniLM-L6-v2 (BERT, 6 layers, 384 wide), converted
+// from its Hugging Face directory by longrun-convert to "bert" and to "fourier-bert"
+// (filter before layer 3, ratio 0.5), embeds the sentences of tests/golden/minilm/ as the
+// float64 PyTorch oracle does (tests/reference/make_minilm_goldens.py): B = 1, the committed
+// tokenizer ids, mean of last_hidden_state over the tokens, L2-normalised.
+//
+// The weights are not committed: tests/models/minilm_test.sh (CTest models.minilm) fetches
+// them (tools/dev/fetch_minilm.sh), converts them and runs this case with the converted files
+// in LONGRUN_MINILM_BERT / LONGRUN_MINILM_FOURIER_BERT. Without those variables (the plain
+// models.<backend> runs) the case reports why and checks nothing.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "models/model_test_util.h"
+
+namespace longrun::model_tests {
+namespace {
+
+// Per-component tolerance on the unit-length 384-vectors. Components are ~1/sqrt(384) ≈ 0.05
+// in size. Our f32 forward (6 post-LN layers; LayerNorm re-normalises every sub-layer, so
+// rounding errors do not compound multiplicatively) differs from the float64 oracle by a
+// relative ~1e-6 in the hidden states, and mean pooling over the tokens averages it further:
+// expected component errors are ~1e-7, plus ≤ 3e-9 from rounding the golden to f32.
+// 1e-5 leaves that an order of magnitude of headroom for summation-order differences between
+// backends, while any mapping mistake (a transposed, missing or mis-tied weight) moves
+// components by ~1e-2.
+constexpr double kTolerance = 1e-5;
+
+std::string expected_path() {
+  return std::string(LONGRUN_GOLDEN_DIR) + "/minilm/minilm.expected.safetensors";
+}
+
+// Mean over the tokens of last_hidden_state [1, T, D], L2-normalised (in double).
+std::vector<double> embed(const Model& model, const SafetensorsEntry& ids) {
+  const int64_t n = ids.desc.dim(0);
+  const int64_t* id = reinterpret_cast<const int64_t*>(ids.bytes.data());
+  const Tensor input = ids_tensor(1, n, [&](int64_t, int64_t i) { return id[i]; });
+  auto out = run_model(model, {{"input_ids", input}});
+  REQUIRE_MESSAGE(out.ok(), out.status().to_string());
+  const Tensor& h = out->at("last_hidden_state");
+  const int64_t t = h.desc().dim(1), d = h.desc().dim(2);
+  std::vector<double> e(size_t(d), 0.0);
+  for (int64_t i = 0; i < t; ++i)
+    for (int64_t j = 0; j < d; ++j) e[size_t(j)] += h.data<float>()[i * d + j];
+  double norm = 0.0;
+  for (double& v : e) norm += (v / double(t)) * (v / double(t));
+  norm = std::sqrt(norm);
+  for (double& v : e) v = v / double(t) / norm;
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("minilm: all-MiniLM-L6-v2 converted to bert and fourier-bert embeds as the oracle") {
+  const char* bert_path = std::getenv("LONGRUN_MINILM_BERT");
+  const char* fourier_path = std::getenv("LONGRUN_MINILM_FOURIER_BERT");
+  if (!bert_path || !*bert_path || !fourier_path || !*fourier_path) {
+    MESSAGE("minilm: LONGRUN_MINILM_BERT / LONGRUN_MINILM_FOURIER_BERT not set (run by CTest models.minilm)");
+    return;
+  }
+  auto golden = SafetensorsFile::open(expected_path());
+  REQUIRE_MESSAGE(golden.ok(), golden.status().to_string());
+  auto bert = Model::load(bert_path);
+  auto fourier = Model::load(fourier_path);
+  REQUIRE_MESSAGE(bert.ok(), bert.status().to_string());
+  REQUIRE_MESSAGE(fourier.ok(), fourier.status().to_string());
+  CHECK((*bert)->arch() == "bert");
+  CHECK((*fourier)->arch() == "fourier-bert");
+
+  double max_bert = 0.0, max_fourier = 0.0, cosine_sum = 0.0;
+  int sentences = 0;
+  for (;; ++sentences) {
+    const std::string i = std::to_string(sentences);
+    const SafetensorsEntry* ids = (*golden)->find("ids/" + i);
+    if (!ids) break;
+    CAPTURE(sentences);
+    std::vector<double> e[2];
+    double* max_err[2] = {&max_bert, &max_fourier};
+    const char* prefix[2] = {"bert/", "fourier-bert/"};
+    const Model* model[2] = {bert->get(), fourier->get()};
+    for (int m = 0; m < 2; ++m) {
+      e[m] = embed(*model[m], *ids);
+      const SafetensorsEntry* want = (*golden)->find(prefix[m] + i);
+      REQUIRE(want);
+      REQUIRE(want->desc.numel() == int64_t(e[m].size()));
+      const float* w = reinterpret_cast<const float*>(want->bytes.data());
+      double err = 0.0;
+      for (size_t j = 0; j < e[m].size(); ++j) err = std::max(err, std::abs(e[m][j] - double(w[j])));
+      CHECK_MESSAGE(err <= kTolerance, prefix[m], " max |Δ| ", err);
+      *max_err[m] = std::max(*max_err[m], err);
+    }
+    double dot = 0.0;
+    for (size_t j = 0; j < e[0].size(); ++j) dot += e[0][j] * e[1][j];
+    cosine_sum += dot;
+  }
+  REQUIRE(sentences > 0);
+  std::printf(
+      "minilm (%s): %d sentences, max |Δ| bert %.3g, fourier-bert %.3g (tolerance %.0e); "
+      "mean cosine(fourier-bert, bert) %.4f (golden metadata %s)\n",
+      backend_name().c_str(), sentences, max_bert, max_fourier, kTolerance, cosine_sum / sentences,
+      (*golden)->metadata().count("mean_cosine_fourier_vs_bert")
+          ? (*golden)->metadata().at("mean_cosine_fourier_vs_bert").c_str()
+          : "?");
+}
+
+}  // namespace longrun::model_tests
