@@ -292,6 +292,7 @@ Result<ConvertSummary> convert_checkpoint(const SourceCheckpoint& src, const Con
   for (const auto& [file, hex] : options.source_sha256)
     digests += (digests.empty() ? "" : " ") + file + "=" + hex;
   m["longrun.source_sha256"] = digests;
+  if (!options.tokenizer_metadata.empty()) m["longrun.tokenizer"] = options.tokenizer_metadata;
   LR_RETURN_IF_ERROR(write_safetensors(out_path, entries, m));
   return summary;
 }

@@ -25,6 +25,9 @@ struct ConvertOptions {
   std::string source_label;    // e.g. "pytorch-zip:checkpoint.pt"
   std::vector<std::pair<std::string, std::string>> source_sha256;  // (file name, hex digest)
   bool progress = false;                                           // a progress bar on stderr
+  // Tokenizer::to_metadata() of the source's tokenizer, stored under longrun.tokenizer so
+  // the model file is self-contained (empty: none).
+  std::string tokenizer_metadata;
 };
 
 struct ConvertSummary {

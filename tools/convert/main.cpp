@@ -15,6 +15,7 @@
 #include "fairseq.h"
 #include "inspect.h"
 #include "longrun/models/model.h"
+#include "longrun/tokenizer.h"
 #include "readers.h"
 #include "sha256.h"
 
@@ -55,6 +56,10 @@ void usage(FILE* f) {
                "  --set KEY=VALUE      set one config field (VALUE as JSON, else a string); repeatable\n"
                "  --dtype f32|f16|bf16 store every weight in this dtype (default: as in the source;\n"
                "                       f64 becomes f32)\n"
+               "  --tokenizer DIR      embed the Hugging Face tokenizer files of DIR (tokenizer.json, or\n"
+               "                       vocab.txt, or vocab.json + merges.txt) under longrun.tokenizer\n"
+               "                       (default: INPUT's own when it is a directory holding them; a\n"
+               "                       native INPUT keeps its tokenizer); --no-tokenizer: none\n"
                "  --lenient            keep unknown pickle globals as opaque values off the tensor path\n"
                "                       (needed for checkpoints that pickle training objects)\n"
                "  --inspect            list the input's format, tensors, dtypes, shapes and metadata\n"
@@ -72,6 +77,35 @@ void usage(FILE* f) {
   std::fprintf(f, "\n\nexit codes: 0 ok, 1 the input cannot be read or mapped, 2 usage error\n");
 }
 
+bool has_tokenizer_files(const std::filesystem::path& dir) {
+  std::error_code ec;
+  for (const char* f : {"tokenizer.json", "vocab.txt", "vocab.json"})
+    if (std::filesystem::is_regular_file(dir / f, ec)) return true;
+  return false;
+}
+
+// The tokenizer to embed: --tokenizer DIR, else INPUT's own directory when it holds tokenizer
+// files, else the one a native input already carries. A tokenizer that is there but does not
+// parse is an error (never silently dropped).
+Result<std::string> tokenizer_metadata(const std::string& input, const std::string& dir, bool none,
+                                       const std::map<std::string, std::string>& source_metadata) {
+  if (none) return std::string();
+  std::error_code ec;
+  std::string from = dir;
+  if (from.empty() && std::filesystem::is_directory(input, ec) && has_tokenizer_files(input)) from = input;
+  if (!from.empty()) {
+    auto t = Tokenizer::from_directory(from);
+    if (!t.ok()) return Status(t.status().code(), "tokenizer in " + from + ": " + t.status().message());
+    return t->to_metadata();
+  }
+  auto it = source_metadata.find(std::string(kTokenizerMetadataKey));
+  if (it != source_metadata.end()) {
+    LR_RETURN_IF_ERROR(Tokenizer::from_metadata(it->second).status());
+    return it->second;
+  }
+  return std::string();
+}
+
 int fail_usage(const std::string& m) {
   std::fprintf(stderr, "longrun-convert: %s (see --help)\n", m.c_str());
   return 2;
@@ -82,7 +116,8 @@ int fail_usage(const std::string& m) {
 int main(int argc, char** argv) {
   std::string from = "auto", arch, layout, config_path, dtype_name, input, output;
   std::vector<std::string> sets;
-  bool inspect = false, quiet = false;
+  std::string tokenizer_dir;
+  bool inspect = false, quiet = false, no_tokenizer = false;
   ReadOptions read_options;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -112,6 +147,10 @@ int main(int argc, char** argv) {
       if (!value(&output)) return fail_usage("-o needs a file");
     } else if (a == "--inspect") {
       inspect = true;
+    } else if (a == "--tokenizer") {
+      if (!value(&tokenizer_dir)) return fail_usage("--tokenizer needs a directory");
+    } else if (a == "--no-tokenizer") {
+      no_tokenizer = true;
     } else if (a == "--lenient") {
       read_options.lenient = true;
     } else if (a == "-q" || a == "--quiet") {
@@ -222,6 +261,12 @@ int main(int argc, char** argv) {
     }
     options.source_sha256.emplace_back(std::filesystem::path(f).filename().string(), *digest);
   }
+  auto tokenizer = tokenizer_metadata(input, tokenizer_dir, no_tokenizer, src->metadata);
+  if (!tokenizer.ok()) {
+    std::fprintf(stderr, "longrun-convert: %s\n", tokenizer.status().to_string().c_str());
+    return 1;
+  }
+  options.tokenizer_metadata = *tokenizer;
   auto summary = convert_checkpoint(*src, options, output);
   if (!summary.ok()) {
     std::fprintf(stderr, "longrun-convert: %s\n", summary.status().to_string().c_str());
@@ -237,6 +282,10 @@ int main(int argc, char** argv) {
     for (const std::string& s : fairseq_dropped)
       std::printf("  dropped by the fairseq reader %s\n", s.c_str());
     std::printf("  source sha256: %s\n", summary->metadata["longrun.source_sha256"].c_str());
+    if (!options.tokenizer_metadata.empty()) {
+      auto t = Tokenizer::from_metadata(options.tokenizer_metadata);
+      std::printf("  tokenizer: %s\n", t.ok() ? t->description().c_str() : "embedded");
+    }
   }
   return 0;
 }
