@@ -16,9 +16,12 @@ lib=$(dirname "$(find "$work/prefix" -name liblongrun.a | head -1)")
 cuda=$(sed -n 's/^set(LONGRUN_HAVE_CUDA \(.*\))$/\1/p' "$(find "$work/prefix" -name longrunConfig.cmake | head -1)")
 human() { numfmt --to=iec-i --suffix=B "$1"; }
 size_of() { stat -c %s "$1"; }
-# shellcheck disable=SC2046
+# The private libraries (oneTBB, FFTW, and the CUDA libraries when the backend is built in)
+# come from the installed longrun.pc; -llongrun is replaced by the static archive.
+private_libs=$(PKG_CONFIG_PATH="$lib/pkgconfig" pkg-config --static --libs longrun | sed 's/\(^\| \)-llongrun\( \|$\)/ /')
+# shellcheck disable=SC2086
 cc -std=c99 -O2 "$src/tools/examples/c_classify/main.c" -o "$work/c_classify_static" -I"$work/prefix/include" \
-  "$lib/liblongrun.a" -ltbb -lfftw3f -lpthread -lstdc++ -lm
+  "$lib/liblongrun.a" $private_libs
 strip -o "$work/c_classify_stripped" "$work/c_classify_static"
 echo "== size report ($build; CUDA backend in the library: ${cuda:-unknown}) =="
 printf '  %-44s %10s\n' "liblongrun.a (static, C++ and C API)" "$(human "$(size_of "$lib/liblongrun.a")")"
