@@ -2,6 +2,23 @@
 
 namespace longrun::models {
 
+std::vector<ModelInput> token_model_inputs(std::string ids_description, std::string mask_description) {
+  return {{"input_ids", true, {DType::i32, DType::i64}, std::move(ids_description)},
+          {"attention_mask",
+           false,
+           {DType::u8, DType::i32, DType::i64, DType::f32},
+           std::move(mask_description)}};
+}
+
+std::vector<std::string> filtered_layer_debug_outputs(const std::vector<bool>& filtered) {
+  std::vector<std::string> out = {"debug.embeddings"};
+  for (size_t i = 0; i < filtered.size(); ++i) {
+    if (filtered[i]) out.push_back("debug.layer" + std::to_string(i) + ".filtered");
+    out.push_back("debug.layer" + std::to_string(i) + ".output");
+  }
+  return out;
+}
+
 ValueId GraphContext::input(std::string_view name) const {
   auto it = inputs_.find(name);
   return it == inputs_.end() ? kNoValue : it->second;

@@ -22,6 +22,13 @@ namespace longrun::models {
 
 class GraphContext;
 
+// The inputs of a token encoder: required "input_ids" (i32/i64) and optional
+// "attention_mask" (u8/i32/i64/f32), with their shape descriptions.
+std::vector<ModelInput> token_model_inputs(std::string ids_description, std::string mask_description);
+// "debug.embeddings", then per layer i "debug.layer<i>.filtered" (where filtered[i]: a
+// spectral filter runs before the layer) and "debug.layer<i>.output".
+std::vector<std::string> filtered_layer_debug_outputs(const std::vector<bool>& filtered);
+
 class Architecture {
  public:
   virtual ~Architecture() = default;

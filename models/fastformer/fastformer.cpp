@@ -71,16 +71,9 @@ class Fastformer final : public Architecture {
   }
 
   std::vector<ModelInput> inputs() const override {
-    return {
-        {"input_ids",
-         true,
-         {DType::i32, DType::i64},
-         "[B, N] token ids, N <= " + std::to_string(cfg_.max_positions) + "; 0 = padding"},
-        {"attention_mask",
-         false,
-         {DType::u8, DType::i32, DType::i64, DType::f32},
-         "[B, N] 1 = token, 0 = padding (default: input_ids != 0)"},
-    };
+    return token_model_inputs(
+        "[B, N] token ids, N <= " + std::to_string(cfg_.max_positions) + "; 0 = padding",
+        "[B, N] 1 = token, 0 = padding (default: input_ids != 0)");
   }
 
   std::vector<std::string> outputs() const override { return {"last_hidden_state", "pooled", "logits"}; }

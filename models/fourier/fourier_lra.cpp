@@ -79,28 +79,13 @@ class FourierLra final : public Architecture {
   }
 
   std::vector<ModelInput> inputs() const override {
-    return {
-        {"input_ids",
-         true,
-         {DType::i32, DType::i64},
-         "[B, N] token ids, N <= " + std::to_string(cfg_.max_seq_len)},
-        {"attention_mask",
-         false,
-         {DType::u8, DType::i32, DType::i64, DType::f32},
-         "[B, N] 1 = token, 0 = padding (default: all ones)"},
-    };
+    return token_model_inputs("[B, N] token ids, N <= " + std::to_string(cfg_.max_seq_len),
+                              "[B, N] 1 = token, 0 = padding (default: all ones)");
   }
 
   std::vector<std::string> outputs() const override { return {"last_hidden_state", "pooled", "logits"}; }
 
-  std::vector<std::string> debug_outputs() const override {
-    std::vector<std::string> out = {"debug.embeddings"};
-    for (int64_t i = 0; i < cfg_.num_layers; ++i) {
-      if (filter_[size_t(i)]) out.push_back("debug.layer" + std::to_string(i) + ".filtered");
-      out.push_back("debug.layer" + std::to_string(i) + ".output");
-    }
-    return out;
-  }
+  std::vector<std::string> debug_outputs() const override { return filtered_layer_debug_outputs(filter_); }
 
   std::string config_json() const override {
     nlohmann::json j = {
