@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "models/check_status.h"
 #include "models/model_test_util.h"
 
 namespace longrun::model_tests {
@@ -19,25 +20,6 @@ namespace {
 const std::string kBert = "bert_tiny.safetensors";
 const std::string kRoberta = "roberta_tiny.safetensors";
 const std::string kFourierBert = "fourier_bert_l1_r03.safetensors";
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-#define CHECK_STATUS(result, expected_code, ...)                                     \
-  do {                                                                               \
-    const auto& r_ = (result);                                                       \
-    REQUIRE_FALSE(r_.ok());                                                          \
-    const std::string m_ = r_.status().to_string();                                  \
-    CAPTURE(m_);                                                                     \
-    CHECK(r_.status().code() == (expected_code));                                    \
-    for (const std::string& part_ : std::initializer_list<std::string>{__VA_ARGS__}) \
-      CHECK(contains(m_, part_));                                                    \
-  } while (0)
-
-std::shared_ptr<const Model> load(const std::string& name) {
-  auto m = Model::load(golden_dir() + "/" + name);
-  REQUIRE_MESSAGE(m.ok(), m.status().to_string());
-  return m.value();
-}
 
 Tensor u8_mask(int64_t batch, int64_t n, const std::function<bool(int64_t, int64_t)>& on) {
   const int64_t dims[] = {batch, n};
@@ -64,19 +46,19 @@ TEST_CASE("bert models: the four arches are registered and load") {
   const std::vector<std::string> arches = model_architectures();
   for (const char* a : {"bert", "roberta", "fourier-bert", "fourier-roberta"})
     CHECK(std::find(arches.begin(), arches.end(), a) != arches.end());
-  auto m = load(kBert);
+  auto m = load_golden(kBert);
   CHECK(m->arch() == "bert");
   CHECK(m->weight_bytes_copied() == 0);
   CHECK(m->input_names() == std::vector<std::string>{"input_ids", "attention_mask", "token_type_ids"});
   CHECK(m->output_names() == std::vector<std::string>{"last_hidden_state", "pooled", "logits"});
-  CHECK(load(kRoberta)->output_names() == std::vector<std::string>{"last_hidden_state", "logits"});
-  CHECK(load(kFourierBert)->output_names() == std::vector<std::string>{"last_hidden_state", "pooled"});
+  CHECK(load_golden(kRoberta)->output_names() == std::vector<std::string>{"last_hidden_state", "logits"});
+  CHECK(load_golden(kFourierBert)->output_names() == std::vector<std::string>{"last_hidden_state", "pooled"});
 }
 
 TEST_CASE("bert models: input errors name the input") {
-  auto bert = load(kBert);
-  auto roberta = load(kRoberta);
-  auto fourier = load(kFourierBert);
+  auto bert = load_golden(kBert);
+  auto roberta = load_golden(kRoberta);
+  auto fourier = load_golden(kFourierBert);
   SUBCASE("too long: bert allows max_position_embeddings, roberta that - pad - 1") {
     CHECK_STATUS(build(*bert, {"input_ids"}, {TensorDesc(DType::i64, {1, 301})}), StatusCode::out_of_range,
                  "301", "300", "max_position_embeddings");
@@ -177,7 +159,7 @@ TEST_CASE("bert models: fourier-bert without filter layers is bert, bit for bit"
 TEST_CASE("bert models: absent token_type_ids are zeros, absent attention_mask is ones") {
   for (const std::string& name : {kBert, kRoberta}) {
     CAPTURE(name);
-    auto m = load(name);
+    auto m = load_golden(name);
     const Tensor ids = ids_tensor(2, 9, [](int64_t b, int64_t i) { return 2 + (b * 7 + i * 3) % 90; });
     const Tensor zeros = ids_tensor(2, 9, [](int64_t, int64_t) { return 0; });
     const Tensor ones = u8_mask(2, 9, [](int64_t, int64_t) { return true; });
@@ -200,7 +182,7 @@ TEST_CASE("bert models: roberta positions follow the padding (left and right)") 
   auto word = [](int64_t i) { return 3 + (i * 11) % 90; };
   for (const std::string& name : {kRoberta, kBert}) {
     CAPTURE(name);
-    auto m = load(name);
+    auto m = load_golden(name);
     const int64_t pad = name == kRoberta ? 1 : 0;
     const Tensor alone = ids_tensor(1, n, [&](int64_t, int64_t i) { return word(i); });
     // row 0 right-padded, row 1 left-padded

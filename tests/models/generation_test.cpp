@@ -31,12 +31,6 @@ std::vector<std::string> gen_files() {
   return out;
 }
 
-std::shared_ptr<const Model> load(const std::string& name) {
-  auto m = Model::load(golden_dir() + "/" + name);
-  REQUIRE_MESSAGE(m.ok(), m.status().to_string());
-  return m.value();
-}
-
 TEST_CASE("generation: greedy and beam search match the oracle's sequences and scores") {
   const std::vector<std::string> files = gen_files();
   REQUIRE(files.size() >= 6);
@@ -46,7 +40,7 @@ TEST_CASE("generation: greedy and beam search match the oracle's sequences and s
     auto io = SafetensorsFile::open(path);
     REQUIRE(io.ok());
     const auto& meta = (*io)->metadata();
-    auto model = load(meta.at("longrun.model"));
+    auto model = load_golden(meta.at("longrun.model"));
     const nlohmann::json opt = nlohmann::json::parse(meta.at("longrun.generate"));
     GenerateOptions o;
     o.num_beams = opt.at("num_beams").get<int>();
@@ -98,7 +92,7 @@ TEST_CASE("generation: cached decoder steps equal the full forward, across cache
   for (const char* name :
        {"bart_tiny.safetensors", "transformer_base_tiny.safetensors", "fourier_bart_l12_r05.safetensors"}) {
     CAPTURE(name);
-    auto model = load(name);
+    auto model = load_golden(name);
     const int64_t batch = 2, n = 11, steps = 40;
     const Tensor ids = ids_tensor(batch, n, [](int64_t b, int64_t i) { return 3 + (b * 13 + i * 7) % 60; });
     std::vector<Tensor> step_logits;
@@ -143,13 +137,13 @@ TEST_CASE("generation: cached decoder steps equal the full forward, across cache
 TEST_CASE("generation: errors") {
   const Tensor ids = ids_tensor(1, 5, [](int64_t, int64_t i) { return 3 + i; });
   SUBCASE("an encoder-only model cannot generate") {
-    auto r = Generator::create(load("fourier_lra_l0_r02.safetensors"), session_options());
+    auto r = Generator::create(load_golden("fourier_lra_l0_r02.safetensors"), session_options());
     REQUIRE_FALSE(r.ok());
     CHECK(r.status().code() == StatusCode::unsupported);
     CHECK(r.status().to_string().find("fourier-lra") != std::string::npos);
   }
   SUBCASE("bad options and inputs") {
-    auto g = Generator::create(load("transformer_base_tiny.safetensors"), session_options());
+    auto g = Generator::create(load_golden("transformer_base_tiny.safetensors"), session_options());
     REQUIRE(g.ok());
     GenerateOptions o;
     o.num_beams = 2;

@@ -1,5 +1,7 @@
 #include "models/model_test_util.h"
 
+#include <doctest/doctest.h>
+
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -27,6 +29,12 @@ SessionOptions session_options() {
 }
 
 std::string golden_dir() { return std::string(LONGRUN_GOLDEN_DIR) + "/models"; }
+
+std::shared_ptr<const Model> load_golden(const std::string& file) {
+  auto m = Model::load(golden_dir() + "/" + file);
+  REQUIRE_MESSAGE(m.ok(), m.status().to_string());
+  return m.value();
+}
 
 Error measure(std::span<const float> actual, std::span<const float> expected) {
   Error e;

@@ -25,6 +25,9 @@ SessionOptions session_options();
 
 std::string golden_dir();  // tests/golden/models
 
+// Model::load of golden_dir()/file; the test fails (REQUIRE) with the load error otherwise.
+std::shared_ptr<const Model> load_golden(const std::string& file);
+
 // Error of `actual` against `expected` (both f32, same element count):
 //   norm_err = sqrt(sum (a - b)^2 / sum b^2),  max_abs = max |a - b|.
 struct Error {

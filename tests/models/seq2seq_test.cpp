@@ -5,37 +5,19 @@
 #include <algorithm>
 #include <string>
 
+#include "models/check_status.h"
 #include "models/model_test_util.h"
 
 namespace longrun::model_tests {
 namespace {
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-#define CHECK_STATUS(result, expected_code, ...)                                     \
-  do {                                                                               \
-    const auto& r_ = (result);                                                       \
-    REQUIRE_FALSE(r_.ok());                                                          \
-    const std::string m_ = r_.status().to_string();                                  \
-    CAPTURE(m_);                                                                     \
-    CHECK(r_.status().code() == (expected_code));                                    \
-    for (const std::string& part_ : std::initializer_list<std::string>{__VA_ARGS__}) \
-      CHECK(contains(m_, part_));                                                    \
-  } while (0)
-
-std::shared_ptr<const Model> load(const std::string& name) {
-  auto m = Model::load(golden_dir() + "/" + name);
-  REQUIRE_MESSAGE(m.ok(), m.status().to_string());
-  return m.value();
-}
-
 TEST_CASE("seq2seq: inputs and tied tables") {
-  auto bart = load("bart_tiny.safetensors");  // V 120, max_position_embeddings 160
+  auto bart = load_golden("bart_tiny.safetensors");  // V 120, max_position_embeddings 160
   CHECK(bart->arch() == "bart");
   CHECK(bart->required_inputs() == std::vector<std::string>{"input_ids", "decoder_input_ids"});
   CHECK(bart->input_names() == std::vector<std::string>{"input_ids", "decoder_input_ids", "attention_mask"});
   CHECK(bart->output_names() == std::vector<std::string>{"last_hidden_state", "logits"});
-  auto fs = load("transformer_base_tiny.safetensors");
+  auto fs = load_golden("transformer_base_tiny.safetensors");
   CHECK(fs->arch() == "transformer");
   // fairseq: padding comes from the ids; there is no attention_mask input.
   CHECK(fs->input_names() == std::vector<std::string>{"input_ids", "decoder_input_ids"});
@@ -53,7 +35,7 @@ TEST_CASE("seq2seq: inputs and tied tables") {
 }
 
 TEST_CASE("seq2seq: graph input errors name the input") {
-  auto bart = load("bart_tiny.safetensors");
+  auto bart = load_golden("bart_tiny.safetensors");
   auto build = [&](std::vector<std::string> names, std::vector<TensorDesc> descs) {
     return bart->build_graph(names, descs);
   };
@@ -88,7 +70,7 @@ TEST_CASE("seq2seq: graph input errors name the input") {
                  StatusCode::invalid_argument, "decoder_input_ids");
   }
   SUBCASE("attention_mask is not an input of the fairseq transformer") {
-    auto fs = load("transformer_base_tiny.safetensors");
+    auto fs = load_golden("transformer_base_tiny.safetensors");
     const std::string names[] = {"input_ids", "decoder_input_ids", "attention_mask"};
     const TensorDesc descs[] = {TensorDesc(DType::i64, {1, 4}), TensorDesc(DType::i64, {1, 2}),
                                 TensorDesc(DType::u8, {1, 4})};
@@ -97,7 +79,7 @@ TEST_CASE("seq2seq: graph input errors name the input") {
 }
 
 TEST_CASE("seq2seq: target ids outside the vocabulary name the table") {
-  auto fs = load("transformer_base_tiny.safetensors");  // V_src 100, V_tgt 90
+  auto fs = load_golden("transformer_base_tiny.safetensors");  // V_src 100, V_tgt 90
   const Tensor src = ids_tensor(1, 5, [](int64_t, int64_t i) { return 3 + i; });
   const Tensor dec = ids_tensor(1, 3, [](int64_t, int64_t i) { return i == 1 ? 95 : 2; });
   CHECK_STATUS(run_model(*fs, {{"input_ids", src}, {"decoder_input_ids", dec}}), StatusCode::out_of_range,

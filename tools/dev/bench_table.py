@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Turns `longrun-bench ops|models --json FILE` output into the Markdown tables of the README.
+
+usage: bench_table.py FILE.jsonl [--threads 1,2]
+
+One row per (op or model, shape); per thread count the median time and, for every peer or
+baseline measured in the same run, its ratio (peer ms / longrun ms, > 1: longrun faster).
+Plain Python 3, standard library only (a dev tool, never a runtime dependency).
+"""
+import argparse
+import json
+import sys
+
+
+def fmt_ms(ms):
+    return f"{ms:.3g}" if ms < 100 else f"{ms:.0f}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("jsonl")
+    ap.add_argument("--threads", default="1,2", help="thread counts to show (columns)")
+    args = ap.parse_args()
+    threads = [int(t) for t in args.threads.split(",")]
+
+    rows = {}  # (name, shape) -> threads -> {"ms", "rate", "peers": {peer: ratio}}
+    order = []
+    with open(args.jsonl) as f:
+        for line_no, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                r = json.loads(line)
+            except json.JSONDecodeError as e:
+                sys.exit(f"{args.jsonl}:{line_no}: not JSON: {e}")
+            if "error" in r or "skipped" in r:
+                continue
+            name = r.get("op") or r.get("model")
+            key = (name, r["shape"])
+            if key not in rows:
+                rows[key] = {}
+                order.append(key)
+            cell = rows[key].setdefault(r["threads"], {"ms": r["median_ms"], "peers": {}})
+            if r.get("gflops"):
+                cell["rate"] = f"{r['gflops']:.0f} GFLOP/s"
+            elif r.get("tokens_per_s"):
+                cell["rate"] = f"{r['tokens_per_s']:.0f} tok/s"
+            elif r.get("gbps"):
+                cell["rate"] = f"{r['gbps']:.1f} GB/s"
+            if "peer" in r:
+                cell["peers"][r["peer"]] = r["ratio"]
+
+    head = ["op / model", "shape"]
+    for t in threads:
+        head += [f"{t}t ms", f"{t}t rate", f"{t}t ratios"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for key in order:
+        out = [key[0], key[1].replace("*", "·")]
+        for t in threads:
+            c = rows[key].get(t)
+            if c is None:
+                out += ["", "", ""]
+                continue
+            ratios = ", ".join(f"{p} {v:.2f}" for p, v in c["peers"].items())
+            out += [fmt_ms(c["ms"]), c.get("rate", ""), ratios]
+        print("| " + " | ".join(out) + " |")
+
+
+if __name__ == "__main__":
+    main()
