@@ -24,7 +24,6 @@ The forward runs in float64 from the stored float32 weights; goldens are rounded
 """
 
 import math
-import zlib
 from collections import OrderedDict
 
 import numpy as np
@@ -33,6 +32,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import fourier_lra  # the spectral filter (Makhoul DCT, checked against scipy) and ceil(T r)
+from oracle_common import padding_mask, synthetic_weights, tensor_rng
 
 ARCH = "bert"
 ARCHES = ["bert", "roberta", "fourier-bert", "fourier-roberta"]
@@ -242,22 +242,11 @@ class Model(nn.Module):
 
 def random_weights(arch, cfg, seed_name):
     """Float32 weights scaled so that activations are O(1) and attention is far from uniform."""
-    shapes = OrderedDict((k, tuple(v.shape)) for k, v in Model(arch, cfg).state_dict().items())
-    out = OrderedDict()
-    for name, shape in sorted(shapes.items()):
-        rng = np.random.default_rng(zlib.crc32(("%s/%s" % (seed_name, name)).encode()))
-        if "_embeddings." in name:
-            w = rng.standard_normal(shape) * (1.0 if "word" in name else 0.5)
-        elif ("LayerNorm" in name or "layer_norm" in name) and name.endswith(".weight"):
-            w = 1.0 + 0.1 * rng.standard_normal(shape)
-        elif len(shape) == 1:
-            w = rng.uniform(-0.1, 0.1, shape)
-        else:
-            gain = 2.0 if (".query." in name or ".key." in name) else 1.0
-            a = gain / math.sqrt(shape[1])
-            w = rng.uniform(-a, a, shape)
-        out[name] = w.astype(np.float32)
-    return out
+    shapes = OrderedDict(sorted((k, tuple(v.shape)) for k, v in Model(arch, cfg).state_dict().items()))
+    return synthetic_weights(
+        shapes, seed_name, is_embedding=lambda name: "_embeddings." in name,
+        is_norm_scale=lambda name: ("LayerNorm" in name or "layer_norm" in name) and name.endswith(".weight"),
+        gain=lambda name: 2.0 if (".query." in name or ".key." in name) else 1.0)
 
 
 def forward(arch, cfg, weights, ids, mask, types, dtype=torch.float64):
@@ -330,18 +319,13 @@ CASES = [
 
 
 def case_inputs(model_name, case_name, cfg, batch, n, mask_rows, with_types):
-    rng = np.random.default_rng(zlib.crc32(("%s/%s/inputs" % (model_name, case_name)).encode()))
+    rng = tensor_rng(model_name, case_name, "inputs")
     pad = cfg["pad_token_id"]
     ids = rng.integers(pad + 1, cfg["vocab_size"], size=(batch, n))  # never the pad id
     types = rng.integers(0, cfg["type_vocab_size"], size=(batch, n)) if with_types else None
     if mask_rows is None:
         return ids, None, types
-    mask = np.zeros((batch, n))
-    for b, row in enumerate(mask_rows):
-        if isinstance(row, int):
-            mask[b, :row] = 1
-        else:
-            mask[b] = row
+    mask = padding_mask(batch, n, mask_rows)
     ids = np.where(mask > 0, ids, pad)
     return ids, mask, types
 

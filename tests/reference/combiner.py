@@ -16,11 +16,11 @@ drops partitions without a real token.
 """
 
 import math
-import zlib
 from collections import OrderedDict
 
 import numpy as np
 import torch
+from oracle_common import padding_mask, synthetic_weights, tensor_rng
 
 ARCH = "combiner"
 EPS = 1e-6
@@ -68,23 +68,17 @@ def parameter_shapes(cfg):
 
 def random_weights(cfg, seed_name):
     """Float32 weights with O(1) activations and clearly non-uniform attention."""
-    out = OrderedDict()
-    for name, shape in parameter_shapes(cfg).items():
-        rng = np.random.default_rng(zlib.crc32(("%s/%s" % (seed_name, name)).encode()))
-        if name.endswith("embedding"):
-            w = rng.standard_normal(shape)
-        elif name.endswith("/scale"):
-            w = 1.0 + 0.1 * rng.standard_normal(shape)
-        elif len(shape) == 1:
-            w = rng.uniform(-0.1, 0.1, shape)
-        else:
-            fan_in = shape[0] if len(shape) == 2 or "query" in name or "key" in name or "value" in name or \
-                name.endswith("DenseGeneral_1/kernel") else shape[0] * shape[1]
-            gain = 2.0 if ("/query/" in name or "/key/" in name) else 1.0
-            a = gain / math.sqrt(fan_in)
-            w = rng.uniform(-a, a, shape)
-        out[name] = w.astype(np.float32)
-    return out
+    # Flax kernels are [in, out] (DenseGeneral: [in, heads, head_dim] or [heads, head_dim, out])
+    def fan_in(name, shape):
+        if len(shape) == 2 or "query" in name or "key" in name or "value" in name or \
+                name.endswith("DenseGeneral_1/kernel"):
+            return shape[0]
+        return shape[0] * shape[1]
+
+    return synthetic_weights(parameter_shapes(cfg), seed_name, is_embedding=lambda name: name.endswith("embedding"),
+                             is_norm_scale=lambda name: name.endswith("/scale"),
+                             gain=lambda name: 2.0 if ("/query/" in name or "/key/" in name) else 1.0,
+                             fan_in=fan_in, embedding_std=lambda name: 1.0)
 
 
 def sinusoid(rows, d):
@@ -395,16 +389,11 @@ CASES = [
 
 
 def case_inputs(model_name, case_name, batch, n, mask_rows, vocab):
-    rng = np.random.default_rng(zlib.crc32(("%s/%s/inputs" % (model_name, case_name)).encode()))
+    rng = tensor_rng(model_name, case_name, "inputs")
     ids = rng.integers(1, vocab, size=(batch, n))
     if mask_rows is None:
         return ids, None
-    mask = np.zeros((batch, n))
-    for b, row in enumerate(mask_rows):
-        if isinstance(row, int):
-            mask[b, :row] = 1
-        else:
-            mask[b] = row
+    mask = padding_mask(batch, n, mask_rows)
     return np.where(mask > 0, ids, 0), mask
 
 

@@ -26,12 +26,12 @@ Semantics reproduced:
 """
 
 import math
-import zlib
 from collections import OrderedDict
 
 import numpy as np
 import torch
 import torch.nn as nn
+from oracle_common import padding_mask, synthetic_weights, tensor_rng
 
 ARCH = "fastformer"
 
@@ -170,23 +170,11 @@ def random_weights(cfg, seed_name):
     are O(1) and the three poolings are far from uniform (the official init, std 0.02, would
     give near-constant outputs)."""
     shapes = OrderedDict((k, tuple(v.shape)) for k, v in Model(cfg).state_dict().items())
-    out = OrderedDict()
-    for name, shape in shapes.items():
-        rng = np.random.default_rng(zlib.crc32(("%s/%s" % (seed_name, name)).encode()))
-        if "embedding" in name:
-            w = rng.standard_normal(shape) * (1.0 if "word" in name else 0.5)
-        elif "LayerNorm.weight" in name:
-            w = 1.0 + 0.1 * rng.standard_normal(shape)
-        elif len(shape) == 1:
-            w = rng.uniform(-0.1, 0.1, shape)
-        else:
-            # the score projections get a larger gain so that alpha, beta and the pooler
-            # weights vary strongly over n
-            gain = 6.0 if ("_att." in name or "att_fc2" in name) else 1.0
-            a = gain / math.sqrt(shape[1])
-            w = rng.uniform(-a, a, shape)
-        out[name] = w.astype(np.float32)
-    return out
+    # the score projections get a larger gain so that alpha, beta and the pooler weights vary
+    # strongly over n
+    return synthetic_weights(shapes, seed_name, is_embedding=lambda name: "embedding" in name,
+                             is_norm_scale=lambda name: "LayerNorm.weight" in name,
+                             gain=lambda name: 6.0 if ("_att." in name or "att_fc2" in name) else 1.0)
 
 
 # Optional config fields and their defaults (as longrun's parser fills them in).
@@ -245,14 +233,9 @@ CASES = [
 
 
 def case_inputs(model_name, case_name, batch, n, mask_rows, vocab):
-    rng = np.random.default_rng(zlib.crc32(("%s/%s/inputs" % (model_name, case_name)).encode()))
+    rng = tensor_rng(model_name, case_name, "inputs")
     ids = rng.integers(1, vocab, size=(batch, n))  # 0 = padding
-    mask = np.zeros((batch, n))
-    for b, row in enumerate(mask_rows):
-        if isinstance(row, int):
-            mask[b, :row] = 1
-        else:
-            mask[b] = row
+    mask = padding_mask(batch, n, mask_rows)
     return np.where(mask > 0, ids, 0), mask
 
 

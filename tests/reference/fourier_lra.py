@@ -22,13 +22,13 @@ Semantics reproduced (MODELS.md §1.2 and the official code):
 """
 
 import math
-import zlib
 from collections import OrderedDict
 
 import numpy as np
 import scipy.fft
 import torch
 import torch.nn as nn
+from oracle_common import padding_mask, synthetic_weights, tensor_rng
 
 ARCH = "fourier-lra"
 
@@ -249,22 +249,10 @@ def parameter_shapes(cfg):
 def random_weights(cfg, seed_name):
     """Float32 weights scaled so that activations are O(1) and attention is far from uniform
     (the official init, std 0.02 embeddings, would give near-constant outputs)."""
-    out = OrderedDict()
-    for name, shape in parameter_shapes(cfg).items():
-        rng = np.random.default_rng(zlib.crc32(("%s/%s" % (seed_name, name)).encode()))
-        if "embeddings" in name:
-            std = 1.0 if "word" in name else 0.5
-            w = rng.standard_normal(shape) * std
-        elif name.endswith("norm1.weight") or name.endswith("norm2.weight") or name == "model.norm.weight":
-            w = 1.0 + 0.1 * rng.standard_normal(shape)
-        elif len(shape) == 1:
-            w = rng.uniform(-0.1, 0.1, shape)
-        else:
-            gain = 2.0 if (".W_q." in name or ".W_k." in name) else 1.0
-            a = gain / math.sqrt(shape[1])
-            w = rng.uniform(-a, a, shape)
-        out[name] = w.astype(np.float32)
-    return out
+    return synthetic_weights(
+        parameter_shapes(cfg), seed_name, is_embedding=lambda name: "embeddings" in name,
+        is_norm_scale=lambda name: name.endswith(("norm1.weight", "norm2.weight")) or name == "model.norm.weight",
+        gain=lambda name: 2.0 if (".W_q." in name or ".W_k." in name) else 1.0)
 
 
 def build_model(cfg, weights, dtype=torch.float64):
@@ -324,16 +312,11 @@ CASES = [
 
 
 def case_inputs(model_name, case_name, batch, n, mask_rows, vocab):
-    rng = np.random.default_rng(zlib.crc32(("%s/%s/inputs" % (model_name, case_name)).encode()))
+    rng = tensor_rng(model_name, case_name, "inputs")
     ids = rng.integers(1, vocab - 1, size=(batch, n))  # 0 = padding, vocab-1 = CLS
     if mask_rows is None:
         return ids, np.ones((batch, n))
-    mask = np.zeros((batch, n))
-    for b, row in enumerate(mask_rows):
-        if isinstance(row, int):
-            mask[b, :row] = 1
-        else:
-            mask[b] = row
+    mask = padding_mask(batch, n, mask_rows)
     ids = np.where(mask > 0, ids, 0)
     return ids, mask
 

@@ -3,45 +3,35 @@ seq2seq_transformer.py): seeded random weights and inputs, forward cases and gen
 cases over seq2seq_oracle.Seq2Seq."""
 
 import math
-import zlib
 from collections import OrderedDict
 
 import numpy as np
 
 import seq2seq_oracle as oracle
+from oracle_common import synthetic_weights, tensor_rng
 
 # Generation goldens must not hinge on near-ties: every decision (adjacent candidate scores,
 # final ranking) is at least this far apart in the float64 oracle, far above the f32 error.
 MIN_MARGIN = 1e-3
 
 
-def _rng(*parts):
-    return np.random.default_rng(zlib.crc32("/".join(parts).encode()))
-
-
 def random_weights(sp, seed):
-    out = OrderedDict()
     d = sp["dim"]
-    for name, shape in oracle.parameter_shapes(sp).items():
-        rng = _rng(seed, name)
-        if name.endswith("embed_positions.weight"):
-            w = rng.standard_normal(shape) * 0.5
-        elif len(shape) == 2 and shape[1] == d and ("embed_tokens" in name or "shared" in name or "output_projection" in name):
+
+    def token_tables_and_logit_bias(name, shape, rng):
+        if len(shape) == 2 and shape[1] == d and ("embed_tokens" in name or "shared" in name or "output_projection" in name):
             # logits = y . row: std ~2 spreads the next-token distribution
-            w = rng.standard_normal(shape) * (0.3 if sp["embed_scale"] == 1.0 else 2.0 / math.sqrt(d))
-        elif name == "final_logits_bias":
+            return rng.standard_normal(shape) * (0.3 if sp["embed_scale"] == 1.0 else 2.0 / math.sqrt(d))
+        if name == "final_logits_bias":
             w = rng.uniform(-0.5, 0.5, shape)
             w[0, sp["eos"]] += 1.0  # so that hypotheses do end with eos
-        elif "norm" in name and name.endswith(".weight"):
-            w = 1.0 + 0.1 * rng.standard_normal(shape)
-        elif len(shape) == 1:
-            w = rng.uniform(-0.1, 0.1, shape)
-        else:
-            gain = 2.0 if (".q_proj." in name or ".k_proj." in name) else 1.0
-            a = gain / math.sqrt(shape[1])
-            w = rng.uniform(-a, a, shape)
-        out[name] = w.astype(np.float32)
-    return out
+            return w
+        return None
+
+    return synthetic_weights(oracle.parameter_shapes(sp), seed, is_embedding=lambda name: name.endswith("embed_positions.weight"),
+                             is_norm_scale=lambda name: "norm" in name and name.endswith(".weight"),
+                             gain=lambda name: 2.0 if (".q_proj." in name or ".k_proj." in name) else 1.0,
+                             embedding_std=lambda name: 0.5, special=token_tables_and_logit_bias)
 
 
 def family_models(models, spec):
@@ -51,7 +41,7 @@ def family_models(models, spec):
 def source(sp, model, case, batch, n, rows):
     """ids [B, N] (pad at padded positions) and the 0/1 mask. rows[b] = real tokens: > 0 right
     padding, < 0 left padding by |rows[b]|; None: no padding."""
-    rng = _rng(model, case, "inputs")
+    rng = tensor_rng(model, case, "inputs")
     ids = rng.integers(3, sp["src_vocab"], size=(batch, n))
     ids = np.where(ids == sp["pad"], sp["pad"] + 1 if sp["pad"] + 1 < sp["src_vocab"] else 3, ids)
     mask = np.ones((batch, n))
@@ -64,7 +54,7 @@ def source(sp, model, case, batch, n, rows):
 
 
 def target(sp, model, case, batch, t):
-    rng = _rng(model, case, "decoder")
+    rng = tensor_rng(model, case, "decoder")
     ids = rng.integers(3, sp["tgt_vocab"], size=(batch, t))
     ids = np.where(ids == sp["pad"], 3 if sp["pad"] != 3 else 4, ids)
     ids[:, 0] = sp["start"]
