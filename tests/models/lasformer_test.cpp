@@ -19,14 +19,8 @@ constexpr const char* kTiny =
 
 TEST_CASE("lasformer: config errors name the field") {
   EditableFile f = EditableFile::read(golden_dir() + kTiny);
-  const std::string good = f.metadata["longrun.config"];
   auto with = [&](const std::string& from, const std::string& to) {
-    std::string c = good;
-    const size_t at = c.find(from);
-    REQUIRE(at != std::string::npos);
-    c.replace(at, from.size(), to);
-    f.metadata["longrun.config"] = c;
-    return f.load();
+    return f.load_with_config_edit(from, to);
   };
   CHECK_STATUS(with("\"selection_ratio\":0.05", "\"selection_ratio\":0.0"), StatusCode::format_error,
                "'selection_ratio'", "(0, 1]");

@@ -64,14 +64,8 @@ TEST_CASE("model load: file and metadata errors") {
 
 TEST_CASE("model load: config errors name the field") {
   EditableFile f = golden_model();
-  const std::string good = f.metadata["longrun.config"];
   auto with = [&](const std::string& from, const std::string& to) {
-    std::string c = good;
-    const size_t at = c.find(from);
-    REQUIRE(at != std::string::npos);
-    c.replace(at, from.size(), to);
-    f.metadata["longrun.config"] = c;
-    return f.load();
+    return f.load_with_config_edit(from, to);
   };
   SUBCASE("not JSON") {
     f.metadata["longrun.config"] = "{\"vocab_size\": 32,";

@@ -71,6 +71,16 @@ void EditableFile::remove(const std::string& name) {
   std::erase_if(tensors, [&](const Entry& e) { return e.name == name; });
 }
 
+Result<std::shared_ptr<const Model>> EditableFile::load_with_config_edit(const std::string& from,
+                                                                         const std::string& to) const {
+  EditableFile edited = *this;
+  std::string& config = edited.metadata["longrun.config"];
+  const size_t at = config.find(from);
+  REQUIRE_MESSAGE(at != std::string::npos, from << " not in " << config);
+  config.replace(at, from.size(), to);
+  return edited.load();
+}
+
 Result<std::shared_ptr<const Model>> EditableFile::load(const ModelOptions& options) const {
   std::vector<SafetensorsWriteEntry> entries;
   for (const Entry& e : tensors) entries.push_back({e.name, e.desc, e.bytes});

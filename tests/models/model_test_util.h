@@ -52,6 +52,10 @@ struct EditableFile {
   void remove(const std::string& name);
   // Serialises (64-byte aligned, as longrun's writer) and parses the result in memory.
   Result<std::shared_ptr<const Model>> load(const ModelOptions& options = {}) const;
+  // load() of a copy whose longrun.config has the first `from` replaced by `to` (the test
+  // fails, REQUIRE, when the config does not contain `from`).
+  Result<std::shared_ptr<const Model>> load_with_config_edit(const std::string& from,
+                                                             const std::string& to) const;
   // Serialises with every tensor shifted by one byte (a leading 1-byte "__pad" filler), so
   // no f32 weight is 4-byte aligned.
   Result<std::shared_ptr<const Model>> load_misaligned(const ModelOptions& options = {}) const;

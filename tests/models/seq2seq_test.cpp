@@ -88,14 +88,8 @@ TEST_CASE("seq2seq: target ids outside the vocabulary name the table") {
 
 TEST_CASE("seq2seq: config errors") {
   EditableFile f = EditableFile::read(golden_dir() + "/transformer_base_tiny.safetensors");
-  const std::string good = f.metadata["longrun.config"];
   auto with = [&](const std::string& from, const std::string& to) {
-    std::string c = good;
-    const size_t at = c.find(from);
-    REQUIRE(at != std::string::npos);
-    c.replace(at, from.size(), to);
-    f.metadata["longrun.config"] = c;
-    return f.load();
+    return f.load_with_config_edit(from, to);
   };
   CHECK_STATUS(with("\"encoder_attention_heads\":4", "\"encoder_attention_heads\":5"),
                StatusCode::format_error, "'encoder_attention_heads'", "multiple");
@@ -133,14 +127,8 @@ TEST_CASE("seq2seq: fourier-bart inputs and config errors") {
     CHECK(std::find(names.begin(), names.end(), "debug.encoder.layer0.filtered") == names.end());
   }
   EditableFile f = EditableFile::read(golden_dir() + "/fourier_bart_l12_r05.safetensors");
-  const std::string good = f.metadata["longrun.config"];
   auto with = [&](const std::string& from, const std::string& to) {
-    std::string c = good;
-    const size_t at = c.find(from);
-    REQUIRE(at != std::string::npos);
-    c.replace(at, from.size(), to);
-    f.metadata["longrun.config"] = c;
-    return f.load();
+    return f.load_with_config_edit(from, to);
   };
   auto check = [](const Result<std::shared_ptr<const Model>>& r, StatusCode code, const std::string& part) {
     REQUIRE_FALSE(r.ok());
