@@ -2,7 +2,6 @@
 // config.json names; bert.h lists them).
 #include "bert/bert_config.h"
 
-#include <set>
 #include <string>
 
 #include "bert/bert.h"
@@ -90,17 +89,8 @@ Result<std::unique_ptr<Architecture>> parse(std::string_view json, const std::st
   LR_ASSIGN_OR_RETURN(c.add_pooling_layer, r.boolean_or("add_pooling_layer", true));
   LR_ASSIGN_OR_RETURN(c.mlm_head, r.boolean_or("mlm_head", false));
   if (fourier) {
-    LR_ASSIGN_OR_RETURN(c.filter_layers, r.integer_list("filter_layers", 0, c.num_layers - 1));
-    std::set<int64_t> seen;
-    for (int64_t i : c.filter_layers)
-      if (!seen.insert(i).second)
-        return r.error("filter_layers", "layer " + std::to_string(i) + " listed twice");
-    if (!c.filter_layers.empty()) {
-      // r > 1 behaves as r = 1 (M caps at T' - 1); r <= 0 has no meaning.
-      LR_ASSIGN_OR_RETURN(c.filter_ratio, r.number("filter_ratio", 0x1p-30, 1.0));
-    } else {
-      LR_ASSIGN_OR_RETURN(c.filter_ratio, r.number_or("filter_ratio", 0.0, 0.0, 1.0));
-    }
+    LR_RETURN_IF_ERROR(
+        r.filter_layers("filter_layers", "filter_ratio", c.num_layers, &c.filter_layers, &c.filter_ratio));
   }
   for (const char* k : kIgnoredKeys) r.ignore(k);
   LR_RETURN_IF_ERROR(r.finish());

@@ -107,10 +107,7 @@ class Combiner final : public Architecture {
                                    {DType::i32, DType::i64},
                                    "[B, N] token ids, N <= " + std::to_string(cfg_.max_len)}};
     if (cfg_.form.key_padding)
-      in.push_back({"attention_mask",
-                    false,
-                    {DType::u8, DType::i32, DType::i64, DType::f32},
-                    "[B, N] 1 = token, 0 = padding (default: all ones)"});
+      in.push_back(attention_mask_input("[B, N] 1 = token, 0 = padding (default: all ones)"));
     return in;
   }
 

@@ -2,12 +2,13 @@
 
 namespace longrun::models {
 
+ModelInput attention_mask_input(std::string description) {
+  return {"attention_mask", false, {DType::u8, DType::i32, DType::i64, DType::f32}, std::move(description)};
+}
+
 std::vector<ModelInput> token_model_inputs(std::string ids_description, std::string mask_description) {
   return {{"input_ids", true, {DType::i32, DType::i64}, std::move(ids_description)},
-          {"attention_mask",
-           false,
-           {DType::u8, DType::i32, DType::i64, DType::f32},
-           std::move(mask_description)}};
+          attention_mask_input(std::move(mask_description))};
 }
 
 std::vector<std::string> filtered_layer_debug_outputs(const std::vector<bool>& filtered) {

@@ -22,6 +22,8 @@ namespace longrun::models {
 
 class GraphContext;
 
+// The optional "attention_mask" input (u8/i32/i64/f32 [B, N], 1 = token, 0 = padding).
+ModelInput attention_mask_input(std::string description);
 // The inputs of a token encoder: required "input_ids" (i32/i64) and optional
 // "attention_mask" (u8/i32/i64/f32), with their shape descriptions.
 std::vector<ModelInput> token_model_inputs(std::string ids_description, std::string mask_description);

@@ -116,6 +116,20 @@ Result<std::vector<int64_t>> ConfigReader::integer_list(std::string_view key, in
   return out;
 }
 
+Status ConfigReader::filter_layers(std::string_view layers_key, std::string_view ratio_key,
+                                   int64_t num_layers, std::vector<int64_t>* layers, double* ratio) {
+  LR_ASSIGN_OR_RETURN(*layers, integer_list(layers_key, 0, num_layers - 1));
+  std::set<int64_t> seen;
+  for (int64_t i : *layers)
+    if (!seen.insert(i).second) return error(layers_key, "layer " + std::to_string(i) + " listed twice");
+  if (!layers->empty()) {
+    LR_ASSIGN_OR_RETURN(*ratio, number(ratio_key, 0x1p-30, 1.0));
+  } else {
+    LR_ASSIGN_OR_RETURN(*ratio, number_or(ratio_key, 0.0, 0.0, 1.0));
+  }
+  return {};
+}
+
 void ConfigReader::ignore(std::string_view key) { used_.insert(std::string(key)); }
 
 Status ConfigReader::finish() const {

@@ -33,6 +33,12 @@ class ConfigReader {
   Result<std::string> string_or(std::string_view key, std::string fallback);
   // A list of integers, each in [min, max].
   Result<std::vector<int64_t>> integer_list(std::string_view key, int64_t min, int64_t max);
+  // Spectral-filter placement: `layers_key` lists distinct layer indices in [0, num_layers);
+  // `ratio_key` (the kept fraction) is required in (0, 1] when a layer is listed, optional
+  // (default 0) otherwise. A ratio above 1 would act as 1 (the kept slice caps) and <= 0 has
+  // no meaning, so both are errors.
+  Status filter_layers(std::string_view layers_key, std::string_view ratio_key, int64_t num_layers,
+                       std::vector<int64_t>* layers, double* ratio);
 
   // Accepts the key (any value) without using it.
   void ignore(std::string_view key);

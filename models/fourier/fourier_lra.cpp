@@ -14,7 +14,6 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -210,17 +209,8 @@ Result<std::unique_ptr<Architecture>> parse_fourier_lra_config(std::string_view 
   LR_ASSIGN_OR_RETURN(c.num_layers, r.integer("num_layers", 0, 1024));
   LR_ASSIGN_OR_RETURN(c.max_seq_len, r.integer("max_seq_len", 1, int64_t(1) << 30));
   LR_ASSIGN_OR_RETURN(c.num_classes, r.integer("num_classes", 1, kMaxDim));
-  LR_ASSIGN_OR_RETURN(c.filter_layers, r.integer_list("filter_layers", 0, c.num_layers - 1));
-  std::set<int64_t> seen;
-  for (int64_t i : c.filter_layers)
-    if (!seen.insert(i).second)
-      return r.error("filter_layers", "layer " + std::to_string(i) + " listed twice");
-  if (!c.filter_layers.empty()) {
-    // r > 1 would behave as r = 1 (the slice caps); r <= 0 has no meaning.
-    LR_ASSIGN_OR_RETURN(c.filter_ratio, r.number("filter_ratio", 0x1p-30, 1.0));
-  } else {
-    LR_ASSIGN_OR_RETURN(c.filter_ratio, r.number_or("filter_ratio", 0.0, 0.0, 1.0));
-  }
+  LR_RETURN_IF_ERROR(
+      r.filter_layers("filter_layers", "filter_ratio", c.num_layers, &c.filter_layers, &c.filter_ratio));
   LR_ASSIGN_OR_RETURN(c.pooling_mode, r.string_or("pooling_mode", "CLS"));
   if (c.pooling_mode != "CLS")
     return unsupported("fourier-lra config: field 'pooling_mode': only \"CLS\" is implemented, found \"" +

@@ -2,7 +2,6 @@
 // same names with fairseq semantics and the encoder's filters (seq2seq/families.h).
 #include <cmath>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "common/config.h"
 #include "seq2seq/encoder_decoder.h"
@@ -69,16 +68,10 @@ Result<std::unique_ptr<Architecture>> parse_bart_family(std::string_view config_
       return unsupported(what + ": field '" + sw.key + "': only " + (sw.bart_value ? "true" : "false") +
                          " (BART) is implemented");
   }
-  std::set<int64_t> seen;
   bool global_residual = true, lowpass = true;
   if (fourier) {
-    LR_ASSIGN_OR_RETURN(s.filter_layers, r.integer_list("dct_layers", 0, s.encoder_layers - 1));
-    for (int64_t i : s.filter_layers)
-      if (!seen.insert(i).second)
-        return r.error("dct_layers", "layer " + std::to_string(i) + " listed twice");
-    if (!s.filter_layers.empty()) {
-      LR_ASSIGN_OR_RETURN(s.filter_ratio, r.number("dct_percentage", 0x1p-30, 1.0));
-    }
+    LR_RETURN_IF_ERROR(
+        r.filter_layers("dct_layers", "dct_percentage", s.encoder_layers, &s.filter_layers, &s.filter_ratio));
     LR_ASSIGN_OR_RETURN(global_residual, r.boolean_or("global_residual", true));
     LR_ASSIGN_OR_RETURN(lowpass, r.boolean_or("dct_lowpass", true));
     if (!global_residual && !s.filter_layers.empty())

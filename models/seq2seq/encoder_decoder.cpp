@@ -102,10 +102,7 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
              std::to_string(max_decoder_length())},
     };
     if (!s_.padding_from_tokens)
-      in.push_back({"attention_mask",
-                    false,
-                    {DType::u8, DType::i32, DType::i64, DType::f32},
-                    "[B, N] 1 = token, 0 = padding (default: all ones)"});
+      in.push_back(attention_mask_input("[B, N] 1 = token, 0 = padding (default: all ones)"));
     return in;
   }
 
