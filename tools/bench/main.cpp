@@ -194,6 +194,10 @@ void models_usage(std::FILE* f) {
       "  --plot FILE        write a line plot of median ms vs N, one line per model: a PNG when\n"
       "                     FILE ends in .png, else SVG\n"
       "  --show-output      print the first values of every output after each model's row\n"
+      "  --pytorch          after longrun's rows, time eager PyTorch on the --save-models files\n"
+      "                     (tools/bench/pytorch_models.py: same weights, ids, N, threads; python\n"
+      "                     $LONGRUN_PYTHON or /usr/bin/python3): one more row per model, N and\n"
+      "                     threads with peer pytorch-cpu, ratio = PyTorch ms / longrun ms\n"
       "  --save-models DIR  also write each model file (native safetensors) to DIR, e.g. for\n"
       "                     tools/bench/pytorch_models.py (same weights in eager PyTorch)\n"
       "  --quick            N = 128,256 (unless --n): a smoke run, not a measurement\n"
@@ -261,6 +265,8 @@ longrun::bench::ModelsOptions parse_models(int argc, char** argv) {
       o.quick = true;
     } else if (a == "--show-output") {
       o.show_output = true;
+    } else if (a == "--pytorch") {
+      o.pytorch = true;
     } else if (a == "--list") {
       o.list = true;
     } else {
@@ -270,6 +276,8 @@ longrun::bench::ModelsOptions parse_models(int argc, char** argv) {
   if (!o.isa.empty() && o.backend != "cpu") usage_error("--isa: applies only to --backend cpu");
   if (o.arch.empty() != !config_set) usage_error("--arch and --config go together");
   if (!o.arch.empty() && !o.presets.empty()) usage_error("--preset: not with --arch (one or the other)");
+  if (o.pytorch && o.save_models.empty())
+    usage_error("--pytorch needs --save-models DIR (the files it times)");
   return o;
 }
 

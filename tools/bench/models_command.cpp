@@ -19,6 +19,7 @@
 #include "model_report.h"
 #include "png_plot.h"
 #include "process_memory.h"
+#include "pytorch_peer.h"
 #include "random_model.h"
 #include "svg_plot.h"
 #include "workload.h"
@@ -149,7 +150,8 @@ struct Runner {
   ModelReporter& rep;
   std::string isa_label;
   int failures = 0;
-  std::map<std::tuple<std::string, int64_t, int>, Timing> done;  // (model, n, threads) -> timing
+  std::map<std::tuple<std::string, int64_t, int>, Timing> done;    // (model, n, threads) -> timing
+  std::map<std::tuple<std::string, int64_t, int>, ModelRow> rows;  // the same, whole rows
   std::vector<PlotSeries> series;
 
   ModelRow base_row(const Job& job, int64_t n, int threads) const {
@@ -235,6 +237,7 @@ struct Runner {
     }
     r.timing = *t;
     done[{job.name, n, threads}] = *t;
+    rows[{job.name, n, threads}] = r;
     if (!job.baseline.empty()) {
       auto it = done.find({job.baseline, n, threads});
       if (it != done.end()) r.peer = PeerResult{job.baseline, it->second};
@@ -244,6 +247,31 @@ struct Runner {
     const std::string label_text =
         o.threads.size() > 1 ? job.name + " (" + std::to_string(threads) + "t)" : job.name;
     series_for(label_text).points.emplace_back(double(n), t->median_ms);
+  }
+
+  // --pytorch: eager PyTorch on the job's saved file, per thread count; one row per
+  // (N, threads) that both measured, the longrun row with PyTorch as its peer.
+  void run_pytorch_peer(const Job& job) {
+    if (is_attention_block(job.arch)) return;  // no model file
+    PytorchRun py = default_pytorch_run();
+    py.batch = o.batch, py.warmup = o.warmup, py.repeat = o.repeat, py.seed = o.seed;
+    const std::string file = o.save_models + "/" + job.name + ".safetensors";
+    for (const int threads : o.threads) {
+      const std::string json =
+          o.save_models + "/" + job.name + ".pytorch-" + std::to_string(threads) + "t.jsonl";
+      Result<std::vector<PytorchTiming>> got = run_pytorch(py, file, job.ns, threads, json);
+      if (!got.ok()) {
+        fail(base_row(job, 0, threads), got.status());
+        continue;
+      }
+      for (const PytorchTiming& pt : *got) {
+        const auto it = rows.find({job.name, pt.n, threads});
+        if (it == rows.end()) continue;
+        ModelRow r = it->second;
+        r.peer = PeerResult{pt.backend, pt.timing};
+        rep.row(r);
+      }
+    }
   }
 };
 
@@ -325,6 +353,8 @@ int run_models(const ModelsOptions& o) {
 
   Runner runner{o, rep, isa_label};
   for (const Job& j : *jobs) runner.run_job(j);
+  if (o.pytorch)
+    for (const Job& j : *jobs) runner.run_pytorch_peer(j);
 
   if (!o.plot.empty()) {
     const PlotText text{"longrun-bench models: " + o.backend + (isa_label == "-" ? "" : " " + isa_label) +

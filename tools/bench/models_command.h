@@ -25,6 +25,7 @@ struct ModelsOptions {
   std::string save_models;   // folder: write each benchmarked model file there
   bool quick = false;        // N = 128, 256 (unless --n)
   bool show_output = false;  // print the first values of each output after a model's row
+  bool pytorch = false;      // also time eager PyTorch on the saved models (needs save_models)
   bool list = false;
 };
 

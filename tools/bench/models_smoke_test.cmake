@@ -136,7 +136,7 @@ endif()
 
 # Usage errors name the flag and exit 2.
 foreach(args "models;--preset;no_such_preset" "models;--arch;fastformer" "models;--repeat;3"
-             "models;--arch;attention;--config;{\"form\":\"sparse\"}"
+             "models;--arch;attention;--config;{\"form\":\"sparse\"}" "models;--pytorch"
              "models;--arch;fastformer;--config;{\"vocab_size\":1}" "models;--arch;nope;--config;{}")
   execute_process(COMMAND ${BENCH} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e)
   if(NOT rc EQUAL 2)
