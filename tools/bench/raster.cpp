@@ -19,6 +19,10 @@ int hex_digit(char c) {
   return -1;
 }
 
+// g, j, p, q, y fit their tails inside the 7 rows; drawn 2 rows lower they hang below the
+// baseline as in print (and 'g' no longer reads as '9').
+int descent(char c) { return c == 'g' || c == 'j' || c == 'p' || c == 'q' || c == 'y' ? 2 : 0; }
+
 }  // namespace
 
 Rgb parse_hex_color(const char* hex) {
@@ -94,11 +98,12 @@ void Canvas::text(int x, int y, const std::string& s, Rgb c, int scale, Align al
   int left = align == Align::left ? x : align == Align::center ? x - w / 2 : x - w;
   for (const char ch : s) {
     const auto& g = glyph_5x7(ch);
+    const int top = y + descent(ch) * scale;
     for (int row = 0; row < 7; ++row)
       for (int col = 0; col < 5; ++col)
         if (g[size_t(row)] & (0x10 >> col))
-          fill_rect(left + col * scale, y + row * scale, left + (col + 1) * scale - 1,
-                    y + (row + 1) * scale - 1, c);
+          fill_rect(left + col * scale, top + row * scale, left + (col + 1) * scale - 1,
+                    top + (row + 1) * scale - 1, c);
     left += kCellW * scale;
   }
 }
@@ -114,7 +119,7 @@ void Canvas::text_up(int x, int y, const std::string& s, Rgb c, int scale) {
     for (int row = 0; row < 7; ++row)
       for (int col = 0; col < 5; ++col)
         if (g[size_t(row)] & (0x10 >> col)) {
-          const int px = left + row * scale, py = bottom - along - (col + 1) * scale + 1;
+          const int px = left + (row + descent(ch)) * scale, py = bottom - along - (col + 1) * scale + 1;
           fill_rect(px, py, px + scale - 1, py + scale - 1, c);
         }
     along += kCellW * scale;

@@ -32,7 +32,7 @@ class Canvas {
 
   enum class Align { left, center, right };
   // Text with its top-left (left), top-centre or top-right corner at (x, y); glyph cells are
-  // 6 pixels wide (7 high) times `scale`.
+  // 6 pixels wide (7 high, g j p q y 2 more) times `scale`.
   void text(int x, int y, const std::string& s, Rgb c, int scale = 1, Align align = Align::left);
   // The same turned 90 degrees counter-clockwise (reads bottom to top), centred on (x, y).
   void text_up(int x, int y, const std::string& s, Rgb c, int scale = 1);
