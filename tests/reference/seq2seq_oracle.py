@@ -195,7 +195,7 @@ class Seq2Seq:
         x = self.embed("encoder", sp["enc_tokens"], ids)
         if sp["fairseq_padding"]:
             key_mask = ids != sp["pad"]
-            x = x * key_mask[:, :, None].double()
+            x = x * key_mask[:, :, None].to(x.dtype)  # float64 here; tools/bench/pytorch_models.py casts
         else:
             key_mask = None if mask is None else torch.from_numpy(np.asarray(mask) != 0)
         debug["debug.encoder.embeddings"] = x

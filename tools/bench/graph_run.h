@@ -39,6 +39,9 @@ class GraphRun {
   const Backend& backend() const { return *backend_; }
   // The planner's memory report for the graph (arena, peak live bytes, weights, I/O).
   const MemoryReport& memory() const { return memory_; }
+  // The prepared graph and the host output buffers (Graph::outputs() order) of the last run.
+  const Graph& graph() const { return *graph_; }
+  const std::vector<TensorView>& outputs() const { return outputs_; }
 
  private:
   GraphRun() = default;

@@ -163,12 +163,15 @@ void models_usage(std::FILE* f) {
   std::fputs(
       "usage: longrun-bench models [options]\n"
       "\n"
-      "Runs whole-model inference (input_ids [B, N] only) of the registered families with random\n"
-      "weights made from each family's parameter table (deterministic seed; no checkpoint), and\n"
-      "prints one row per (model, N, threads): median wall time of the backend's run (graph\n"
-      "build, planning, prepare untimed), tokens/s = B*N / median, the planner's arena and peak\n"
-      "live bytes, and the model's baseline preset measured in the same run at the same N and\n"
-      "threads (ratio = baseline ms / model ms, > 1: the model is faster).\n"
+      "Runs whole-model inference (input_ids [B, N]; encoder-decoders also decoder_input_ids\n"
+      "[B, N]) of the registered families with random weights made from each family's parameter\n"
+      "table (deterministic seed; no checkpoint), and prints one row per (model, N, threads):\n"
+      "median wall time of the backend's run (graph build, planning, prepare untimed), tokens/s =\n"
+      "B*N / median, the planned arena against the planner's lower bound (peak live bytes), the\n"
+      "process's peak resident memory during the runs against weights + arena + 64 MiB, and the\n"
+      "model's baseline preset measured in the same run at the same N and threads (ratio =\n"
+      "baseline ms / model ms, > 1: the model is faster). Arch \"attention\" (attn-* presets) times\n"
+      "one layer's attention alone on given q, k, v.\n"
       "\n"
       "options (lists are comma-separated):\n"
       "  --backend NAME     cpu (default), reference or cuda\n"
@@ -185,9 +188,16 @@ void models_usage(std::FILE* f) {
       "  --json FILE|-      also write one JSON object per line (- = stdout; the table then goes to\n"
       "                     stderr). Fields: model, arch, shape, n, batch, backend, isa, threads,\n"
       "                     warmup, repeat, median_ms, min_ms, max_ms, tokens_per_s, arena_bytes,\n"
-      "                     peak_live_bytes, weight_bytes, and with a baseline: peer,\n"
-      "                     peer_median_ms, ratio; a failed case has error instead of timings\n"
-      "  --plot FILE.svg    write an SVG line plot of median ms vs N, one line per model\n"
+      "                     peak_live_bytes, weight_bytes, io_bytes, arena_ratio, arena_ok,\n"
+      "                     peak_rss_bytes, memory_bound_bytes, memory_ok, and with a baseline:\n"
+      "                     peer, peer_median_ms, ratio; a failed case has error instead of timings\n"
+      "  --plot FILE        write a line plot of median ms vs N, one line per model: a PNG when\n"
+      "                     FILE ends in .png, else SVG\n"
+      "  --show-output      print the first values of every output after each model's row\n"
+      "  --pytorch          after longrun's rows, time eager PyTorch on the --save-models files\n"
+      "                     (tools/bench/pytorch_models.py: same weights, ids, N, threads; python\n"
+      "                     $LONGRUN_PYTHON or /usr/bin/python3): one more row per model, N and\n"
+      "                     threads with peer pytorch-cpu, ratio = PyTorch ms / longrun ms\n"
       "  --save-models DIR  also write each model file (native safetensors) to DIR, e.g. for\n"
       "                     tools/bench/pytorch_models.py (same weights in eager PyTorch)\n"
       "  --quick            N = 128,256 (unless --n): a smoke run, not a measurement\n"
@@ -253,6 +263,10 @@ longrun::bench::ModelsOptions parse_models(int argc, char** argv) {
       o.save_models = value();
     } else if (a == "--quick") {
       o.quick = true;
+    } else if (a == "--show-output") {
+      o.show_output = true;
+    } else if (a == "--pytorch") {
+      o.pytorch = true;
     } else if (a == "--list") {
       o.list = true;
     } else {
@@ -262,6 +276,8 @@ longrun::bench::ModelsOptions parse_models(int argc, char** argv) {
   if (!o.isa.empty() && o.backend != "cpu") usage_error("--isa: applies only to --backend cpu");
   if (o.arch.empty() != !config_set) usage_error("--arch and --config go together");
   if (!o.arch.empty() && !o.presets.empty()) usage_error("--preset: not with --arch (one or the other)");
+  if (o.pytorch && o.save_models.empty())
+    usage_error("--pytorch needs --save-models DIR (the files it times)");
   return o;
 }
 

@@ -9,6 +9,22 @@ namespace {
   "\"vocab_size\":512,\"transformer_dim\":512,\"transformer_hidden_dim\":2048,\"num_head\":8," \
   "\"head_dim\":64,\"num_layers\":6,\"max_seq_len\":4096,\"num_classes\":2,\"pooling_mode\":\"CLS\","
 
+#define LR_LRA_TEXT_8K                                                                         \
+  "\"vocab_size\":512,\"transformer_dim\":512,\"transformer_hidden_dim\":2048,\"num_head\":8," \
+  "\"head_dim\":64,\"num_layers\":6,\"max_seq_len\":8192,\"num_classes\":2,\"pooling_mode\":\"CLS\","
+
+// fairseq transformer_base sizes (MODELS.md §4: Lasformer's base model).
+#define LR_TRANSFORMER_BASE                                                                                \
+  "\"src_vocab_size\":8192,\"tgt_vocab_size\":8192,\"share_all_embeddings\":true,"                         \
+  "\"encoder_embed_dim\":512,\"encoder_ffn_embed_dim\":2048,\"decoder_ffn_embed_dim\":2048,"               \
+  "\"encoder_layers\":6,\"decoder_layers\":6,\"encoder_attention_heads\":8,\"decoder_attention_heads\":8," \
+  "\"max_source_positions\":8192,\"max_target_positions\":8192"
+
+// The Combiner LM at the same sizes (qkv_dim = D), the TF LM segment s = 128 (MODELS.md §2.7).
+#define LR_COMBINER                                                                                       \
+  "\"vocab_size\":512,\"emb_dim\":512,\"num_heads\":8,\"qkv_dim\":512,\"mlp_dim\":2048,\"num_layers\":6," \
+  "\"max_len\":8192,\"max_seg_len\":128,\"causal\":false,"
+
 // One row per preset; a new family adds its rows here (arch + config + baseline row).
 // Baselines come first so that a variant's ratio column can use them.
 constexpr ModelPreset kPresets[] = {
@@ -28,9 +44,47 @@ constexpr ModelPreset kPresets[] = {
      "{\"vocab_size\":30522,\"hidden_size\":256,\"num_attention_heads\":16,\"num_hidden_layers\":2,"
      "\"intermediate_size\":256,\"max_position_embeddings\":4096,\"num_labels\":4}",
      "softmax-d256-l2", "512,1024,2048,4096", "Fastformer, the official fastformer.json sizes"},
+    // --- Issue 4's model benchmarks: D 512, 8 heads of 64, FFN 2048, 6 layers (6 + 6 for the
+    // encoder-decoders), f32, B 1.
+    // Fastformer at the LRA Text width and depth, against lra-text-vanilla (the pre-LN softmax
+    // encoder of the same D, heads, FFN, layers and vocabulary).
+    {"fastformer-d512-l6", "fastformer",
+     "{\"vocab_size\":512,\"hidden_size\":512,\"num_attention_heads\":8,\"num_hidden_layers\":6,"
+     "\"intermediate_size\":2048,\"max_position_embeddings\":4096,\"num_labels\":2}",
+     "lra-text-vanilla", "512,1024,2048,4096", "Fastformer, D 512, 8 heads, FFN 2048, 6 layers"},
+    // fairseq transformer_base (post-LN, ReLU, sinusoidal positions) with one shared 8192-entry
+    // table (keeps the [N, V] logits at 128 MiB for N = 4096). Encoder-decoders get
+    // decoder_input_ids as long as the source (models_command.cpp): every attention -- encoder
+    // self, causal decoder self, cross -- runs at length N.
+    {"transformer-d512-l6", "transformer", "{" LR_TRANSFORMER_BASE "}", "", "512,1024,2048,4096",
+     "fairseq Transformer-base, full attention, 6 + 6 layers, decoder length = N"},
+    {"lasformer-d512-l6", "lasformer",
+     "{" LR_TRANSFORMER_BASE
+     ",\"selection_group_size\":3,\"selection_dim\":64,\"selection_ratio\":0.05,\"selection_min_keys\":10}",
+     "transformer-d512-l6", "512,1024,2048,4096",
+     "the same with top-k selection: k = 5 % of the keys, ds 64, groups of 3 layers"},
+    // Combiner (bidirectional TF forms, s = 128 as the TF LM config) against the dense softmax
+    // encoder of the same sizes with an 8192-row position table.
+    {"softmax-d512-l6-8k", "fourier-lra", "{" LR_LRA_TEXT_8K "\"filter_layers\":[]}", "",
+     "1024,2048,4096,8192", "the LRA Text softmax encoder with max_seq_len 8192 (Combiner's baseline)"},
+    {"combiner-fixed-d512-l6", "combiner", "{" LR_COMBINER "\"attention\":\"fixed\"}", "softmax-d512-l6-8k",
+     "1024,2048,4096,8192", "Combiner-Fixed LM, bidirectional, s = 128, D 512, 6 layers"},
+    {"combiner-axial-d512-l6", "combiner", "{" LR_COMBINER "\"attention\":\"axial\"}", "softmax-d512-l6-8k",
+     "1024,2048,4096,8192", "Combiner-Axial LM, bidirectional, s = 128, D 512, 6 layers"},
+    // Attention only (attention_blocks.h): the attention of one layer on the same q, k, v
+    // [1, 8, N, 64] -- the Combiner forms as the model builds them against the fused dense op.
+    {"attn-dense", "attention", "{\"form\":\"dense\"}", "", "1024,2048,4096,8192",
+     "attention only: the fused dense attention op, 8 heads of 64"},
+    {"attn-combiner-fixed", "attention", "{\"form\":\"fixed\",\"segment\":128}", "attn-dense",
+     "1024,2048,4096,8192", "attention only: Combiner-Fixed (bidirectional), s = 128, same q, k, v"},
+    {"attn-combiner-axial", "attention", "{\"form\":\"axial\",\"segment\":128}", "attn-dense",
+     "1024,2048,4096,8192", "attention only: Combiner-Axial (bidirectional, with its row summary), s = 128"},
 };
 
 #undef LR_LRA_TEXT
+#undef LR_LRA_TEXT_8K
+#undef LR_TRANSFORMER_BASE
+#undef LR_COMBINER
 
 }  // namespace
 

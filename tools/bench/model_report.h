@@ -20,10 +20,22 @@ struct ModelRow {
   int warmup = 0, repeat = 0;
   Timing timing;
   int64_t arena_bytes = 0, peak_live_bytes = 0, weight_bytes = 0;  // the planner's memory report
-  std::optional<PeerResult> peer;                                  // the baseline preset, same N and engine
-  std::string error;  // when set, the case failed and timing is meaningless
+  int64_t io_bytes = 0;            // graph inputs + outputs (caller buffers, outside the arena)
+  int64_t peak_rss_bytes = -1;     // the process's resident peak during the runs (-1: unknown)
+  std::optional<PeerResult> peer;  // the baseline preset, same N and engine
+  std::string error;               // when set, the case failed and timing is meaningless
   bool skipped = false;
   double tokens_per_s() const;
+  // The budgets: peak memory <= weights + arena + kMemorySlack, and the arena within
+  // kArenaSlack x the planner's lower bound (peak_live_bytes).
+  static constexpr int64_t kMemorySlack = int64_t(64) << 20;
+  static constexpr double kArenaSlack = 1.2;
+  int64_t memory_bound_bytes() const { return weight_bytes + arena_bytes + kMemorySlack; }
+  bool memory_ok() const { return peak_rss_bytes >= 0 && peak_rss_bytes <= memory_bound_bytes(); }
+  double arena_ratio() const {
+    return peak_live_bytes > 0 ? double(arena_bytes) / double(peak_live_bytes) : 1.0;
+  }
+  bool arena_ok() const { return arena_ratio() <= kArenaSlack; }
 };
 
 class ModelReporter {
@@ -31,6 +43,8 @@ class ModelReporter {
   ModelReporter(std::FILE* table, std::FILE* json) : table_(table), json_(json) {}
   void header(const std::string& title);
   void row(const ModelRow& r);
+  // A free line in the table stream (e.g. a model's output values).
+  void note(const std::string& line);
 
  private:
   std::FILE* table_;

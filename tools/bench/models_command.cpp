@@ -2,20 +2,27 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <tuple>
 
+#include "attention_blocks.h"
 #include "graph_run.h"
 #include "longrun/models/model.h"
 #include "model_presets.h"
 #include "model_report.h"
+#include "png_plot.h"
+#include "process_memory.h"
+#include "pytorch_peer.h"
 #include "random_model.h"
 #include "svg_plot.h"
+#include "workload.h"
 
 namespace longrun::bench {
 namespace {
@@ -43,7 +50,9 @@ Result<std::vector<Job>> select_jobs(const ModelsOptions& o) {
   std::vector<Job> jobs;
   const std::vector<int64_t> quick_ns = {128, 256};
   if (!o.arch.empty()) {
-    LR_RETURN_IF_ERROR(model_parameters(o.arch, o.config).status().with_context("--arch/--config"));
+    LR_RETURN_IF_ERROR((is_attention_block(o.arch) ? check_attention_config(o.config)
+                                                   : model_parameters(o.arch, o.config).status())
+                           .with_context("--arch/--config"));
     jobs.push_back({o.arch, o.arch, o.config, "",
                     !o.ns.empty() ? o.ns
                     : o.quick     ? quick_ns
@@ -67,18 +76,73 @@ Result<std::vector<Job>> select_jobs(const ModelsOptions& o) {
   return jobs;
 }
 
-// [batch, n] i64 ids in [1, vocab - 1) (never 0 = padding, never the last id, which some
-// families reserve for CLS), from a fixed seed.
+// [batch, n] i64 ids in [4, vocab - 1) (in [1, vocab - 1) for a vocabulary of 8 or less):
+// never a special id -- 0 and 1 are padding in the BERT/LRA and fairseq conventions, 2 and 3
+// fairseq's eos and unk -- and never the last id, which some families reserve for CLS. A
+// 64-bit LCG from a fixed seed; tools/bench/pytorch_models.py draws the same ids.
 BufferPtr random_ids(int64_t count, int64_t vocab, uint32_t seed) {
   auto buf = std::make_shared<HostBuffer>(size_t(count) * sizeof(int64_t));
   auto* ids = reinterpret_cast<int64_t*>(buf->data());
-  const int64_t range = std::max<int64_t>(1, vocab - 2);
+  const int64_t lo = vocab > 8 ? 4 : 1;
+  const int64_t range = std::max<int64_t>(1, vocab - 1 - lo);
   uint64_t s = 0x243F6A8885A308D3ull + seed;
   for (int64_t i = 0; i < count; ++i) {
     s = s * 6364136223846793005ull + 1442695040888963407ull;
-    ids[i] = 1 + int64_t((s >> 33) % uint64_t(range));
+    ids[i] = lo + int64_t((s >> 33) % uint64_t(range));
   }
   return buf;
+}
+
+// Seed offset of decoder_input_ids (the source ids use o.seed + N).
+constexpr uint32_t kDecoderSeed = 0x9E37;
+
+// The model's graph at [batch, n] with random ids bound. Encoder-decoders get
+// decoder_input_ids [batch, n] too: the decoder runs over a target as long as the source.
+Result<Workload> model_workload(const RandomModel& m, int64_t batch, int64_t n, uint32_t seed) {
+  const std::vector<std::string> names = m.model->required_inputs();
+  std::vector<TensorDesc> descs;
+  std::map<std::string, BufferPtr, std::less<>> buffers;
+  for (const std::string& name : names) {
+    if (name != "input_ids" && name != "decoder_input_ids")
+      return unsupported("longrun-bench models feeds input_ids and decoder_input_ids only; arch '" +
+                         m.model->arch() + "' requires input '" + name + "'");
+    const bool decoder = name == "decoder_input_ids";
+    descs.emplace_back(DType::i64, std::vector<int64_t>{batch, n});
+    buffers[name] = random_ids(batch * n, decoder ? m.decoder_vocab_size : m.vocab_size,
+                               seed + uint32_t(n) + (decoder ? kDecoderSeed : 0));
+  }
+  Workload w;
+  LR_ASSIGN_OR_RETURN(w.graph, m.model->build_graph(names, descs));
+  for (const ValueId id : w.graph.inputs()) {
+    const Value& v = w.graph.value(id);
+    const auto it = buffers.find(v.name);
+    if (it == buffers.end()) return internal_error("graph input '" + v.name + "' was not requested");
+    w.inputs.push_back(TensorView{v.desc, it->second->data()});
+    w.owners.push_back(it->second);
+  }
+  w.weight_bytes = m.model->weight_bytes();
+  return w;
+}
+
+// "  -> logits f32 [1,2]: 0.1234 -0.5678 (mean |x| 0.4)": the first values of an output.
+std::string output_summary(const std::string& name, const TensorView& t) {
+  std::string dims;
+  for (const int64_t d : t.desc.dims()) dims += (dims.empty() ? "" : ",") + std::to_string(d);
+  std::string line = "  -> " + name + " [" + dims + "]";
+  if (t.desc.dtype() != DType::f32) return line;
+  const auto* x = static_cast<const float*>(t.data);
+  const int64_t count = t.desc.numel();
+  double sum = 0;
+  for (int64_t i = 0; i < count; ++i) sum += std::fabs(double(x[i]));
+  line += ":";
+  char buf[64];
+  for (int64_t i = 0; i < std::min<int64_t>(count, 4); ++i) {
+    std::snprintf(buf, sizeof buf, " %.4g", double(x[i]));
+    line += buf;
+  }
+  std::snprintf(buf, sizeof buf, "%s (mean |x| %.4g)", count > 4 ? " ..." : "",
+                count ? sum / double(count) : 0.0);
+  return line + buf;
 }
 
 struct Runner {
@@ -86,7 +150,8 @@ struct Runner {
   ModelReporter& rep;
   std::string isa_label;
   int failures = 0;
-  std::map<std::tuple<std::string, int64_t, int>, Timing> done;  // (model, n, threads) -> timing
+  std::map<std::tuple<std::string, int64_t, int>, Timing> done;    // (model, n, threads) -> timing
+  std::map<std::tuple<std::string, int64_t, int>, ModelRow> rows;  // the same, whole rows
   std::vector<PlotSeries> series;
 
   ModelRow base_row(const Job& job, int64_t n, int threads) const {
@@ -119,32 +184,31 @@ struct Runner {
   }
 
   void run_job(const Job& job) {
-    const std::string save = o.save_models.empty() ? "" : o.save_models + "/" + job.name + ".safetensors";
-    Result<RandomModel> m = random_model(job.arch, job.config, o.seed, save);
-    if (!m.ok()) {
-      fail(base_row(job, 0, o.threads.front()), m.status());
-      return;
+    std::optional<RandomModel> model;
+    if (!is_attention_block(job.arch)) {
+      const std::string save = o.save_models.empty() ? "" : o.save_models + "/" + job.name + ".safetensors";
+      Result<RandomModel> m = random_model(job.arch, job.config, o.seed, save);
+      if (!m.ok()) {
+        fail(base_row(job, 0, o.threads.front()), m.status());
+        return;
+      }
+      model = std::move(*m);
     }
     for (const int64_t n : job.ns) {
-      const TensorDesc desc(DType::i64, {o.batch, n});
-      const std::vector<std::string> names = {"input_ids"};
-      Result<Graph> graph = m->model->build_graph(names, std::vector<TensorDesc>{desc});
-      if (!graph.ok()) {
-        fail(base_row(job, n, o.threads.front()), graph.status());
+      Result<Workload> w = model ? model_workload(*model, o.batch, n, o.seed)
+                                 : attention_block(job.config, o.batch, n, o.seed + uint32_t(n));
+      if (!w.ok()) {
+        fail(base_row(job, n, o.threads.front()), w.status());
         continue;
       }
-      const BufferPtr ids = random_ids(o.batch * n, m->vocab_size, o.seed + uint32_t(n));
-      const TensorView input{desc, ids->data()};
-      for (const int threads : o.threads) run_one(job, n, threads, *graph, input, m->model->weight_bytes());
+      for (const int threads : o.threads) run_one(job, n, threads, *w, threads == o.threads.front());
     }
   }
 
-  void run_one(const Job& job, int64_t n, int threads, const Graph& graph, const TensorView& input,
-               int64_t weight_bytes) {
+  void run_one(const Job& job, int64_t n, int threads, const Workload& w, bool show_output) {
     ModelRow r = base_row(job, n, threads);
     const Engine engine{o.backend, o.isa, threads};
-    Result<std::unique_ptr<GraphRun>> run =
-        GraphRun::create(graph, std::span<const TensorView>(&input, 1), engine);
+    Result<std::unique_ptr<GraphRun>> run = GraphRun::create(w.graph, w.inputs, engine);
     if (!run.ok()) {
       fail(r, run.status());
       return;
@@ -154,8 +218,18 @@ struct Runner {
     r.threads = label.threads;
     r.arena_bytes = (*run)->memory().arena_bytes;
     r.peak_live_bytes = (*run)->memory().peak_live_bytes;
-    r.weight_bytes = weight_bytes;
+    r.weight_bytes = w.weight_bytes;
+    r.io_bytes = (*run)->memory().input_bytes + (*run)->memory().output_bytes;
+    // The peak resident set of the process over the warm-up and timed runs (the model, its
+    // prepared state and buffers are all resident by now).
+    const bool peak_known = reset_peak_rss();
     Result<Timing> t = measure([&] { return (*run)->run(); }, nullptr, o.warmup, o.repeat);
+    r.peak_rss_bytes = peak_known ? peak_rss_bytes() : -1;
+    std::vector<std::string> summaries;
+    if (t.ok() && o.show_output && show_output)
+      for (size_t i = 0; i < (*run)->outputs().size(); ++i)
+        summaries.push_back(
+            output_summary((*run)->graph().value((*run)->graph().outputs()[i]).name, (*run)->outputs()[i]));
     run->reset();
     if (!t.ok()) {
       fail(r, t.status());
@@ -163,14 +237,41 @@ struct Runner {
     }
     r.timing = *t;
     done[{job.name, n, threads}] = *t;
+    rows[{job.name, n, threads}] = r;
     if (!job.baseline.empty()) {
       auto it = done.find({job.baseline, n, threads});
       if (it != done.end()) r.peer = PeerResult{job.baseline, it->second};
     }
     rep.row(r);
+    for (const std::string& line : summaries) rep.note(line);
     const std::string label_text =
         o.threads.size() > 1 ? job.name + " (" + std::to_string(threads) + "t)" : job.name;
     series_for(label_text).points.emplace_back(double(n), t->median_ms);
+  }
+
+  // --pytorch: eager PyTorch on the job's saved file, per thread count; one row per
+  // (N, threads) that both measured, the longrun row with PyTorch as its peer.
+  void run_pytorch_peer(const Job& job) {
+    if (is_attention_block(job.arch)) return;  // no model file
+    PytorchRun py = default_pytorch_run();
+    py.batch = o.batch, py.warmup = o.warmup, py.repeat = o.repeat, py.seed = o.seed;
+    const std::string file = o.save_models + "/" + job.name + ".safetensors";
+    for (const int threads : o.threads) {
+      const std::string json =
+          o.save_models + "/" + job.name + ".pytorch-" + std::to_string(threads) + "t.jsonl";
+      Result<std::vector<PytorchTiming>> got = run_pytorch(py, file, job.ns, threads, json);
+      if (!got.ok()) {
+        fail(base_row(job, 0, threads), got.status());
+        continue;
+      }
+      for (const PytorchTiming& pt : *got) {
+        const auto it = rows.find({job.name, pt.n, threads});
+        if (it == rows.end()) continue;
+        ModelRow r = it->second;
+        r.peer = PeerResult{pt.backend, pt.timing};
+        rep.row(r);
+      }
+    }
   }
 };
 
@@ -252,12 +353,16 @@ int run_models(const ModelsOptions& o) {
 
   Runner runner{o, rep, isa_label};
   for (const Job& j : *jobs) runner.run_job(j);
+  if (o.pytorch)
+    for (const Job& j : *jobs) runner.run_pytorch_peer(j);
 
   if (!o.plot.empty()) {
     const PlotText text{"longrun-bench models: " + o.backend + (isa_label == "-" ? "" : " " + isa_label) +
                             ", batch " + std::to_string(o.batch),
                         "sequence length N", "median ms per forward pass"};
-    const Status st = write_svg_line_plot(o.plot, text, runner.series);
+    const bool png = o.plot.size() >= 4 && o.plot.compare(o.plot.size() - 4, 4, ".png") == 0;
+    const Status st = png ? write_png_line_plot(o.plot, text, runner.series)
+                          : write_svg_line_plot(o.plot, text, runner.series);
     if (!st.ok()) {
       std::fprintf(stderr, "longrun-bench: %s\n", st.to_string().c_str());
       return 2;

@@ -20,10 +20,12 @@ struct ModelsOptions {
   int repeat = 5;
   int warmup = 1;
   uint32_t seed = 1;
-  std::string json;         // "" = no JSON, "-" = stdout (the table then goes to stderr)
-  std::string plot;         // SVG file of median_ms vs N per model and thread count
-  std::string save_models;  // folder: write each benchmarked model file there
-  bool quick = false;       // N = 128, 256 (unless --n)
+  std::string json;          // "" = no JSON, "-" = stdout (the table then goes to stderr)
+  std::string plot;          // plot of median_ms vs N per model and thread count: FILE.png or SVG
+  std::string save_models;   // folder: write each benchmarked model file there
+  bool quick = false;        // N = 128, 256 (unless --n)
+  bool show_output = false;  // print the first values of each output after a model's row
+  bool pytorch = false;      // also time eager PyTorch on the saved models (needs save_models)
   bool list = false;
 };
 

@@ -1,7 +1,8 @@
 # CTest bench.models_smoke: `longrun-bench models` runs a preset with its baseline and an
 # ad-hoc --arch/--config model at short N, exits 0, writes one valid JSON object per line
-# with the documented fields and a self-contained SVG plot; usage errors exit 2. Timings are
-# never asserted.
+# with the documented fields and a self-contained SVG plot; every issue-4 preset (encoder-
+# decoders, Combiner, attention-only) runs at --quick sizes with its baseline, the memory
+# fields and a PNG plot; usage errors exit 2. Timings and memory verdicts are never asserted.
 #   cmake -DBENCH=/path/to/longrun-bench -DOUT=/tmp/dir -P models_smoke_test.cmake
 if(NOT BENCH OR NOT OUT)
   message(FATAL_ERROR "pass -DBENCH=<longrun-bench executable> -DOUT=<scratch folder>")
@@ -65,6 +66,64 @@ foreach(part "<svg xmlns=\"http://www.w3.org/2000/svg\"" "fastformer-d256-l2" "s
   endif()
 endforeach()
 
+# Issue 4's presets at --quick sizes (N = 128, 256): every family with its baseline, the
+# encoder-decoders fed decoder_input_ids, the attention-only rows; every row carries the
+# memory fields; --plot FILE.png writes a PNG; --show-output prints the outputs.
+set(png "${OUT}/models_smoke.png")
+file(REMOVE "${png}")
+set(presets lra-text-fourier-r0.2 fastformer-d512-l6 lasformer-d512-l6 combiner-fixed-d512-l6
+            combiner-axial-d512-l6 attn-combiner-fixed attn-combiner-axial)
+string(REPLACE ";" "," preset_list "${presets}")
+execute_process(COMMAND ${BENCH} models --preset ${preset_list} --quick --warmup 0 --json - --plot ${png} --show-output
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE table)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "longrun-bench models --quick exited ${rc}\nstdout:\n${out}\nstderr:\n${table}")
+endif()
+message(STATUS "table (stderr):\n${table}")
+string(REGEX MATCHALL "[^\n]+" lines "${out}")
+list(LENGTH lines count)
+if(NOT count EQUAL 22)  # 7 presets + 4 baselines, at 2 N each
+  message(FATAL_ERROR "expected 22 JSON lines, got ${count}:\n${out}")
+endif()
+set(expected_peer_lra-text-fourier-r0.2 lra-text-vanilla)
+set(expected_peer_fastformer-d512-l6 lra-text-vanilla)
+set(expected_peer_lasformer-d512-l6 transformer-d512-l6)
+set(expected_peer_combiner-fixed-d512-l6 softmax-d512-l6-8k)
+set(expected_peer_combiner-axial-d512-l6 softmax-d512-l6-8k)
+set(expected_peer_attn-combiner-fixed attn-dense)
+set(expected_peer_attn-combiner-axial attn-dense)
+foreach(line IN LISTS lines)
+  foreach(field arena_bytes peak_live_bytes weight_bytes io_bytes arena_ratio peak_rss_bytes memory_bound_bytes)
+    string(JSON type ERROR_VARIABLE err TYPE "${line}" ${field})
+    if(err OR NOT type STREQUAL "NUMBER")
+      message(FATAL_ERROR "'${field}' is not a number (${type} ${err}):\n${line}")
+    endif()
+  endforeach()
+  foreach(field arena_ok memory_ok)
+    string(JSON type ERROR_VARIABLE err TYPE "${line}" ${field})
+    if(err OR NOT type STREQUAL "BOOLEAN")
+      message(FATAL_ERROR "'${field}' is not a boolean (${type} ${err}):\n${line}")
+    endif()
+  endforeach()
+  string(JSON model GET "${line}" model)
+  string(JSON peer ERROR_VARIABLE no_peer GET "${line}" peer)
+  if(DEFINED expected_peer_${model})
+    if(no_peer OR NOT peer STREQUAL expected_peer_${model})
+      message(FATAL_ERROR "${model} needs peer ${expected_peer_${model}}:\n${line}")
+    endif()
+  elseif(NOT no_peer)
+    message(FATAL_ERROR "baseline ${model} has a peer:\n${line}")
+  endif()
+endforeach()
+string(FIND "${table}" "  -> logits [1,256," at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "--show-output printed no logits line:\n${table}")
+endif()
+file(READ "${png}" head LIMIT 8 HEX)
+if(NOT head STREQUAL "89504e470d0a1a0a")
+  message(FATAL_ERROR "${png} is not a PNG (starts with ${head})")
+endif()
+
 # Any registered arch with an explicit config.
 execute_process(COMMAND ${BENCH} models --arch fastformer --config
                 "{\"vocab_size\":50,\"hidden_size\":32,\"num_attention_heads\":4,\"num_hidden_layers\":1,\"intermediate_size\":64,\"max_position_embeddings\":64,\"num_labels\":2,\"share_layers\":true}"
@@ -77,6 +136,7 @@ endif()
 
 # Usage errors name the flag and exit 2.
 foreach(args "models;--preset;no_such_preset" "models;--arch;fastformer" "models;--repeat;3"
+             "models;--arch;attention;--config;{\"form\":\"sparse\"}" "models;--pytorch"
              "models;--arch;fastformer;--config;{\"vocab_size\":1}" "models;--arch;nope;--config;{}")
   execute_process(COMMAND ${BENCH} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e)
   if(NOT rc EQUAL 2)

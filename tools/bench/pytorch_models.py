@@ -9,9 +9,14 @@ benchmarks, so longrun's numbers (CPU now, CUDA later) have a framework baseline
 Each model file is a native longrun file (longrun.arch, longrun.config, canonical tensor
 names). Its family's PyTorch oracle from tests/reference/ (the modules listed in
 make_model_goldens.FAMILIES, e.g. fourier_lra.py, fastformer.py) is built in float32 (or
---dtype) with those weights and run under torch.no_grad() on input_ids [B, N] drawn like
-longrun-bench's (in [1, vocab_size - 1)) with an all-ones attention mask. The oracles are
-plain eager PyTorch written from the specification, not tuned implementations.
+--dtype) with those weights and run under torch.no_grad() on exactly longrun-bench's input_ids
+[B, N] (the same 64-bit LCG and seeds, ids in [4, vocab - 1)) with an all-ones attention mask;
+encoder-decoders (transformer, lasformer: seq2seq_oracle.Seq2Seq / seq2seq_lasformer.Lasformer,
+weights cast to --dtype) also get longrun-bench's decoder_input_ids [B, N]. The oracles are
+plain eager PyTorch written from the specification, not tuned implementations (Lasformer's
+masks every unselected key of a dense attention, as the paper's own implementation did).
+combiner files are skipped: its oracle walks every query in Python, a correctness reference
+and not a speed baseline.
 
 Timing: W warm-up calls, then R timed calls (torch.cuda.synchronize() around each on CUDA);
 median, min and max in milliseconds. Output: a table on stderr and one JSON object per line
@@ -40,6 +45,38 @@ import torch  # noqa: E402
 
 import make_model_goldens  # noqa: E402
 import safetensors_io  # noqa: E402
+import seq2seq_lasformer  # noqa: E402
+import seq2seq_oracle  # noqa: E402
+
+DECODER_SEED = 0x9E37  # models_command.cpp kDecoderSeed: decoder ids use seed + N + this
+
+
+def bench_ids(count, vocab, seed):
+    """models_command.cpp random_ids: a 64-bit LCG from 0x243F6A8885A308D3 + seed."""
+    lo = 4 if vocab > 8 else 1
+    span = max(1, vocab - 1 - lo)
+    s = (0x243F6A8885A308D3 + seed) & 0xFFFFFFFFFFFFFFFF
+    out = np.empty(count, dtype=np.int64)
+    for i in range(count):
+        s = (s * 6364136223846793005 + 1442695040888963407) & 0xFFFFFFFFFFFFFFFF
+        out[i] = lo + (s >> 33) % span
+    return out
+
+
+def seq2seq_runner(arch, cfg, weights, dtype, device):
+    """(callable(ids, dec_ids)) for the encoder-decoder oracles, weights cast to dtype."""
+    fam = oracle_for(arch)
+    cls = seq2seq_lasformer.Lasformer if arch == "lasformer" else seq2seq_oracle.Seq2Seq
+    m = cls(fam.spec(cfg), weights)
+    m.w = {k: v.to(dtype=dtype, device=device) for k, v in m.w.items()}
+    if hasattr(m, "sin"):
+        m.sin = m.sin.to(dtype=dtype, device=device)
+
+    def run(ids, dec_ids):
+        memory, key_mask = m.encode(ids, None, {})
+        return m.decode(dec_ids, memory, key_mask, {})
+
+    return run
 
 
 def oracle_for(arch):
@@ -121,14 +158,28 @@ def main():
     for path in args.models:
         arch, cfg, weights = load(path)
         name = os.path.basename(path).rsplit(".safetensors", 1)[0]
-        model = oracle_for(arch).build_model(cfg, weights, dtype=dtype).to(args.device)
-        vocab = int(cfg.get("vocab_size", 2))
+        if arch == "combiner":
+            print("%s: skipped (the combiner oracle is a per-query reference, not a timing baseline)" % name,
+                  file=sys.stderr)
+            continue
+        seq2seq = "src_vocab_size" in cfg
+        if seq2seq:
+            run = seq2seq_runner(arch, cfg, weights, dtype, args.device)
+        else:
+            model = oracle_for(arch).build_model(cfg, weights, dtype=dtype).to(args.device)
+        vocab = int(cfg.get("vocab_size", cfg.get("src_vocab_size", 2)))
         for n in ns:
-            rng = np.random.default_rng(args.seed + n)
-            ids = torch.from_numpy(rng.integers(1, max(2, vocab - 1), size=(args.batch, n))).to(args.device)
-            mask = torch.ones((args.batch, n), dtype=dtype, device=args.device)
+            def ids_for(v, seed):
+                return torch.from_numpy(bench_ids(args.batch * n, v, seed).reshape(args.batch, n)).to(args.device)
+            ids = ids_for(vocab, args.seed + n)
+            if seq2seq:
+                dec = ids_for(int(cfg.get("tgt_vocab_size", vocab)), args.seed + n + DECODER_SEED)
+                call = lambda: run(ids, dec)  # noqa: E731
+            else:
+                mask = torch.ones((args.batch, n), dtype=dtype, device=args.device)
+                call = lambda: model(ids, mask)  # noqa: E731
             with torch.no_grad():
-                med, lo, hi = time_calls(lambda: model(ids, mask), args.warmup, args.repeat, cuda)
+                med, lo, hi = time_calls(call, args.warmup, args.repeat, cuda)
             row = {"model": name, "arch": arch, "shape": "B=%d N=%d" % (args.batch, n), "n": n, "batch": args.batch,
                    "backend": backend, "isa": None, "threads": args.threads, "warmup": args.warmup,
                    "repeat": args.repeat, "median_ms": med, "min_ms": lo, "max_ms": hi,

@@ -35,8 +35,12 @@ Result<RandomModel> random_model(const std::string& arch, const std::string& con
   RandomModel r;
   LR_ASSIGN_OR_RETURN(r.model, Model::from_file(file));
   const nlohmann::json cfg = nlohmann::json::parse(config_json, nullptr, false);
-  if (cfg.is_object() && cfg.contains("vocab_size") && cfg["vocab_size"].is_number_integer())
-    r.vocab_size = cfg["vocab_size"].get<int64_t>();
+  auto field = [&cfg](const char* key, int64_t fallback) {
+    return cfg.is_object() && cfg.contains(key) && cfg[key].is_number_integer() ? cfg[key].get<int64_t>()
+                                                                                : fallback;
+  };
+  r.vocab_size = field("vocab_size", field("src_vocab_size", 0));
+  r.decoder_vocab_size = field("tgt_vocab_size", r.vocab_size);
   return r;
 }
 

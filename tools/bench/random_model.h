@@ -14,7 +14,8 @@ namespace longrun::bench {
 
 struct RandomModel {
   std::shared_ptr<const Model> model;
-  int64_t vocab_size = 0;  // the config's vocab_size (0 when it has none): ids are drawn below it
+  int64_t vocab_size = 0;  // the config's vocab_size or src_vocab_size (0: none): ids are drawn below it
+  int64_t decoder_vocab_size = 0;  // tgt_vocab_size of encoder-decoders (else vocab_size)
 };
 
 // Weights: matrices uniform in +-1/sqrt(fan_in) (activations stay O(1) through the layers),

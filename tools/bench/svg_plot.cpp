@@ -7,13 +7,13 @@
 #include <cstring>
 #include <fstream>
 
+#include "plot_axes.h"
+
 namespace longrun::bench {
 namespace {
 
 constexpr double kWidth = 760, kHeight = 460;
 constexpr double kLeft = 80, kRight = 230, kTop = 50, kBottom = 60;  // margins; the legend is right
-constexpr const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-                                   "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
 
 std::string xml(const std::string& s) {
   std::string o;
@@ -38,28 +38,11 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-// A log axis over [lo, hi] (lo > 0) in `base`, padded to whole powers.
-struct LogAxis {
-  double base, lo, hi;  // exponents
-  LogAxis(double b, double vmin, double vmax) : base(b) {
-    lo = std::floor(std::log(vmin) / std::log(b));
-    hi = std::ceil(std::log(vmax) / std::log(b));
-    if (hi <= lo) hi = lo + 1;
-  }
-  double frac(double v) const { return (std::log(v) / std::log(base) - lo) / (hi - lo); }
-};
-
 }  // namespace
 
 std::string svg_line_plot(const PlotText& text, const std::vector<PlotSeries>& series) {
-  double xmin = INFINITY, xmax = 0, ymin = INFINITY, ymax = 0;
-  for (const PlotSeries& s : series)
-    for (const auto& [x, y] : s.points) {
-      if (!(x > 0) || !(y > 0) || !std::isfinite(x) || !std::isfinite(y)) continue;
-      xmin = std::min(xmin, x), xmax = std::max(xmax, x), ymin = std::min(ymin, y), ymax = std::max(ymax, y);
-    }
-  if (!(xmax > 0)) xmin = 1, xmax = 2, ymin = 1, ymax = 10;  // nothing to draw: an empty frame
-  const LogAxis ax(2.0, xmin, xmax), ay(10.0, ymin, ymax);
+  const PlotAxes axes = plot_axes(series);
+  const LogAxis &ax = axes.x, &ay = axes.y;
   const double pw = kWidth - kLeft - kRight, ph = kHeight - kTop - kBottom;
   auto px = [&](double x) { return kLeft + ax.frac(x) * pw; };
   auto py = [&](double y) { return kTop + (1.0 - ay.frac(y)) * ph; };
@@ -99,11 +82,8 @@ std::string svg_line_plot(const PlotText& text, const std::vector<PlotSeries>& s
        ") rotate(-90)\" text-anchor=\"middle\">" + xml(text.y_label) + "</text>\n";
 
   for (size_t i = 0; i < series.size(); ++i) {
-    const char* color = kColors[i % std::size(kColors)];
-    std::vector<std::pair<double, double>> pts;
-    for (const auto& p : series[i].points)
-      if (p.first > 0 && p.second > 0 && std::isfinite(p.first) && std::isfinite(p.second)) pts.push_back(p);
-    std::sort(pts.begin(), pts.end());
+    const char* color = plot_color(i);
+    const std::vector<std::pair<double, double>> pts = drawable_points(series[i]);
     if (pts.size() >= 2) {
       o += "<polyline fill=\"none\" stroke=\"" + std::string(color) + "\" stroke-width=\"2\" points=\"";
       for (const auto& [x, y] : pts) o += fmt("%.1f", px(x)) + "," + fmt("%.1f", py(y)) + " ";
