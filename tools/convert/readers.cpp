@@ -152,6 +152,11 @@ Result<SourceCheckpoint> read_checkpoint(const std::string& path, const std::str
     return invalid_argument("--from hf expects a directory, '" + path + "' is a file");
   if (is_dir) {
     LR_RETURN_IF_ERROR(read_hf_dir(path, options, &out));
+  } else if (from == "flax") {  // no sniffing: any first key is allowed
+    LR_ASSIGN_OR_RETURN(auto mapped, map_file(path));
+    out.files.push_back(path);
+    out.owners.push_back(mapped.second);
+    LR_RETURN_IF_ERROR(read_flax_checkpoint(mapped.first, path, &out));
   } else if (path.ends_with(".index.json")) {
     LR_RETURN_IF_ERROR(read_sharded(path, options, &out));
   } else {
