@@ -222,7 +222,8 @@ TEST_CASE("convert combiner: TF variable names map onto the same model (tied hea
     o.config_json = golden_config();
     auto r = convert_checkpoint(*src, o, out);
     REQUIRE_FALSE(r.ok());
-    CHECK(contains(r.status().message(), "2 problem(s)"));
+    CHECK(contains(r.status().message(),
+                   "safetensors checkpoint '" + in + "' to 'combiner' (layout tf-combiner): 2 problem(s)"));
     CHECK(contains(r.status().message(), "tensor 'layer_001/attn/k/bias': TF attention bias"));
     CHECK(contains(r.status().message(), "found non-zero values"));
     CHECK(contains(r.status().message(), "tensor 'pos_embeddings/weights': a learned position table"));

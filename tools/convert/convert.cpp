@@ -293,8 +293,13 @@ Result<std::unique_ptr<Plan>> plan_mapping(const SourceCheckpoint& src, const Co
 
 std::string problems_message(const SourceCheckpoint& src, const ConvertOptions& options, const Plan& plan) {
   const auto& problems = plan.problems;
-  std::string msg = "cannot map " + src.format + " checkpoint to '" + options.arch + "' (layout " +
-                    std::string(plan.layout->name) + "): " + std::to_string(problems.size()) + " problem(s)";
+  std::string files;  // the file(s) read, so the message names the input
+  if (!src.files.empty())
+    files = " '" + src.files.front() + "'" +
+            (src.files.size() > 1 ? " (and " + std::to_string(src.files.size() - 1) + " more files)" : "");
+  std::string msg = "cannot map " + src.format + " checkpoint" + files + " to '" + options.arch +
+                    "' (layout " + std::string(plan.layout->name) + "): " + std::to_string(problems.size()) +
+                    " problem(s)";
   for (size_t i = 0; i < problems.size() && i < 20; ++i) msg += "\n  " + problems[i];
   if (problems.size() > 20) msg += "\n  ... and " + std::to_string(problems.size() - 20) + " more";
   return msg;
