@@ -4,15 +4,19 @@
 //    a classification head, args Namespace) converts through --from fairseq to the golden
 //    tensors (the token-type table, which fairseq lacks, as zeros); with --set filter_layers
 //    the same file gives fourier-roberta;
-//  - the lasformer_r2_tiny golden as a fairseq state dict with args-style hyper-parameters
-//    (built here: its names are the fairseq ones) gives the golden tensors and config;
+//  - the lasformer_r2_tiny golden as a fairseq torch.save zip (built here with the pickle and
+//    zip helpers: {"model", "cfg": {"model"}}, a fused in_proj, a tied output projection, a
+//    version buffer) reads through the fairseq reader and gives the golden tensors and config;
 //  - the bart_tiny golden saved as a bare BartModel directory (no "model." prefix, no
 //    lm_head, tied embed_tokens copies; built here) is picked up by hf-bart-model without
 //    --layout and gives the golden tensors (final_logits_bias zeros).
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <span>
 
 #include "convert.h"
 #include "convert_golden_util.h"
@@ -51,26 +55,102 @@ void check_same_config(const std::string& out, const std::string& golden_name) {
   CHECK((*model)->config_json() == (*golden)->config_json());
 }
 
-// A SourceCheckpoint whose tensors view a golden model file (kept open by `owner`).
-SourceCheckpoint from_golden(const std::string& name, const std::string& prefix_to_strip,
-                             const std::string& prefix_to_add) {
-  auto f = SafetensorsFile::open(golden_model_path(name));
-  REQUIRE(f.ok());
-  SourceCheckpoint src;
-  src.format = "test";
-  for (const SafetensorsEntry& e : (*f)->tensors()) {
-    SourceTensor t;
-    t.name = e.name.starts_with(prefix_to_strip) ? e.name.substr(prefix_to_strip.size()) : e.name;
-    t.name = prefix_to_add + t.name;
-    t.sizes.assign(e.desc.dims().begin(), e.desc.dims().end());
-    t.strides.assign(t.sizes.size(), 1);
-    for (size_t i = t.sizes.size(); i-- > 1;) t.strides[i - 1] = t.strides[i] * t.sizes[i];
-    t.storage = e.bytes;
-    t.storage_id = e.name;
-    src.tensors.push_back(std::move(t));
+// Pickle pieces with 4-byte ints (BININT) and JSON values (fairseq's cfg is plain data).
+namespace pk4 {
+using pk::le;
+using pk::str;
+inline std::string j(int64_t v) { return "J" + le(uint64_t(v), 4); }
+inline std::string value(const nlohmann::json& v) {
+  if (v.is_boolean()) return v.get<bool>() ? "\x88" : "\x89";
+  if (v.is_number_integer()) return j(v.get<int64_t>());
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    uint64_t bits;
+    std::memcpy(&bits, &d, 8);
+    std::string s = "G";
+    for (int i = 7; i >= 0; --i) s += char(uint8_t(bits >> (8 * i)));  // big-endian
+    return s;
   }
-  src.owners.push_back(*f);
-  return src;
+  if (v.is_string()) return str(v.get<std::string>());
+  if (v.is_array()) {
+    std::string s = "](";
+    for (const auto& x : v) s += value(x);
+    return s + "e";
+  }
+  if (v.is_object()) {
+    std::string s = "}(";
+    for (const auto& [k, x] : v.items()) s += str(k) + value(x);
+    return s + "u";
+  }
+  return "N";
+}
+// _rebuild_tensor_v2 of a contiguous f32 view of storage `key` (numel elements).
+inline std::string tensor(const std::string& key, int64_t numel, int64_t offset,
+                          std::span<const int64_t> dims) {
+  std::string s = pk::global("torch._utils", "_rebuild_tensor_v2") + "((" + str("storage") +
+                  pk::global("torch", "FloatStorage") + str(key) + str("cpu") + j(numel) + "tQ" + j(offset) +
+                  "(";
+  for (int64_t d : dims) s += j(d);
+  s += "t(";
+  int64_t stride = 1;
+  std::vector<int64_t> strides(dims.size());
+  for (size_t i = dims.size(); i-- > 0;) strides[i] = stride, stride *= dims[i];
+  for (int64_t st : strides) s += j(st);
+  return s + "t\x89" + pk::global("collections", "OrderedDict") + ")RtR";
+}
+}  // namespace pk4
+
+// The lasformer_r2_tiny golden as fairseq's torch.save would write it: {"model": state dict,
+// "cfg": {"model": hyper-parameters}, "optimizer_history": []}; the encoder's layer-0
+// self-attention fused into in_proj_weight / in_proj_bias (one storage, q;k;v rows), the
+// output projection sharing the decoder table's storage, and a decoder.version buffer.
+std::string fairseq_lasformer_zip(const SafetensorsFile& golden, const nlohmann::json& hyper) {
+  std::map<std::string, const SafetensorsEntry*> byname;
+  for (const SafetensorsEntry& e : golden.tensors()) byname[e.name] = &e;
+  std::vector<std::pair<std::string, std::string>> storages;
+  std::string items;
+  auto add_storage = [&](const std::string& bytes) {
+    storages.emplace_back(std::to_string(storages.size()), bytes);
+    return storages.back().first;
+  };
+  auto bytes_of_entry = [](const SafetensorsEntry& e) {
+    return std::string(reinterpret_cast<const char*>(e.bytes.data()), e.bytes.size());
+  };
+  std::string decoder_table_key;
+  int64_t decoder_table_numel = 0;
+  for (const auto& [name, e] : byname) {
+    const std::string fused = "encoder.layers.0.self_attn.";
+    if (name.starts_with(fused) &&
+        (name.find("q_proj") != std::string::npos || name.find("k_proj") != std::string::npos ||
+         name.find("v_proj") != std::string::npos)) {
+      if (name.find("q_proj") == std::string::npos) continue;  // written with q
+      const std::string kind = name.ends_with("weight") ? "weight" : "bias";
+      std::string data;
+      for (const char* p : {"q", "k", "v"}) data += bytes_of_entry(*byname.at(fused + p + "_proj." + kind));
+      std::vector<int64_t> dims(e->desc.dims().begin(), e->desc.dims().end());
+      dims[0] *= 3;
+      const int64_t numel = int64_t(data.size() / 4);
+      items += pk::str(fused + "in_proj_" + kind) + pk4::tensor(add_storage(data), numel, 0, dims);
+      continue;
+    }
+    const int64_t numel = int64_t(e->bytes.size() / 4);
+    const std::string key = add_storage(bytes_of_entry(*e));
+    items += pk::str(name) + pk4::tensor(key, numel, 0, e->desc.dims());
+    if (name == "decoder.embed_tokens.weight") decoder_table_key = key, decoder_table_numel = numel;
+  }
+  REQUIRE(!decoder_table_key.empty());
+  const auto& table = *byname.at("decoder.embed_tokens.weight");
+  items += pk::str("decoder.output_projection.weight") +
+           pk4::tensor(decoder_table_key, decoder_table_numel, 0, table.desc.dims());
+  const float three = 3.0f;
+  const int64_t one[] = {1};
+  items += pk::str("decoder.version") +
+           pk4::tensor(add_storage(std::string(reinterpret_cast<const char*>(&three), 4)), 1, 0, one);
+  const std::string pickle = pk::proto() + "}(" + pk::str("model") +
+                             pk::global("collections", "OrderedDict") + ")R(" + items + "u" + pk::str("cfg") +
+                             "}(" + pk::str("model") + pk4::value(hyper) + "u" +
+                             pk::str("optimizer_history") + "](e" + "u.";
+  return make_torch_zip(pickle, storages);
 }
 
 }  // namespace
@@ -127,32 +207,43 @@ TEST_CASE("convert fairseq: a RoBERTa checkpoint gives the golden roberta (token
   }
 }
 
-TEST_CASE("convert fairseq: a Lasformer state dict with args gives the golden lasformer") {
+TEST_CASE("convert fairseq: a Lasformer checkpoint (cfg.model, fused in_proj) gives the golden lasformer") {
   auto golden = SafetensorsFile::open(golden_model_path("lasformer_r2_tiny"));
   REQUIRE(golden.ok());
-  nlohmann::json args = nlohmann::json::parse((*golden)->metadata().at("longrun.config"));
-  // fairseq args: arch and training options next to the model's fields; no dictionary sizes.
-  args.erase("src_vocab_size");
-  args.erase("tgt_vocab_size");
-  args["arch"] = "lasformer_tiny";
-  args["dropout"] = 0.1;
-  args["lr"] = {0.0005};
-  args["optimizer"] = "adam";
-  SourceCheckpoint src = from_golden("lasformer_r2_tiny", "", "");
-  src.config_json = args.dump();
-  auto arch = detect_arch(src.config_json);
+  nlohmann::json hyper = nlohmann::json::parse((*golden)->metadata().at("longrun.config"));
+  // fairseq hyper-parameters: arch and training options next to the model's fields; the
+  // dictionary sizes are not among them.
+  hyper.erase("src_vocab_size");
+  hyper.erase("tgt_vocab_size");
+  hyper["arch"] = "lasformer_tiny";
+  hyper["dropout"] = 0.1;
+  hyper["lr"] = {0.0005};
+  hyper["optimizer"] = "adam";
+  const std::string zip = fairseq_lasformer_zip(**golden, hyper);
+  SourceCheckpoint raw;
+  const std::vector<std::byte> buffer = bytes_of(zip);  // the tensors view it
+  REQUIRE(read_checkpoint_bytes(buffer, "lasformer.pt", {}, &raw).ok());
+  auto f = fairseq_from(std::move(raw), "lasformer.pt");
+  REQUIRE_MESSAGE(f.ok(), f.status().to_string());
+  CHECK(f->hyperparameters_from == "cfg.model");
+  CHECK(f->upgraded.size() == 6);  // in_proj_weight / in_proj_bias -> q, k, v
+  f->source.config_json = f->hyperparameters_json;
+  auto arch = detect_arch(f->source.config_json);
   REQUIRE_MESSAGE(arch.ok(), arch.status().to_string());
   CHECK(*arch == "lasformer");
   const std::string out = temp_out("fairseq_lasformer.safetensors");
-  auto summary = convert_as(src, "lasformer", "", {}, out);  // the only layout of lasformer
+  auto summary = convert_as(f->source, "lasformer", "", {}, out);  // the only layout of lasformer
   REQUIRE_MESSAGE(summary.ok(), summary.status().to_string());
   CHECK(summary->layout == "fairseq-lasformer");
+  REQUIRE(summary->ignored.size() == 1);
+  CHECK(contains(summary->ignored[0],
+                 "decoder.output_projection.weight: tied copy of decoder.embed_tokens.weight"));
   check_golden_tensors(out, "lasformer_r2_tiny");
   check_same_config(out, "lasformer_r2_tiny");
   fs::remove(out);
 
   SUBCASE("a selection weight of the wrong width is named with expected and found") {
-    auto bad = convert_as(src, "lasformer", "", {"selection_dim=16"}, out);
+    auto bad = convert_as(f->source, "lasformer", "", {"selection_dim=16"}, out);
     REQUIRE_FALSE(bad.ok());
     CHECK(contains(
         bad.status().message(),
