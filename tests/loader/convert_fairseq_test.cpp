@@ -285,6 +285,13 @@ TEST_CASE("convert hf: a bare BartModel directory is picked up by hf-bart-model"
   CHECK(summary->retied.size() == 1);   // final_logits_bias zeros
   check_golden_tensors(out, "bart_tiny", {"final_logits_bias"});
   check_same_config(out, "bart_tiny");
+  SUBCASE("without --layout a bad config is reported as such, not as the layouts' misfits") {
+    auto r = convert_as(*src, "bart", "", {"encoder_layers=-1"}, out + ".3");
+    REQUIRE_FALSE(r.ok());
+    CHECK(contains(r.status().message(), "config for 'bart'"));
+    CHECK(contains(r.status().message(), "encoder_layers"));
+    CHECK_FALSE(contains(r.status().message(), "problem(s)"));
+  }
   SUBCASE("with --layout hf-bart every unprefixed tensor is reported (the first 20 by name)") {
     auto r = convert_as(*src, "bart", "hf-bart", {}, out + ".2");
     REQUIRE_FALSE(r.ok());

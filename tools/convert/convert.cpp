@@ -328,21 +328,26 @@ Result<ConvertSummary> convert_checkpoint(const SourceCheckpoint& src, const Con
     if (candidates.empty())
       return unsupported("no source layout maps to architecture '" + options.arch + "' yet");
   }
-  // Without --layout the first layout that maps the source cleanly is used; when none does,
-  // the one with the fewest problems (else the first config error) is reported.
+  // Without --layout the first layout that maps the source cleanly is used. When none does,
+  // the default (first) layout's config error is reported if it has one (the config is
+  // what to fix), else the problems of the layout with the fewest.
   std::unique_ptr<Plan> best;
-  Status first_error;
-  for (const SourceLayout* l : candidates) {
-    auto p = plan_mapping(src, options, *family, *l);
+  Status default_error, any_error;  // config errors: of the first layout, of any
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    auto p = plan_mapping(src, options, *family, *candidates[i]);
     if (!p.ok()) {
-      if (first_error.ok()) first_error = p.status();
+      if (i == 0) default_error = p.status();
+      if (any_error.ok()) any_error = p.status();
       continue;
     }
     if (!best || (*p)->problems.size() < best->problems.size()) best = std::move(*p);
     if (best->problems.empty()) break;
   }
-  if (!best) return first_error;
-  if (!best->problems.empty()) return format_error(problems_message(src, options, *best));
+  if (!best || !best->problems.empty()) {
+    if (!default_error.ok()) return default_error;
+    if (!best) return any_error;
+    return format_error(problems_message(src, options, *best));
+  }
   Plan& plan = *best;
   const std::vector<models::ParamSpec>& table = plan.table;
   const std::vector<const SourceTensor*>& chosen = plan.chosen;
