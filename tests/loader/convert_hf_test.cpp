@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "convert.h"
+#include "convert_golden_util.h"
 #include "convert_test_util.h"
 #include "fairseq.h"
 #include "longrun/models/model.h"
@@ -26,14 +27,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string temp_out(const std::string& name) {
-  return (fs::temp_directory_path() / ("longrun-convert-hf-" + std::to_string(::getpid()) + "-" + name))
-      .string();
-}
-
-std::string golden_model(const std::string& name) {
-  return std::string(LONGRUN_GOLDEN_DIR) + "/models/" + name + ".safetensors";
-}
+std::string golden_model(const std::string& name) { return golden_model_path(name); }
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
@@ -54,29 +48,6 @@ SourceCheckpoint read_dir(const std::string& name) {
   auto src = read_checkpoint(checkpoint_dir() + "/" + name, "auto", {});
   REQUIRE_MESSAGE(src.ok(), src.status().to_string());
   return std::move(*src);
-}
-
-// Every tensor of the golden model, bit for bit (`zeroed`: all zeros instead), and nothing
-// else in `out`.
-void check_golden_tensors(const std::string& out, const std::string& golden_name,
-                          const std::string& zeroed = {}) {
-  auto golden = SafetensorsFile::open(golden_model(golden_name));
-  auto conv = SafetensorsFile::open(out);
-  REQUIRE(golden.ok());
-  REQUIRE(conv.ok());
-  CHECK((*conv)->tensors().size() == (*golden)->tensors().size());
-  for (const SafetensorsEntry& g : (*golden)->tensors()) {
-    const SafetensorsEntry* t = (*conv)->find(g.name);
-    REQUIRE_MESSAGE(t, g.name);
-    CHECK(t->desc.to_string() == g.desc.to_string());
-    if (g.name == zeroed) {
-      CHECK_MESSAGE(
-          std::all_of(t->bytes.begin(), t->bytes.end(), [](std::byte b) { return b == std::byte{0}; }),
-          g.name);
-      continue;
-    }
-    CHECK_MESSAGE(std::memcmp(t->bytes.data(), g.bytes.data(), g.bytes.size()) == 0, g.name);
-  }
 }
 
 }  // namespace
@@ -159,7 +130,7 @@ TEST_CASE("convert fairseq: bart and the official Fourier-BART args give the gol
     auto summary = convert_checkpoint(f->source, o, out);
     REQUIRE_MESSAGE(summary.ok(), summary.status().to_string());
     CHECK(summary->retied.size() == 2);  // model.shared.weight from a copy, final_logits_bias zeros
-    check_golden_tensors(out, golden, "final_logits_bias");
+    check_golden_tensors(out, golden, {"final_logits_bias"});
     auto model = Model::load(out);
     auto golden_obj = Model::load(golden_model(golden));
     REQUIRE_MESSAGE(model.ok(), model.status().to_string());

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "convert_golden_util.h"
 #include "convert_test_util.h"
 #include "longrun/models/model.h"
 #include "longrun/safetensors.h"
@@ -52,29 +53,6 @@ Result<ConvertSummary> convert_file(const std::string& input, const std::string&
   return convert_checkpoint(src, o, out);
 }
 
-std::vector<std::byte> run_once(const Model& model, const std::vector<NamedTensor>& inputs,
-                                const std::string& output) {
-  std::vector<std::string> names;
-  std::vector<NamedTensorRef> refs;
-  for (const NamedTensor& t : inputs) {
-    names.push_back(t.name);
-    refs.push_back({t.name, t.tensor.view()});
-  }
-  SessionOptions so;
-  so.backend = "reference";
-  auto session = model.create_session(so, names);
-  REQUIRE_MESSAGE(session.ok(), session.status().to_string());
-  auto out = (*session)->run(refs);
-  REQUIRE_MESSAGE(out.ok(), out.status().to_string());
-  for (const NamedTensor& t : *out)
-    if (t.name == output) {
-      const auto* p = static_cast<const std::byte*>(t.tensor.view().data);
-      return {p, p + t.tensor.desc().nbytes()};
-    }
-  FAIL("no output " << output);
-  return {};
-}
-
 }  // namespace
 
 TEST_CASE("convert: official zip and legacy checkpoints reproduce the golden model bit for bit") {
@@ -82,14 +60,7 @@ TEST_CASE("convert: official zip and legacy checkpoints reproduce the golden mod
   REQUIRE(golden.ok());
   auto golden_model_obj = Model::load(golden_model());
   REQUIRE(golden_model_obj.ok());
-  auto io =
-      SafetensorsFile::open(std::string(LONGRUN_GOLDEN_DIR) + "/models/lra_vanilla.n7_pad.io.safetensors");
-  REQUIRE(io.ok());
-  std::vector<NamedTensor> inputs;
-  for (const SafetensorsEntry& e : (*io)->tensors())
-    if (e.name.starts_with("input/"))
-      inputs.push_back({e.name.substr(6), Tensor::from_bytes(e.desc, e.bytes).value()});
-  REQUIRE(!inputs.empty());
+  const std::vector<NamedTensor> inputs = golden_inputs("lra_vanilla.n7_pad");
   const auto golden_logits = run_once(**golden_model_obj, inputs, "logits");
 
   for (const char* name : {"lra_vanilla.official.pt", "lra_vanilla.legacy.pt"}) {

@@ -11,14 +11,26 @@ complex, 3 numpy scalar), _chunk / _np_convert_in_place and msgpack_serialize
 is a parameter (Flax: 2**30 bytes) so that a small fixture exercises the chunked form.
 bfloat16 arrays (ml_dtypes in Flax) are held as uint16 bit patterns and named "bfloat16".
 
+combiner_axial_causal.msgpack is the combiner_axial_causal golden model (tests/golden/models)
+as the official JAX code would save it: the params tree of main.py's LanguageModel (the
+native names split at "/" into nested modules) inside a flax.optim Optimizer state dict
+{"target": params, "state": {"step", "param_states"}} (to_bytes(optimizer)); converting it
+with the flax-combiner layout must give the golden tensors bit for bit
+(tests/loader/convert_combiner_test.cpp).
+
 Needs the `msgpack` module (Debian python3-msgpack or `pip install --user msgpack`).
 Run: /usr/bin/python3 tests/reference/make_flax_fixtures.py
 """
 import json
 import os
 
+import sys
+
 import msgpack
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import safetensors_io  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden", "flax")
 
@@ -154,6 +166,23 @@ def write(name, tree, max_chunk_size=2**30, layouts=()):
     print(f"{name}.msgpack: {len(data)} bytes, {len(leaves)} leaves")
 
 
+def combiner_optimizer_tree(golden_name):
+    """The golden model's weights as flax.optim's Optimizer state dict: target = the params
+    tree, state = step + Adam moments (one leaf's worth: the importer must ignore them)."""
+    tensors, _ = safetensors_io.read(os.path.join(OUT, "..", "models", golden_name + ".safetensors"))
+    params = {}
+    for name, t in tensors.items():
+        node = params
+        *modules, leaf = name.split("/")
+        for m in modules:
+            node = node.setdefault(m, {})
+        node[leaf] = np.ascontiguousarray(t.to_numpy(), dtype=np.float32)
+    emb = params["Embed_0"]["embedding"]
+    state = {"step": 1200, "param_states": {"Embed_0": {"embedding": {
+        "grad_ema": np.zeros_like(emb), "grad_sq_ema": np.full_like(emb, 1e-8)}}}}
+    return {"target": params, "state": state}
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     rng = np.random.default_rng(20261122)
@@ -227,6 +256,12 @@ def main():
                    "encoder": {"layer": {"0": {"attention": {"self": {"query": {"kernel": dense[:, :D].copy(),
                                                                                 "bias": f32(D)}}}}}}}}
     write("hf_bert_tiny", hf)
+
+    tree = combiner_optimizer_tree("combiner_axial_causal")
+    data = to_bytes(tree)
+    with open(os.path.join(OUT, "combiner_axial_causal.msgpack"), "wb") as f:
+        f.write(data)
+    print(f"combiner_axial_causal.msgpack: {len(data)} bytes")
 
 
 if __name__ == "__main__":

@@ -28,7 +28,8 @@ expect 2 "no arguments" "$bin"
 expect 2 "unknown option" "$bin" --bogus x
 expect 2 "missing -o" "$bin" "$ck/mixed.pt"
 expect 2 "bad --dtype" "$bin" --dtype f64 "$ck/mixed.pt" -o "$tmp/x.safetensors"
-expect 2 "flax not implemented" "$bin" --from flax "$ck/namespace.pt" -o "$tmp/x.safetensors"
+expect 2 "bad --from" "$bin" --from jax "$ck/namespace.pt" -o "$tmp/x.safetensors"
+expect 1 "--from flax on a torch file" "$bin" --from flax "$ck/namespace.pt" -o "$tmp/x.safetensors"
 expect 1 "fairseq checkpoint that does not map" "$bin" --from fairseq "$ck/namespace.pt" -o "$tmp/x.safetensors"
 expect 0 "--inspect fairseq" "$bin" --from fairseq --inspect "$ck/namespace.pt"
 grep -q 'hyper-parameters (args): {"arch":"transformer"' "$tmp/out" || { echo "FAIL: fairseq args"; cat "$tmp/out"; fail=1; }
@@ -58,4 +59,19 @@ expect 0 "fairseq transformer" "$bin" --from fairseq "$ck/fairseq_transformer.pt
 grep -q "transformer, layout fairseq-transformer" "$tmp/out" || { echo "FAIL: fairseq layout"; cat "$tmp/out"; fail=1; }
 expect 0 "fairseq bart picks fairseq-bart" "$bin" --from fairseq "$ck/fairseq_bart.pt" -o "$tmp/fb.safetensors"
 grep -q "bart, layout fairseq-bart" "$tmp/out" || { echo "FAIL: fairseq-bart layout"; cat "$tmp/out"; fail=1; }
+expect 0 "fairseq roberta" "$bin" --from fairseq "$ck/fairseq_roberta.pt" -o "$tmp/fr.safetensors"
+grep -q "roberta, layout fairseq-roberta" "$tmp/out" || { echo "FAIL: fairseq-roberta layout"; cat "$tmp/out"; fail=1; }
+grep -q "ignored classification_heads.sentence_classification_head.dense.weight: fine-tuning" "$tmp/out" ||
+  { echo "FAIL: classification head not reported"; cat "$tmp/out"; fail=1; }
+cat >"$tmp/combiner.json" <<'JSON'
+{"attention": "axial", "causal": true, "emb_dim": 64, "max_len": 160, "max_seg_len": 8, "mlp_dim": 32,
+ "num_heads": 4, "num_layers": 2, "qkv_dim": 32, "vocab_size": 40}
+JSON
+expect 0 "flax combiner" "$bin" --arch combiner --config "$tmp/combiner.json" \
+  "$src/tests/golden/flax/combiner_axial_causal.msgpack" -o "$tmp/c.safetensors"
+grep -q "combiner, layout flax-combiner" "$tmp/out" || { echo "FAIL: flax-combiner layout"; cat "$tmp/out"; fail=1; }
+grep -q "tensors mapped: 37" "$tmp/out" || { echo "FAIL: flax summary"; cat "$tmp/out"; fail=1; }
+expect 0 "--inspect flax" "$bin" --inspect "$src/tests/golden/flax/combiner_axial_causal.msgpack"
+grep -q "format: flax-msgpack" "$tmp/out" && grep -q "note: state/step = 1200" "$tmp/out" ||
+  { echo "FAIL: flax --inspect"; cat "$tmp/out"; fail=1; }
 exit $fail

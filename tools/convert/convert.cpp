@@ -107,35 +107,40 @@ Result<std::string> merge_config(const std::string& config_text, const std::vect
   return j.dump();
 }
 
-Result<ConvertSummary> convert_checkpoint(const SourceCheckpoint& src, const ConvertOptions& options,
-                                          const std::string& out_path) {
-  const models::Family* family = models::find_family(options.arch);
-  if (!family) {
-    std::string known;
-    for (const std::string& a : model_architectures()) known += (known.empty() ? "" : ", ") + a;
-    return unsupported("--arch '" + options.arch + "' is not a known architecture (known: " + known + ")");
-  }
-  const SourceLayout* layout_ptr = nullptr;
-  if (!options.layout.empty()) {
-    layout_ptr = find_layout(options.layout);
-    if (!layout_ptr)
-      return invalid_argument("--layout '" + options.layout + "' is not a known source layout");
-    if (std::find(layout_ptr->archs.begin(), layout_ptr->archs.end(), options.arch) ==
-        layout_ptr->archs.end())
-      return invalid_argument("--layout '" + options.layout + "' does not map to architecture '" +
-                              options.arch + "'");
-  } else {
-    const auto layouts = layouts_for_arch(options.arch);
-    if (layouts.empty())
-      return unsupported("no source layout maps to architecture '" + options.arch + "' yet");
-    layout_ptr = layouts.front();
-  }
-  const SourceLayout& layout = *layout_ptr;
+namespace {
 
-  // Source names without the layout's wrappers; ignored tensors drop out here.
+bool all_zero(const SourceTensor& t) {
+  const std::vector<std::byte> raw = materialize(t);
+  const size_t item = size_t(source_dtype_size(t.dtype));
+  for (size_t i = 0; i + item <= raw.size(); i += item)
+    if (load_float(raw.data() + i, t.dtype) != 0.0f) return false;
+  return true;
+}
+
+// One layout's mapping of a source: the tensor for every entry of the family's parameter
+// table, or the problems that prevent it.
+struct Plan {
+  const SourceLayout* layout = nullptr;
   ConvertSummary summary;
+  std::unique_ptr<models::Architecture> arch;
+  std::vector<models::ParamSpec> table;
+  std::vector<const SourceTensor*> chosen;
+  std::vector<std::string> problems;
+  std::deque<SourceTensor> derived;  // transposed views standing in for tied tensors
+  ZeroTensors zeros;
+};
+
+// Maps `src` with `layout`; an error only when the config itself does not parse (tensor
+// problems are collected in the plan).
+Result<std::unique_ptr<Plan>> plan_mapping(const SourceCheckpoint& src, const ConvertOptions& options,
+                                           const models::Family& family, const SourceLayout& layout) {
+  auto plan = std::make_unique<Plan>();
+  plan->layout = &layout;
+  ConvertSummary& summary = plan->summary;
+  std::vector<std::string>& problems = plan->problems;
   summary.layout = std::string(layout.name);
-  std::vector<std::pair<const SourceTensor*, std::string>> kept;  // (tensor, unwrapped name)
+  // Source names without the layout's wrappers, renamed; ignored tensors drop out here.
+  std::vector<std::pair<const SourceTensor*, std::string>> kept;  // (tensor, native name)
   for (const SourceTensor& t : src.tensors) {
     std::string_view name = t.name;
     for (std::string_view w : layout.wrappers)
@@ -147,7 +152,24 @@ Result<ConvertSummary> convert_checkpoint(const SourceCheckpoint& src, const Con
       summary.ignored.push_back(t.name + ": " + std::string(ignored->reason));
       continue;
     }
-    kept.emplace_back(&t, std::string(layout.add_prefix) + std::string(name));
+    std::string native(name);
+    if (layout.rename) {
+      auto renamed = layout.rename(name, options.config_json);
+      if (!renamed.ok()) {
+        problems.push_back(renamed.status().message());
+        continue;
+      }
+      if (!renamed->zero_only.empty()) {
+        if (!source_dtype_is_float(t.dtype) || !all_zero(t))
+          problems.push_back("tensor '" + t.name + "': " + renamed->zero_only +
+                             " is expected to be all zeros, found non-zero values (not representable)");
+        else
+          summary.ignored.push_back(t.name + ": " + renamed->zero_only);
+        continue;
+      }
+      native = renamed->name;
+    }
+    kept.emplace_back(&t, std::string(layout.add_prefix) + native);
   }
   std::string config_json = options.config_json;
   if (layout.complete_config) {
@@ -157,14 +179,16 @@ Result<ConvertSummary> convert_checkpoint(const SourceCheckpoint& src, const Con
     if (!completed.ok()) return completed.status().with_context("config for '" + options.arch + "'");
     config_json = *completed;
   }
-  auto arch = family->parse_config(config_json);
+  auto arch = family.parse_config(config_json);
   if (!arch.ok()) return arch.status().with_context("config for '" + options.arch + "'");
-  const std::vector<models::ParamSpec> table = (*arch)->parameters();
+  plan->arch = std::move(*arch);
+  plan->table = plan->arch->parameters();
+  const std::vector<models::ParamSpec>& table = plan->table;
 
   std::unordered_map<std::string, size_t> by_name;
   for (size_t i = 0; i < table.size(); ++i) by_name.emplace(table[i].name, i);
-  std::vector<const SourceTensor*> chosen(table.size(), nullptr);
-  std::vector<std::string> problems;
+  std::vector<const SourceTensor*>& chosen = plan->chosen;
+  chosen.assign(table.size(), nullptr);
   // Shape and dtype of `t` as the table's entry `i`: an empty string when it fits.
   auto misfit = [&](const SourceTensor& t, size_t i) -> std::string {
     if (t.sizes != table[i].dims)
@@ -231,7 +255,7 @@ Result<ConvertSummary> convert_checkpoint(const SourceCheckpoint& src, const Con
       summary.ignored.push_back(t.name + ": tied copy of " + std::string(rule->target) + " (identical)");
     }
   }
-  ZeroTensors zeros;
+  ZeroTensors& zeros = plan->zeros;
   for (size_t i = 0; i < table.size(); ++i) {
     if (chosen[i] || std::find(layout.zeros_if_absent.begin(), layout.zeros_if_absent.end(), table[i].name) ==
                          layout.zeros_if_absent.end())
@@ -244,23 +268,91 @@ Result<ConvertSummary> convert_checkpoint(const SourceCheckpoint& src, const Con
     if (chosen[i]) continue;
     bool tied = false;
     for (const TieRule& r : layout.ties) {
-      if (r.target != table[i].name) continue;
+      if (r.target != table[i].name || tied) continue;
       auto s = by_name.find(std::string(r.source));
-      if (s != by_name.end() && chosen[s->second] && table[s->second].dims == table[i].dims) {
+      if (s == by_name.end() || !chosen[s->second]) continue;
+      std::vector<int64_t> dims = table[s->second].dims;
+      if (r.transpose) std::reverse(dims.begin(), dims.end());
+      if (dims != table[i].dims || (r.transpose && dims.size() != 2)) continue;
+      if (r.transpose) {
+        SourceTensor& v = plan->derived.emplace_back(*chosen[s->second]);
+        std::reverse(v.sizes.begin(), v.sizes.end());
+        std::reverse(v.strides.begin(), v.strides.end());
+        chosen[i] = &v;
+      } else {
         chosen[i] = chosen[s->second];
-        summary.retied.push_back(table[i].name + " <- " + std::string(r.source));
-        tied = true;
       }
+      summary.retied.push_back(table[i].name + " <- " + std::string(r.source) +
+                               (r.transpose ? " (transposed)" : ""));
+      tied = true;
     }
     if (!tied) problems.push_back("missing tensor '" + table[i].name + "' " + shape_string(table[i].dims));
   }
-  if (!problems.empty()) {
-    std::string msg = "cannot map " + src.format + " checkpoint to '" + options.arch + "' (layout " +
-                      std::string(layout.name) + "): " + std::to_string(problems.size()) + " problem(s)";
-    for (size_t i = 0; i < problems.size() && i < 20; ++i) msg += "\n  " + problems[i];
-    if (problems.size() > 20) msg += "\n  ... and " + std::to_string(problems.size() - 20) + " more";
-    return format_error(msg);
+  return plan;
+}
+
+std::string problems_message(const SourceCheckpoint& src, const ConvertOptions& options, const Plan& plan) {
+  const auto& problems = plan.problems;
+  std::string files;  // the file(s) read, so the message names the input
+  if (!src.files.empty())
+    files = " '" + src.files.front() + "'" +
+            (src.files.size() > 1 ? " (and " + std::to_string(src.files.size() - 1) + " more files)" : "");
+  std::string msg = "cannot map " + src.format + " checkpoint" + files + " to '" + options.arch +
+                    "' (layout " + std::string(plan.layout->name) + "): " + std::to_string(problems.size()) +
+                    " problem(s)";
+  for (size_t i = 0; i < problems.size() && i < 20; ++i) msg += "\n  " + problems[i];
+  if (problems.size() > 20) msg += "\n  ... and " + std::to_string(problems.size() - 20) + " more";
+  return msg;
+}
+
+}  // namespace
+
+Result<ConvertSummary> convert_checkpoint(const SourceCheckpoint& src, const ConvertOptions& options,
+                                          const std::string& out_path) {
+  const models::Family* family = models::find_family(options.arch);
+  if (!family) {
+    std::string known;
+    for (const std::string& a : model_architectures()) known += (known.empty() ? "" : ", ") + a;
+    return unsupported("--arch '" + options.arch + "' is not a known architecture (known: " + known + ")");
   }
+  std::vector<const SourceLayout*> candidates;
+  if (!options.layout.empty()) {
+    const SourceLayout* l = find_layout(options.layout);
+    if (!l) return invalid_argument("--layout '" + options.layout + "' is not a known source layout");
+    if (std::find(l->archs.begin(), l->archs.end(), options.arch) == l->archs.end())
+      return invalid_argument("--layout '" + options.layout + "' does not map to architecture '" +
+                              options.arch + "'");
+    candidates.push_back(l);
+  } else {
+    candidates = layouts_for_arch(options.arch);
+    if (candidates.empty())
+      return unsupported("no source layout maps to architecture '" + options.arch + "' yet");
+  }
+  // Without --layout the first layout that maps the source cleanly is used. When none does,
+  // the default (first) layout's config error is reported if it has one (the config is
+  // what to fix), else the problems of the layout with the fewest.
+  std::unique_ptr<Plan> best;
+  Status default_error, any_error;  // config errors: of the first layout, of any
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    auto p = plan_mapping(src, options, *family, *candidates[i]);
+    if (!p.ok()) {
+      if (i == 0) default_error = p.status();
+      if (any_error.ok()) any_error = p.status();
+      continue;
+    }
+    if (!best || (*p)->problems.size() < best->problems.size()) best = std::move(*p);
+    if (best->problems.empty()) break;
+  }
+  if (!best || !best->problems.empty()) {
+    if (!default_error.ok()) return default_error;
+    if (!best) return any_error;
+    return format_error(problems_message(src, options, *best));
+  }
+  Plan& plan = *best;
+  const std::vector<models::ParamSpec>& table = plan.table;
+  const std::vector<const SourceTensor*>& chosen = plan.chosen;
+  ConvertSummary& summary = plan.summary;
+  const SourceLayout& layout = *plan.layout;
 
   std::vector<std::vector<std::byte>> buffers(table.size());
   std::vector<SafetensorsWriteEntry> entries;
@@ -285,7 +377,7 @@ Result<ConvertSummary> convert_checkpoint(const SourceCheckpoint& src, const Con
   m["format"] = "pt";
   m["longrun.format"] = "1";
   m["longrun.arch"] = options.arch;
-  m["longrun.config"] = (*arch)->config_json();
+  m["longrun.config"] = plan.arch->config_json();
   m["longrun.converter"] = kConverterVersion;
   m["longrun.source"] = options.source_label + " (layout " + std::string(layout.name) + ")";
   std::string digests;
@@ -294,7 +386,7 @@ Result<ConvertSummary> convert_checkpoint(const SourceCheckpoint& src, const Con
   m["longrun.source_sha256"] = digests;
   if (!options.tokenizer_metadata.empty()) m["longrun.tokenizer"] = options.tokenizer_metadata;
   LR_RETURN_IF_ERROR(write_safetensors(out_path, entries, m));
-  return summary;
+  return std::move(summary);
 }
 
 }  // namespace longrun::convert

@@ -92,7 +92,8 @@ Result<FairseqCheckpoint> fairseq_from(SourceCheckpoint src, const std::string& 
       f.dropped.push_back(t.name + ": sinusoidal position buffer (recomputed)");
       continue;
     }
-    if (t.name == "encoder.version" || t.name == "decoder.version") {
+    // encoder.version, decoder.version, and in RoBERTa encoder.sentence_encoder.version
+    if (t.name == "version" || ends_with(t.name, ".version")) {
       f.dropped.push_back(t.name + ": fairseq version marker");
       continue;
     }

@@ -35,15 +35,18 @@ void usage(FILE* f) {
                "storages, OrderedDict and argparse.Namespace are interpreted; any other Python global\n"
                "is refused by name.\n"
                "\n"
-               "INPUT: a torch.save file (zip, torch >= 1.6, or legacy), a .safetensors file, a sharded\n"
+               "INPUT: a torch.save file (zip, torch >= 1.6, or legacy), a .safetensors file, a Flax\n"
+               "msgpack file, a sharded\n"
                "checkpoint's *.index.json, or a Hugging Face directory (config.json +\n"
                "model.safetensors / sharded / pytorch_model.bin).\n"
                "\n"
                "options:\n"
-               "  --from auto|hf|pytorch|safetensors|fairseq  input kind (default auto: by content);\n"
+               "  --from auto|hf|pytorch|safetensors|fairseq|flax  input kind (default auto: by content);\n"
                "                       fairseq: the \"model\" state dict with fairseq's upgrades (in_proj\n"
                "                       split, layer_norms renames) and args/cfg.model hyper-parameters\n"
-               "                       (converted with the arch's fairseq-* layout)\n"
+               "                       (converted with the arch's fairseq-* layout); flax: a Flax msgpack\n"
+               "                       file (flax.serialization.to_bytes), tensors named by their\n"
+               "                       \"/\"-joined tree paths\n"
                "  --arch ARCH          target architecture (default: the input's longrun.arch, or from\n"
                "                       an HF config.json's model_type: bert / roberta / bart, fourier-*\n"
                "                       when filter_layers / dct_layers is set) (known:");
@@ -52,7 +55,8 @@ void usage(FILE* f) {
                ")\n"
                "  --config FILE        the architecture's config as JSON (default: the HF directory's\n"
                "                       config.json, if any)\n"
-               "  --layout NAME        the source layout (default: the first that maps to ARCH)\n"
+               "  --layout NAME        the source layout (default: the first of ARCH's layouts that maps\n"
+               "                       the input without problems)\n"
                "  --set KEY=VALUE      set one config field (VALUE as JSON, else a string); repeatable\n"
                "  --dtype f32|f16|bf16 store every weight in this dtype (default: as in the source;\n"
                "                       f64 becomes f32)\n"
@@ -164,10 +168,9 @@ int main(int argc, char** argv) {
     }
   }
   if (input.empty()) return fail_usage("no INPUT");
-  if (from != "auto" && from != "hf" && from != "pytorch" && from != "safetensors" && from != "fairseq") {
-    if (from == "flax") return fail_usage("--from flax is not implemented yet");
-    return fail_usage("--from must be auto, hf, pytorch, safetensors or fairseq");
-  }
+  if (from != "auto" && from != "hf" && from != "pytorch" && from != "safetensors" && from != "fairseq" &&
+      from != "flax")
+    return fail_usage("--from must be auto, hf, pytorch, safetensors, fairseq or flax");
   std::optional<DType> dtype;
   if (!dtype_name.empty()) {
     dtype = parse_dtype(dtype_name);

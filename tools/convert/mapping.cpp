@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "mapping_layouts.h"
+
 namespace longrun::convert {
 namespace {
 
@@ -20,16 +22,7 @@ const SourceLayout kFourierLra{
      {"optimizer.", "optimizer state (training only)"}},
     {}};
 
-bool any_starts_with(const SourceShapes& tensors, std::string_view prefix) {
-  return std::any_of(tensors.begin(), tensors.end(),
-                     [&](const auto& t) { return t.first.starts_with(prefix); });
-}
-
-const std::vector<int64_t>* shape_of(const SourceShapes& tensors, std::string_view name) {
-  for (const auto& t : tensors)
-    if (t.first == name) return &t.second;
-  return nullptr;
-}
+}  // namespace
 
 // HF *ForMaskedLM / *ForPreTraining save the head; BertModel / RobertaModel save the pooler
 // (RobertaForMaskedLM and BertForMaskedLM are built with add_pooling_layer=False). The
@@ -42,6 +35,8 @@ Result<std::string> complete_encoder_config(const std::string& config_json, cons
   if (!j.contains("add_pooling_layer")) j["add_pooling_layer"] = any_starts_with(names, "pooler.");
   return j.dump();
 }
+
+namespace {
 
 Result<std::string> complete_bert_config(const std::string& c, const SourceShapes& n) {
   return complete_encoder_config(c, n, "cls.predictions.");
@@ -94,124 +89,6 @@ const SourceLayout kHfBart{
      {"model.decoder.embed_tokens.weight", "model.shared.weight"},
      {"lm_head.weight", "model.shared.weight"}}};
 
-// fairseq args carry every training option; the transformer family reads these (families.h)
-// and refuses unknown keys, so only they are kept. The dictionary sizes are not in args:
-// they are the embedding tables' rows.
-constexpr const char* kTransformerKeys[] = {"encoder_embed_dim",
-                                            "decoder_embed_dim",
-                                            "encoder_ffn_embed_dim",
-                                            "decoder_ffn_embed_dim",
-                                            "encoder_layers",
-                                            "decoder_layers",
-                                            "encoder_attention_heads",
-                                            "decoder_attention_heads",
-                                            "encoder_normalize_before",
-                                            "decoder_normalize_before",
-                                            "encoder_learned_pos",
-                                            "decoder_learned_pos",
-                                            "layernorm_embedding",
-                                            "no_scale_embedding",
-                                            "activation_fn",
-                                            "share_all_embeddings",
-                                            "share_decoder_input_output_embed",
-                                            "max_source_positions",
-                                            "max_target_positions",
-                                            "src_vocab_size",
-                                            "tgt_vocab_size",
-                                            "pad",
-                                            "eos"};
-
-Result<std::string> complete_fairseq_transformer_config(const std::string& config_json,
-                                                        const SourceShapes& tensors) {
-  nlohmann::json j = nlohmann::json::parse(config_json, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return invalid_argument("config: not a JSON object");
-  nlohmann::json out = nlohmann::json::object();
-  for (const char* k : kTransformerKeys)
-    if (j.contains(k) && !j[k].is_null()) out[k] = j[k];
-  const auto* src = shape_of(tensors, "encoder.embed_tokens.weight");
-  const auto* tgt = shape_of(tensors, "decoder.embed_tokens.weight");
-  if (!tgt) tgt = shape_of(tensors, "decoder.output_projection.weight");
-  if (!tgt) tgt = src;
-  if (!out.contains("src_vocab_size") && src && !src->empty()) out["src_vocab_size"] = (*src)[0];
-  if (!out.contains("tgt_vocab_size") && tgt && !tgt->empty()) out["tgt_vocab_size"] = (*tgt)[0];
-  return out.dump();
-}
-
-// fairseq TransformerModel checkpoints after the reader's upgrades (fairseq.*: "model" state
-// dict, in_proj split, layer_norms renamed, version / sinusoidal buffers dropped): names are
-// the native ones. Tied tables appear once per use in the state dict.
-const SourceLayout kFairseqTransformer{"fairseq-transformer",
-                                       {"transformer"},
-                                       "fairseq TransformerModel (--from fairseq: args/cfg.model "
-                                       "hyper-parameters, dictionary sizes from the tables)",
-                                       {},
-                                       {},
-                                       {},
-                                       {{"decoder.output_projection.weight", "decoder.embed_tokens.weight"},
-                                        {"decoder.output_projection.weight", "encoder.embed_tokens.weight"},
-                                        {"decoder.embed_tokens.weight", "encoder.embed_tokens.weight"}},
-                                       complete_fairseq_transformer_config};
-
-// fairseq BART args -> the HF config names the bart / fourier-bart families read
-// (CHECKPOINTS.md §3: names 1:1 below "model."; positions [max + 2, D]; the official
-// Fourier-BART adds only args: dct_layers, dct_percentage, dct_lowpass, global_residual).
-Result<std::string> complete_fairseq_bart_config(const std::string& config_json,
-                                                 const SourceShapes& tensors) {
-  nlohmann::json j = nlohmann::json::parse(config_json, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return invalid_argument("config: not a JSON object");
-  nlohmann::json out = nlohmann::json::object();
-  auto copy = [&](const char* from, const char* to) {
-    if (j.contains(from) && !j[from].is_null()) out[to] = j[from];
-  };
-  copy("encoder_embed_dim", "d_model");
-  copy("encoder_layers", "encoder_layers");
-  copy("decoder_layers", "decoder_layers");
-  copy("encoder_attention_heads", "encoder_attention_heads");
-  copy("decoder_attention_heads", "decoder_attention_heads");
-  copy("encoder_ffn_embed_dim", "encoder_ffn_dim");
-  copy("decoder_ffn_embed_dim", "decoder_ffn_dim");
-  copy("max_source_positions", "max_position_embeddings");
-  copy("activation_fn", "activation_function");
-  for (const char* k : {"dct_layers", "dct_percentage", "dct_lowpass", "global_residual", "pad_token_id",
-                        "eos_token_id", "decoder_start_token_id", "vocab_size", "scale_embedding"})
-    copy(k, k);
-  // fairseq writes list-valued args as strings ("[0, 1]") in some versions.
-  if (out.contains("dct_layers") && out["dct_layers"].is_string()) {
-    nlohmann::json l = nlohmann::json::parse(out["dct_layers"].get<std::string>(), nullptr, false);
-    if (l.is_discarded()) return invalid_argument("config: field 'dct_layers': not a list");
-    out["dct_layers"] = l;
-  }
-  if (j.contains("max_target_positions") && j.contains("max_source_positions") &&
-      j["max_target_positions"] != j["max_source_positions"])
-    return unsupported("config: fields 'max_source_positions' and 'max_target_positions' differ (" +
-                       j["max_source_positions"].dump() + ", " + j["max_target_positions"].dump() +
-                       "); the bart family has one max_position_embeddings");
-  if (!out.contains("scale_embedding") && j.contains("no_scale_embedding") &&
-      j["no_scale_embedding"].is_boolean())
-    out["scale_embedding"] = !j["no_scale_embedding"].get<bool>();
-  const auto* table = shape_of(tensors, "model.encoder.embed_tokens.weight");
-  if (!out.contains("vocab_size") && table && !table->empty()) out["vocab_size"] = (*table)[0];
-  return out.dump();
-}
-
-// fairseq BARTModel (bart.base / bart.large model.pt, the official Fourier-BART): the reader's
-// "model" state dict gets "model." prepended; the shared table appears as encoder and decoder
-// embed_tokens and output_projection; there is no final_logits_bias (zeros).
-const SourceLayout kFairseqBart{"fairseq-bart",
-                                {"bart", "fourier-bart"},
-                                "fairseq BART / official Fourier-BART (--from fairseq: model. prefix added, "
-                                "embed_tokens / output_projection tied "
-                                "to model.shared, final_logits_bias zeros)",
-                                {},
-                                {},
-                                {},
-                                {{"model.encoder.embed_tokens.weight", "model.shared.weight"},
-                                 {"model.decoder.embed_tokens.weight", "model.shared.weight"},
-                                 {"model.decoder.output_projection.weight", "model.shared.weight"}},
-                                complete_fairseq_bart_config,
-                                "model.",
-                                {"final_logits_bias"}};
-
 // wuch15/Fastformer notebook (CHECKPOINTS.md: no released checkpoint): torch.save of the
 // Model's state_dict, names as the family's table; optional DataParallel "module." and a
 // {"model_state_dict": ...} / {"state_dict": ...} wrapper as training scripts write.
@@ -224,10 +101,78 @@ const SourceLayout kFastformerOfficial{"fastformer-official",
                                         {"optimizer.", "optimizer state (training only)"}},
                                        {}};
 
-const SourceLayout* const kLayouts[] = {
-    &kFourierLra, &kHfBert, &kHfRoberta, &kHfBart, &kFairseqTransformer, &kFastformerOfficial, &kFairseqBart};
+// Hugging Face BartModel (no lm_head, no "model." prefix): "model." added; the encoder's and
+// decoder's embed_tokens are copies of model.shared.weight (save_pretrained drops them,
+// torch.save keeps them); the model has no final_logits_bias (zeros, as HF initialises it).
+const SourceLayout kHfBartModel{
+    "hf-bart-model",
+    {"bart", "fourier-bart"},
+    "Hugging Face BartModel (bare: no model. prefix, no lm_head; final_logits_bias zeros)",
+    {},
+    {},
+    {},
+    {{"model.encoder.embed_tokens.weight", "model.shared.weight"},
+     {"model.decoder.embed_tokens.weight", "model.shared.weight"}},
+    nullptr,
+    "model.",
+    {"final_logits_bias"}};
 
 }  // namespace
+
+const SourceLayout& hf_bart_model_layout() { return kHfBartModel; }
+
+namespace {
+
+// In this order: with no --layout, a checkpoint converts with the layout of its arch that
+// maps it without problems (convert.cpp tries them all).
+const SourceLayout* const kLayouts[] = {&kFourierLra,
+                                        &kHfBert,
+                                        &kHfRoberta,
+                                        &kHfBart,
+                                        &fairseq_transformer_layout(),
+                                        &kFastformerOfficial,
+                                        &fairseq_bart_layout(),
+                                        &kHfBartModel,
+                                        &fairseq_lasformer_layout(),
+                                        &fairseq_roberta_layout(),
+                                        &flax_combiner_layout(),
+                                        &tf_combiner_layout()};
+
+}  // namespace
+
+namespace {
+
+std::vector<std::string_view> segments(std::string_view s) {
+  std::vector<std::string_view> out;
+  while (true) {
+    const size_t dot = s.find('.');
+    out.push_back(s.substr(0, dot));
+    if (dot == std::string_view::npos) return out;
+    s.remove_prefix(dot + 1);
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> rename_prefix(std::string_view name, std::string_view from, std::string_view to) {
+  const auto n = segments(name), f = segments(from);
+  if (n.size() < f.size()) return std::nullopt;
+  std::vector<std::string_view> wild;
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (f[i] == "*")
+      wild.push_back(n[i]);
+    else if (f[i] != n[i])
+      return std::nullopt;
+  }
+  std::string out;
+  size_t w = 0;
+  for (std::string_view t : segments(to)) {
+    if (!out.empty()) out += '.';
+    out += t == "*" && w < wild.size() ? wild[w++] : t;
+  }
+  for (size_t i = f.size(); i < n.size(); ++i) (out += '.') += n[i];
+  return out;
+}
 
 std::span<const SourceLayout> source_layouts() {
   static const std::vector<SourceLayout> all = [] {
@@ -258,9 +203,13 @@ Result<std::string> detect_arch(const std::string& config_json) {
   if (!j.contains("model_type") && fairseq_arch != j.end() && fairseq_arch->is_string()) {
     const std::string a = fairseq_arch->get<std::string>();
     if (a.starts_with("transformer")) return std::string("transformer");
+    if (a.starts_with("lasformer")) return std::string("lasformer");
     if (a.starts_with("bart")) return std::string(j.contains("dct_layers") ? "fourier-bart" : "bart");
-    return unsupported("fairseq arch '" + a +
-                       "' has no source layout (known: transformer*, bart*): give --arch");
+    if (a.starts_with("roberta"))
+      return std::string(j.contains("filter_layers") ? "fourier-roberta" : "roberta");
+    return unsupported(
+        "fairseq arch '" + a +
+        "' has no source layout (known: transformer*, lasformer*, bart*, roberta*): give --arch");
   }
   const auto type = j.find("model_type");
   if (type == j.end() || !type->is_string()) return invalid_argument("config has no model_type: give --arch");

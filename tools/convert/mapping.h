@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -26,7 +27,22 @@ struct IgnoreRule {
 struct TieRule {
   std::string_view target;  // native name that may be absent from the source ...
   std::string_view source;  // ... and is then a copy of this native tensor
+  bool transpose = false;   // ... or of its transpose (2-D; TF's head is the embedding table^T)
 };
+
+// What a layout's rename hook makes of one (unwrapped, non-ignored) source name.
+struct Renamed {
+  std::string name;  // the native name (the input itself when no rule applies)
+  // Non-empty: the family has no slot for this tensor (e.g. a TF bias the JAX model lacks);
+  // it is accepted only when every element is zero, then dropped and reported with this reason.
+  std::string zero_only;
+};
+
+// Segment-wise prefix rename: `from` and `to` are dotted prefixes where "*" matches (and
+// passes on, in order) one segment; the name's remaining segments are appended. nullopt when
+// `from` does not match. ("layers.*.fc1", "encoder.layer.*.intermediate.dense") turns
+// "layers.3.fc1.weight" into "encoder.layer.3.intermediate.dense.weight".
+std::optional<std::string> rename_prefix(std::string_view name, std::string_view from, std::string_view to);
 
 // A source tensor (unwrapped name) that the family stores only once, as `target`: when the
 // source also holds `target` the copy must be byte-identical and is dropped (reported);
@@ -58,6 +74,10 @@ struct SourceLayout {
   // Native tensors the source format does not have and whose value is zero (fairseq BART has
   // no final_logits_bias): filled with f32 zeros when absent, reported as re-tied.
   std::vector<std::string_view> zeros_if_absent;
+  // Source name -> native name, given the config (--config / --set / the source's own), run
+  // after the wrappers and ignore rules and before add_prefix. An error (e.g. a tensor the
+  // family cannot represent) is reported with the other problems.
+  Result<Renamed> (*rename)(std::string_view name, const std::string& config_json) = nullptr;
 };
 
 std::span<const SourceLayout> source_layouts();
@@ -67,7 +87,8 @@ const SourceLayout* find_layout(std::string_view name);
 
 // The native architecture of a Hugging Face config.json: model_type "bert" / "roberta" /
 // "bart", made "fourier-*" when the config (after --set) has filter_layers (bert, roberta)
-// or dct_layers (bart); or of fairseq hyper-parameters: arch "transformer*" -> transformer.
+// or dct_layers (bart); or of fairseq hyper-parameters: arch "transformer*" -> transformer,
+// "lasformer*" -> lasformer, "bart*" -> (fourier-)bart, "roberta*" -> (fourier-)roberta.
 // An error names the model_type / arch found.
 Result<std::string> detect_arch(const std::string& config_json);
 

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "flax_source.h"
 #include "longrun/safetensors.h"
 #include "strict_json.h"
 #include "torch_checkpoint.h"
@@ -114,6 +115,7 @@ Status read_checkpoint_bytes(std::span<const std::byte> bytes, const std::string
                              const ReadOptions& options, SourceCheckpoint* out) {
   if (looks_like_torch_zip(bytes)) return read_torch_zip(bytes, label, options, out);
   if (looks_like_torch_legacy(bytes)) return read_torch_legacy(bytes, label, options, out);
+  if (looks_like_flax_msgpack(bytes)) return read_flax_checkpoint(bytes, label, out);
   if (bytes.size() >= 9) {
     auto f = SafetensorsFile::parse(bytes, nullptr, label);
     if (!f.ok()) return f.status();
@@ -121,14 +123,15 @@ Status read_checkpoint_bytes(std::span<const std::byte> bytes, const std::string
     out->format = "safetensors";
     return {};
   }
-  return format_error(label + ": not a torch.save zip, a legacy torch.save file or safetensors");
+  return format_error(label +
+                      ": not a torch.save zip, a legacy torch.save file, Flax msgpack or safetensors");
 }
 
 Status read_checkpoint_file(const std::string& path, const ReadOptions& options, SourceCheckpoint* out) {
   LR_ASSIGN_OR_RETURN(auto mapped, map_file(path));
   auto [bytes, owner] = mapped;
   out->files.push_back(path);
-  if (!looks_like_torch_zip(bytes) && !looks_like_torch_legacy(bytes)) {
+  if (!looks_like_torch_zip(bytes) && !looks_like_torch_legacy(bytes) && !looks_like_flax_msgpack(bytes)) {
     // safetensors: the runtime's reader (maps the file itself, zero-copy, fully validated)
     LR_ASSIGN_OR_RETURN(auto f, SafetensorsFile::open(path));
     add_safetensors(f, out);
@@ -149,6 +152,11 @@ Result<SourceCheckpoint> read_checkpoint(const std::string& path, const std::str
     return invalid_argument("--from hf expects a directory, '" + path + "' is a file");
   if (is_dir) {
     LR_RETURN_IF_ERROR(read_hf_dir(path, options, &out));
+  } else if (from == "flax") {  // no sniffing: any first key is allowed
+    LR_ASSIGN_OR_RETURN(auto mapped, map_file(path));
+    out.files.push_back(path);
+    out.owners.push_back(mapped.second);
+    LR_RETURN_IF_ERROR(read_flax_checkpoint(mapped.first, path, &out));
   } else if (path.ends_with(".index.json")) {
     LR_RETURN_IF_ERROR(read_sharded(path, options, &out));
   } else {
@@ -156,6 +164,8 @@ Result<SourceCheckpoint> read_checkpoint(const std::string& path, const std::str
   }
   if (from == "pytorch" && !out.format.starts_with("pytorch") && !out.format.starts_with("hf-dir/pytorch"))
     return invalid_argument("--from pytorch, but '" + path + "' is " + out.format);
+  if (from == "flax" && out.format != "flax-msgpack")
+    return invalid_argument("--from flax, but '" + path + "' is " + out.format);
   if (from == "safetensors" && out.format.find("safetensors") == std::string::npos)
     return invalid_argument("--from safetensors, but '" + path + "' is " + out.format);
   return out;

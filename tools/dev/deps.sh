@@ -11,7 +11,7 @@ packages=(pkg-config libfftw3-dev libtbb-dev doctest-dev nlohmann-json3-dev)
 for flag in "$@"; do
   case "$flag" in
     --tests) packages+=(clang libclang-rt-14-dev) ;;
-    --goldens) packages+=(python3-torch python3-scipy python3-numpy) ;;
+    --goldens) packages+=(python3-torch python3-scipy python3-numpy python3-msgpack) ;;  # msgpack: make_flax_fixtures.py
     --bench-peers) packages+=(libopenblas-dev libdnnl-dev) ;;
     *) echo "deps: unknown flag $flag (--tests, --goldens, --bench-peers)" >&2; exit 2 ;;
   esac
