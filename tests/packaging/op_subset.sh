@@ -3,7 +3,8 @@
 # needs (tests and tools off; objects come from ccache where the main build made them),
 # links the C example (tools/examples/c_classify) against it, runs the bert golden model, and
 # checks that the fourier-lra golden model, which needs a spectral op, fails with an error naming the
-# op and the option. Prints the static library's size next to the full build's.
+# op and the option. Prints the static library's size next to the full build's. Costs one
+# library build (tests and tools off; about a minute with ccache, a few without).
 # Usage: op_subset.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1
@@ -22,7 +23,7 @@ cmake -S "$src" -B "$sub" -DCMAKE_BUILD_TYPE=Release -DLONGRUN_CUDA=OFF -DLONGRU
   -DLONGRUN_BUILD_TOOLS=OFF -DLONGRUN_SHARED=ON "-DLONGRUN_OPS=$bert_ops" \
   "-DLONGRUN_WERROR=$(cache LONGRUN_WERROR)" "-DLONGRUN_SANITIZE=$(cache LONGRUN_SANITIZE)" \
   ${launcher:+"-DCMAKE_CXX_COMPILER_LAUNCHER=$launcher"} >/dev/null
-cmake --build "$sub" --target longrun longrun_shared -j"${LONGRUN_TEST_JOBS:-2}" >"$sub/build.log" 2>&1 ||
+cmake --build "$sub" --target longrun longrun_shared -j"${LONGRUN_TEST_JOBS:-$(nproc)}" >"$sub/build.log" 2>&1 ||
   { tail -40 "$sub/build.log"; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "longrun/ops/schema.h"
 #include "longrun/session.h"
 #include "longrun/thread_pool.h"
 
@@ -106,4 +107,17 @@ TEST_CASE("C++ session options: affinity pins without changing results; bad CPUs
   auto ref = Session::create(GraphFactory(gram_softmax_graph), {"x"}, bad);
   REQUIRE_FALSE(ref.ok());
   CHECK(ref.status().code() == StatusCode::unsupported);
+}
+
+TEST_CASE("op registry: the LONGRUN_OPS query agrees with the kernel tables") {
+  // Built with the default LONGRUN_OPS=all here; packaging.op_subset builds a subset and
+  // checks the error a left-out op gives.
+  const bool all = ops_build_setting() == "all";
+  for (int k = 0; k < kNumOps; ++k) {
+    const OpKind kind = static_cast<OpKind>(k);
+    CAPTURE(op_name(kind));
+    if (all) CHECK(op_in_build(kind));
+    CHECK(op_in_build(kind) == (op_schema(kind).reference != nullptr));
+  }
+  CHECK_FALSE(op_in_build(static_cast<OpKind>(kNumOps)));
 }
