@@ -22,8 +22,13 @@ constexpr std::array<BackendEntry, 3> kBackends = {{
 }  // namespace
 
 Result<std::unique_ptr<Backend>> create_backend(std::string_view name, const BackendOptions& options) {
-  for (const BackendEntry& e : kBackends)
-    if (e.name == name) return e.create(options);
+  for (const BackendEntry& e : kBackends) {
+    if (e.name != name) continue;
+    if (!options.affinity.empty() && name != "cpu")
+      return unsupported("backend '" + std::string(name) +
+                         "' has no thread pool to pin: thread affinity applies to the cpu backend only");
+    return e.create(options);
+  }
   std::string known;
   for (const BackendEntry& e : kBackends) known += (known.empty() ? "" : ", ") + std::string(e.name);
   return not_found("unknown backend '" + std::string(name) + "' (known: " + known + ")");

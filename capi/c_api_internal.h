@@ -40,8 +40,7 @@ struct lr_model {
 };
 
 struct lr_session_options {
-  longrun::SessionOptions session;
-  bool deterministic = false;
+  longrun::SessionOptions session;  // session.log is set from `log` at lr_session_create
   lr_log_fn log = nullptr;
   void* log_user = nullptr;
   lr_progress_fn progress = nullptr;

@@ -59,7 +59,22 @@ lr_status lr_session_options_set_isa(lr_session_options* options, const char* is
 
 lr_status lr_session_options_set_deterministic(lr_session_options* options, int deterministic) {
   return with_options("lr_session_options_set_deterministic", options, [&](lr_session_options& o) {
-    o.deterministic = deterministic != 0;
+    o.session.deterministic = deterministic != 0;
+    return LR_OK;
+  });
+}
+
+lr_status lr_session_options_set_affinity(lr_session_options* options, const int* cpus, size_t count) {
+  return with_options("lr_session_options_set_affinity", options, [&](lr_session_options& o) {
+    if (count > 0 && cpus == nullptr)
+      return fail(LR_INVALID_ARGUMENT,
+                  "lr_session_options_set_affinity: cpus is NULL with count " + std::to_string(count));
+    if (count > 4096)
+      return fail(LR_OUT_OF_RANGE, "lr_session_options_set_affinity: expected at most 4096 CPUs, found " +
+                                       std::to_string(count));
+    // Checked against the CPUs this process may use at lr_session_create (the mask may change
+    // between the two calls).
+    o.session.affinity.assign(cpus, cpus + count);
     return LR_OK;
   });
 }

@@ -3,7 +3,6 @@
 #include <cstdio>
 
 #include "c_api_internal.h"
-#include "cpu/cpu_isa.h"
 
 using longrun::capi::fail;
 using longrun::capi::guarded;
@@ -15,16 +14,16 @@ void log(const lr_session_options& o, lr_log_level level, const std::string& mes
   if (o.log) o.log(o.log_user, level, message.c_str());
 }
 
-// The determinism switch (longrun.h): pins what would otherwise depend on the machine.
-Status apply_determinism(lr_session_options* o) {
-  if (!o->deterministic) return {};
-  SessionOptions& s = o->session;
-  if (s.threads == 0)
-    return invalid_argument(
-        "deterministic session: threads = 0 (all hardware threads) depends on the machine; "
-        "give an explicit thread count");
-  if (s.backend == "cpu" && s.isa.empty()) s.isa = cpu::detect_isa() >= cpu::Isa::avx2 ? "avx2" : "scalar";
-  return {};
+static_assert(int(LR_LOG_DEBUG) == int(LogLevel::debug) && int(LR_LOG_ERROR) == int(LogLevel::error),
+              "lr_log_level must mirror LogLevel");
+
+// The C log callback as the C++ session's log (the C++ session logs new shapes and failed
+// runs; the C API adds the session line).
+void bridge_log(lr_session_options* o) {
+  if (!o->log) return;
+  o->session.log = [fn = o->log, user = o->log_user](LogLevel level, const std::string& message) {
+    fn(user, static_cast<lr_log_level>(level), message.c_str());
+  };
 }
 
 // The C++ session for this set of input names, created on first use.
@@ -104,22 +103,11 @@ lr_status run_session(const char* function, lr_session* session, const char* con
   if (!refs.ok()) return fail(refs.status());
   auto cxx = variant_for(*session, names_of(*refs));
   if (!cxx.ok()) return fail(cxx.status().with_context(fn));
-  const size_t plans_before = (*cxx)->cached_plans();
   RunHooks hooks;
   if (session->options.progress) hooks.progress = ProgressBridge{&session->options};
   auto result = (*cxx)->run(*refs, session->options.progress ? &hooks : nullptr,
                             {static_cast<std::byte*>(arena), arena ? arena_bytes : 0});
-  if (!result.ok()) {
-    log(session->options, LR_LOG_ERROR, fn + ": " + result.status().to_string());
-    return fail(result.status());
-  }
-  if ((*cxx)->cached_plans() != plans_before && session->options.log) {
-    auto report = (*cxx)->memory_report(descs_of(*refs));
-    if (report.ok())
-      log(session->options, LR_LOG_INFO,
-          "planned a new input shape: arena " + std::to_string(report->arena_bytes) + " bytes, workspaces " +
-              std::to_string(report->workspace_bytes) + " bytes");
-  }
+  if (!result.ok()) return fail(result.status());  // the C++ session logged it
   // Every requested output or none.
   std::vector<std::unique_ptr<lr_tensor>> made(num_outputs);
   for (size_t i = 0; i < num_outputs; ++i) {
@@ -155,15 +143,15 @@ lr_status lr_session_create(const lr_model* model, const lr_session_options* opt
     s->model = model->model;
     s->identity = model->identity;
     if (options) s->options = *options;
-    if (auto st = longrun::capi::apply_determinism(&s->options); !st.ok())
-      return fail(st.with_context("lr_session_create"));
+    longrun::capi::bridge_log(&s->options);
     // The session for the required inputs now, so a bad backend/ISA/thread count fails here.
     auto first = longrun::capi::variant_for(*s, s->model->required_inputs());
     if (!first.ok()) return fail(first.status().with_context("lr_session_create"));
     s->description = (*first)->backend().description();
     longrun::capi::log(s->options, LR_LOG_INFO,
                        "session on " + s->description + " for " + s->model->arch() + " model '" +
-                           s->model->path() + "'" + (s->options.deterministic ? " (deterministic)" : ""));
+                           s->model->path() + "'" +
+                           (s->options.session.deterministic ? " (deterministic)" : ""));
     *out_session = s.release();
     return LR_OK;
   });

@@ -1,12 +1,12 @@
 // lr_version / lr_system_info: what `longrun-run --version` and `--system-info` print.
-#include <sched.h>
-
 #include <string>
 #include <thread>
 
 #include "c_api_internal.h"
 #include "cpu/cpu_isa.h"
 #include "longrun/backend.h"
+#include "longrun/ops/schema.h"
+#include "longrun/thread_pool.h"
 
 #ifndef LONGRUN_VERSION
 #error "LONGRUN_VERSION must be defined by the build (capi/CMakeLists.txt)"
@@ -30,6 +30,8 @@ std::string build_info() {
   s += LONGRUN_BUILT_WITH_CUDA ? "built" : "not built (LONGRUN_CUDA=OFF or no nvcc)";
   s += ", sanitizers: ";
   s += LONGRUN_BUILT_SANITIZE;
+  s += ", ops: ";
+  s += ops_build_setting() == "all" ? std::string("all") : "LONGRUN_OPS=" + std::string(ops_build_setting());
   return s + "\n";
 }
 
@@ -39,12 +41,11 @@ std::string cpu_info() {
   for (cpu::Isa i : {cpu::Isa::scalar, cpu::Isa::avx2, cpu::Isa::avx512})
     if (int(i) <= int(best)) s += " " + std::string(cpu::isa_name(i));
   s += ")\n";
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  const int usable = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : -1;
+  const std::vector<int> usable = allowed_cpus();
   s += "threads   " + std::to_string(std::thread::hardware_concurrency()) + " hardware, " +
-       (usable > 0 ? std::to_string(usable) : std::string("?")) +
-       " usable by this process (affinity mask; --threads 0 uses these)\n";
+       (usable.empty() ? std::string("?") : std::to_string(usable.size())) +
+       " usable by this process (CPUs " + cpu_list_text(usable) +
+       "; --threads 0 uses these; lr_session_options_set_affinity pins to a subset)\n";
   return s;
 }
 

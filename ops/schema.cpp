@@ -4,6 +4,8 @@
 #include <array>
 #include <string>
 
+#include "longrun/op_subset.h"  // generated from LONGRUN_OPS
+
 namespace longrun {
 namespace {
 
@@ -41,11 +43,12 @@ const std::array<OpSchema, kNumOps>& table() {
   static const std::array<OpSchema, kNumOps> t = [] {
     std::array<OpSchema, kNumOps> s{};
     int i = 0;
-#define LR_OP(name, Attrs)                                                              \
-  {                                                                                     \
-    const Arity a = arity_of(OpKind::name);                                             \
-    s[i++] = OpSchema{#name,           a.min_inputs, a.max_inputs,  1,                  \
-                      a.inplace_input, a.is_view,    &infer_##name, &reference_##name}; \
+#define LR_OP(name, Attrs)                                                                                 \
+  {                                                                                                        \
+    const Arity a = arity_of(OpKind::name);                                                                \
+    s[i++] =                                                                                               \
+        OpSchema{#name,           a.min_inputs, a.max_inputs,  1,                                          \
+                 a.inplace_input, a.is_view,    &infer_##name, LR_IF_OP_ENABLED(name, &reference_##name)}; \
   }
 #include "longrun/ops/op_list.inc"
     return s;
@@ -61,6 +64,16 @@ constexpr size_t attrs_index(OpKind k) { return size_t(k) + 1; }
 std::string_view op_name(OpKind kind) { return table()[size_t(kind)].name; }
 
 const OpSchema& op_schema(OpKind kind) { return table()[size_t(kind)]; }
+
+bool op_in_build(OpKind kind) {
+  static constexpr bool kInBuild[] = {
+#define LR_OP(name, Attrs) LONGRUN_OP_ENABLED_##name != 0,
+#include "longrun/ops/op_list.inc"
+  };
+  return size_t(kind) < std::size(kInBuild) && kInBuild[size_t(kind)];
+}
+
+std::string_view ops_build_setting() { return LONGRUN_OPS_SETTING; }
 
 Status infer_op(OpKind kind, const OpAttrs& attrs, std::span<const TensorDesc> inputs,
                 std::vector<TensorDesc>* outputs) {

@@ -8,6 +8,8 @@
 #include "cpu/cpu_isa.h"
 #include "cpu/cpu_kernels.h"
 #include "host/host_executor.h"
+#include "longrun/op_subset.h"  // generated from LONGRUN_OPS
+#include "longrun/thread_pool.h"
 
 namespace longrun {
 namespace {
@@ -35,7 +37,9 @@ static_assert(table_in_op_order(), "kernels.inc rows must follow op_list.inc ord
 
 const std::array<CpuKernelRow, kNumOps>& cpu_kernel_table() {
   static const std::array<CpuKernelRow, kNumOps> table = {{
-#define LR_CPU_KERNEL(name, scalar, avx2, avx512) {{scalar, avx2, avx512}},
+// (A kernel of an op left out of the build, LONGRUN_OPS, is nullptr: its files are not compiled.)
+#define LR_CPU_KERNEL(name, scalar, avx2, avx512) \
+  {{LR_IF_OP_ENABLED(name, scalar), LR_IF_OP_ENABLED(name, avx2), LR_IF_OP_ENABLED(name, avx512)}},
 #include "cpu/kernels.inc"
   }};
   return table;
@@ -70,7 +74,8 @@ class CpuBackend final : public Backend {
   Status synchronize() override { return {}; }
   std::string description() const override {
     return "cpu (" + std::string(cpu::isa_name(state_.isa)) + ", " + std::to_string(pool_->num_threads()) +
-           " thread" + (pool_->num_threads() == 1 ? "" : "s") + ")";
+           " thread" + (pool_->num_threads() == 1 ? "" : "s") +
+           (pool_->affinity().empty() ? "" : ", CPUs " + cpu_list_text(pool_->affinity())) + ")";
   }
 
  private:
@@ -85,6 +90,7 @@ Result<std::unique_ptr<Backend>> create_cpu_backend(const BackendOptions& option
   const cpu::Isa best = cpu::detect_isa();
   cpu::Isa isa = best;
   std::string requested = options.isa;
+  if (requested.empty() && options.deterministic) requested = best >= cpu::Isa::avx2 ? "avx2" : "scalar";
   if (requested.empty())
     if (const char* env = std::getenv("LONGRUN_CPU_ISA")) requested = env;
   if (!requested.empty()) {
@@ -96,7 +102,10 @@ Result<std::unique_ptr<Backend>> create_cpu_backend(const BackendOptions& option
                          std::string(cpu::isa_name(best)) + ")");
     isa = *parsed;
   }
-  LR_ASSIGN_OR_RETURN(auto pool, make_thread_pool(options.threads));
+  ThreadPoolOptions pool_options;
+  pool_options.threads = options.threads;
+  pool_options.cpus = options.affinity;
+  LR_ASSIGN_OR_RETURN(auto pool, make_thread_pool(pool_options));
   return std::unique_ptr<Backend>(new CpuBackend(isa, std::move(pool), options.external_arena));
 }
 

@@ -4,6 +4,8 @@
 #include <mutex>
 #include <string>
 
+#include "longrun/ops/schema.h"
+
 namespace longrun {
 
 namespace {
@@ -22,6 +24,18 @@ bool same_descs(std::span<const TensorDesc> a, std::span<const TensorDesc> b) {
   return true;
 }
 
+// unsupported when the graph uses an op whose kernels this build left out (LONGRUN_OPS).
+Status check_ops_in_build(const Graph& graph) {
+  for (const Node& node : graph.nodes()) {
+    if (op_in_build(node.kind)) continue;
+    const std::string op(op_name(node.kind));
+    return unsupported("node '" + node.name + "' uses op '" + op +
+                       "', which this build of longrun leaves out (configured with -DLONGRUN_OPS=\"" +
+                       std::string(ops_build_setting()) + "\"): rebuild with '" + op + "' in LONGRUN_OPS");
+  }
+  return {};
+}
+
 }  // namespace
 
 struct Session::Impl {
@@ -38,10 +52,7 @@ struct Session::Impl {
     if (options.memory_limit_bytes <= 0) return {};
     const int64_t need = (options.external_arena ? 0 : r.arena_bytes) + r.workspace_bytes;
     if (need <= options.memory_limit_bytes) return {};
-    std::string shape;
-    for (size_t i = 0; i < descs.size() && i < input_names.size(); ++i)
-      shape += (shape.empty() ? "" : ", ") + input_names[i] + " " + descs[i].to_string();
-    return out_of_memory("inputs (" + shape + ") need " + std::to_string(need) +
+    return out_of_memory("inputs (" + shape_text(descs) + ") need " + std::to_string(need) +
                          " bytes of arena and workspaces, over the session's memory limit of " +
                          std::to_string(options.memory_limit_bytes) + " bytes");
   }
@@ -66,6 +77,7 @@ struct Session::Impl {
     if (graph.inputs().size() != input_names.size())
       return invalid_argument("graph has " + std::to_string(graph.inputs().size()) +
                               " inputs, session names " + std::to_string(input_names.size()));
+    LR_RETURN_IF_ERROR(check_ops_in_build(graph));
     for (const Node& node : graph.nodes()) {
       std::string why;
       if (!backend->supports(graph, node, &why))
@@ -90,8 +102,25 @@ struct Session::Impl {
     if (!prepared.ok()) return fail(prepared.status().with_context(std::string(backend->name())));
     e.prepared = std::move(prepared).value();
     if (Status st = check_memory_limit(e.prepared->memory_report(), descs); !st.ok()) return fail(st);
+    if (options.log) {
+      const MemoryReport& r = e.prepared->memory_report();
+      options.log(LogLevel::info, "planned a new input shape: arena " + std::to_string(r.arena_bytes) +
+                                      " bytes, workspaces " + std::to_string(r.workspace_bytes) + " bytes (" +
+                                      shape_text(descs) + ")");
+    }
     return &e;
   }
+
+  // "input_ids i64[1, 9], ..." for messages.
+  std::string shape_text(std::span<const TensorDesc> descs) const {
+    std::string shape;
+    for (size_t i = 0; i < descs.size() && i < input_names.size(); ++i)
+      shape += (shape.empty() ? "" : ", ") + input_names[i] + " " + descs[i].to_string();
+    return shape;
+  }
+
+  Result<std::vector<NamedTensor>> run(std::span<const NamedTensorRef> inputs, RunHooks* hooks,
+                                       std::span<std::byte> arena);
 };
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -99,6 +128,7 @@ Session::~Session() = default;
 
 Result<std::unique_ptr<Session>> Session::create(Graph graph, const SessionOptions& options) {
   LR_RETURN_IF_ERROR(graph.verify());
+  LR_RETURN_IF_ERROR(check_ops_in_build(graph));  // a fixed graph fails here, not at the first run
   std::vector<std::string> names;
   for (ValueId v : graph.inputs()) names.push_back(graph.value(v).name);
   auto shared = std::make_shared<const Graph>(std::move(graph));
@@ -117,10 +147,16 @@ Result<std::unique_ptr<Session>> Session::create(Graph graph, const SessionOptio
 Result<std::unique_ptr<Session>> Session::create(GraphFactory factory, std::vector<std::string> input_names,
                                                  const SessionOptions& options) {
   if (!factory) return invalid_argument("Session::create: empty graph factory");
+  if (options.deterministic && options.threads == 0 && options.affinity.empty())
+    return invalid_argument(
+        "deterministic session: threads = 0 (all hardware threads) depends on the machine; "
+        "give an explicit thread count or an affinity CPU list");
   BackendOptions bo;
   bo.threads = options.threads;
   bo.isa = options.isa;
   bo.external_arena = options.external_arena;
+  bo.affinity = options.affinity;
+  bo.deterministic = options.deterministic;
   LR_ASSIGN_OR_RETURN(auto backend, create_backend(options.backend, bo));
   auto impl = std::make_unique<Impl>();
   impl->factory = std::move(factory);
@@ -131,14 +167,25 @@ Result<std::unique_ptr<Session>> Session::create(GraphFactory factory, std::vect
 }
 
 Result<std::vector<NamedTensor>> Session::run(std::span<const NamedTensorRef> inputs, RunHooks* hooks) {
-  if (impl_->options.external_arena)
-    return invalid_argument("this session was created with external_arena: pass the arena to run()");
+  if (impl_->options.external_arena) {
+    Status st = invalid_argument("this session was created with external_arena: pass the arena to run()");
+    if (impl_->options.log) impl_->options.log(LogLevel::error, "run failed: " + st.to_string());
+    return st;
+  }
   return run(inputs, hooks, {});
 }
 
 Result<std::vector<NamedTensor>> Session::run(std::span<const NamedTensorRef> inputs, RunHooks* hooks,
                                               std::span<std::byte> arena) {
-  Impl& s = *impl_;
+  auto result = impl_->run(inputs, hooks, arena);
+  if (!result.ok() && impl_->options.log)
+    impl_->options.log(LogLevel::error, "run failed: " + result.status().to_string());
+  return result;
+}
+
+Result<std::vector<NamedTensor>> Session::Impl::run(std::span<const NamedTensorRef> inputs, RunHooks* hooks,
+                                                    std::span<std::byte> arena) {
+  Impl& s = *this;
   if (!arena.empty() && !s.options.external_arena)
     return invalid_argument(
         "an arena was passed to run() but the session was created without external_arena");

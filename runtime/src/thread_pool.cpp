@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "thread_pool_affinity.h"
 #include "thread_pool_tbb.h"
 
 namespace longrun {
@@ -16,6 +17,7 @@ constexpr int kMaxThreads = 1024;
 class SerialThreadPool final : public ThreadPool {
  public:
   int num_threads() const override { return 1; }
+  const std::vector<int>& affinity() const override { return no_cpus_; }
   void parallel_for(int64_t n, int64_t grain,
                     const std::function<void(int64_t begin, int64_t end)>& fn) override {
     const int64_t chunks = thread_pool_chunk_count(n, grain, 1);
@@ -25,6 +27,9 @@ class SerialThreadPool final : public ThreadPool {
       fn(begin, end);
     }
   }
+
+ private:
+  std::vector<int> no_cpus_;
 };
 
 }  // namespace
@@ -50,13 +55,26 @@ void thread_pool_chunk_range(int64_t n, int64_t chunks, int64_t chunk, int64_t* 
 
 std::unique_ptr<ThreadPool> make_serial_thread_pool() { return std::make_unique<SerialThreadPool>(); }
 
-Result<std::unique_ptr<ThreadPool>> make_thread_pool(int threads) {
+Result<std::unique_ptr<ThreadPool>> make_thread_pool(const ThreadPoolOptions& options) {
+  int threads = options.threads;
   if (threads < 0 || threads > kMaxThreads)
     return invalid_argument("thread pool: thread count must be in [0, " + std::to_string(kMaxThreads) +
                             "] (0 = all hardware threads), got " + std::to_string(threads));
-  if (threads == 0) threads = std::clamp(detail::tbb_default_concurrency(), 1, kMaxThreads);
-  if (threads <= 1) return make_serial_thread_pool();
-  return detail::make_tbb_thread_pool(threads);
+  if (options.cpus.empty()) {
+    if (threads == 0) threads = std::clamp(detail::tbb_default_concurrency(), 1, kMaxThreads);
+    if (threads <= 1) return make_serial_thread_pool();
+    return detail::make_tbb_thread_pool(threads);
+  }
+  LR_RETURN_IF_ERROR(detail::validate_cpu_list(options.cpus));
+  if (threads == 0) threads = std::min<int>(int(options.cpus.size()), kMaxThreads);
+  // Even one thread goes through the arena: its observer pins (and unpins) the caller.
+  return detail::make_tbb_thread_pool(threads, options.cpus);
+}
+
+Result<std::unique_ptr<ThreadPool>> make_thread_pool(int threads) {
+  ThreadPoolOptions options;
+  options.threads = threads;
+  return make_thread_pool(options);
 }
 
 }  // namespace longrun

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "longrun/thread_pool.h"
 
@@ -9,7 +10,8 @@ namespace longrun::detail {
 
 // Hardware threads as oneTBB sees them (respects affinity masks and cgroup limits).
 int tbb_default_concurrency();
-// A pool over a tbb::task_arena with `threads` (>= 2) maximum concurrency.
-std::unique_ptr<ThreadPool> make_tbb_thread_pool(int threads);
+// A pool over a tbb::task_arena with `threads` maximum concurrency (>= 2, or >= 1 with
+// cpus), its threads pinned to `cpus` (validated by the caller) when that is not empty.
+std::unique_ptr<ThreadPool> make_tbb_thread_pool(int threads, std::vector<int> cpus = {});
 
 }  // namespace longrun::detail

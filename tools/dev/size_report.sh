@@ -3,7 +3,8 @@
 # (stripped), and the C example (tools/examples/c_classify) linked statically against
 # liblongrun.a and stripped, i.e. the runtime code an embedding program carries (system
 # libraries oneTBB, FFTW and libstdc++ stay shared). Whether the CUDA backend is in the
-# build is printed with it (LONGRUN_CUDA=OFF leaves it out).
+# build is printed with it (LONGRUN_CUDA=OFF leaves it out), and so is the op subset
+# (LONGRUN_OPS; tests/packaging/op_subset.sh reports a bert-only build this way).
 # Usage: size_report.sh BUILD_DIR
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -23,7 +24,8 @@ private_libs=$(PKG_CONFIG_PATH="$lib/pkgconfig" pkg-config --static --libs longr
 cc -std=c99 -O2 "$src/tools/examples/c_classify/main.c" -o "$work/c_classify_static" -I"$work/prefix/include" \
   "$lib/liblongrun.a" $private_libs
 strip -o "$work/c_classify_stripped" "$work/c_classify_static"
-echo "== size report ($build; CUDA backend in the library: ${cuda:-unknown}) =="
+ops=$(sed -n 's/^LONGRUN_OPS:STRING=\(.*\)$/\1/p' "$build/CMakeCache.txt" 2>/dev/null || true)
+echo "== size report ($build; CUDA backend in the library: ${cuda:-unknown}; ops: ${ops:-all}) =="
 printf '  %-44s %10s\n' "liblongrun.a (static, C++ and C API)" "$(human "$(size_of "$lib/liblongrun.a")")"
 if [[ -f "$lib/liblongrun.so" ]]; then
   strip -o "$work/liblongrun.so.stripped" "$(readlink -f "$lib/liblongrun.so")"

@@ -51,6 +51,12 @@ struct BackendOptions {
   // Host backends: prepare() allocates no arena; every execute() binds one (Bindings::arena).
   // Other backends reject it (unsupported).
   bool external_arena = false;
+  // cpu only: pin the pool's threads to these CPU ids (ThreadPoolOptions::cpus; threads = 0
+  // then means one per CPU). Other backends reject a non-empty list (unsupported).
+  std::vector<int> affinity;
+  // cpu only: with isa "" use "avx2" (or "scalar" without AVX2) instead of the best level,
+  // ignoring LONGRUN_CPU_ISA, so one binary runs the same kernels on every AVX2 machine.
+  bool deterministic = false;
 };
 
 class Backend {

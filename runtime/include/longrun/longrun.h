@@ -129,10 +129,18 @@ LR_API void lr_session_options_free(lr_session_options* options);
 LR_API lr_status lr_session_options_set_backend(lr_session_options* options, const char* backend);
 /* Worker threads of the cpu backend: 1 (default) .. 4096, or 0 = all hardware threads the
  * process may use (oneTBB's default concurrency, which honours the process's CPU affinity
- * mask and cgroup limits). Affinity: longrun does not pin threads itself; restrict the
- * process (sched_setaffinity / taskset / cgroups) before creating the session and the pool
- * is sized to, and runs on, those CPUs. */
+ * mask and cgroup limits), or with an affinity list, one thread per listed CPU. */
 LR_API lr_status lr_session_options_set_threads(lr_session_options* options, int threads);
+/* Thread affinity (cpu backend): pin the session's threads to cpus[0..count). While a
+ * kernel runs in parallel, the thread in pool slot i (slot 0 is the thread that called
+ * lr_session_run) is pinned to cpus[i % count]; each thread's previous CPU mask is restored
+ * when it leaves the pool, so the caller's thread is not left pinned after the call. More
+ * threads than CPUs share them. count = 0 (default) clears the list: no pinning. Checked at
+ * lr_session_create: an id that is negative, listed twice or not in the CPUs this process
+ * may use (sched_getaffinity) fails with LR_INVALID_ARGUMENT naming the CPU and the allowed
+ * set; LR_UNSUPPORTED for the reference and cuda backends, or where the OS cannot pin
+ * (non-Linux). Outputs do not depend on affinity (only on the thread count). */
+LR_API lr_status lr_session_options_set_affinity(lr_session_options* options, const int* cpus, size_t count);
 /* cpu backend: force "scalar", "avx2" or "avx512" (default: the best this CPU has). */
 LR_API lr_status lr_session_options_set_isa(lr_session_options* options, const char* isa);
 /* Determinism switch. Outputs are always bitwise reproducible for the same build, ISA level
@@ -140,7 +148,8 @@ LR_API lr_status lr_session_options_set_isa(lr_session_options* options, const c
  * also fixes the two things that otherwise depend on the machine: the ISA level defaults to
  * "avx2" (or "scalar" on a CPU without AVX2) instead of the best one, and threads = 0 is
  * refused (LR_INVALID_ARGUMENT at lr_session_create) instead of meaning "all hardware
- * threads". So one binary and one options set run the same kernels with the same work split
+ * threads" (threads = 0 with an affinity list is allowed: one thread per listed CPU). So
+ * one binary and one options set run the same kernels with the same work split
  * on every AVX2 machine. (Cross-machine identity is still not promised: FFTW, used by the
  * long DCTs, picks its own SIMD codelets per CPU.) */
 LR_API lr_status lr_session_options_set_deterministic(lr_session_options* options, int deterministic);

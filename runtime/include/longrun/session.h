@@ -5,6 +5,10 @@
 // Thread safety: run() may be called from several threads; calls on one session are
 // serialised (each session owns one arena per plan). Use one session per thread for
 // parallel runs; sessions may share one model's weights.
+//
+// The C API (longrun.h) is this API with handles: every lr_session_options_set_* is a field
+// of SessionOptions below (the progress/cancel callback is RunHooks::progress, per run);
+// ownership is RAII (std::unique_ptr<Session>, the model's std::shared_ptr).
 #pragma once
 
 #include <functional>
@@ -21,10 +25,28 @@
 
 namespace longrun {
 
+// Severity of a SessionOptions::log line (same values as lr_log_level).
+enum class LogLevel { debug = 0, info = 1, warning = 2, error = 3 };
+
 struct SessionOptions {
   std::string backend = "cpu";  // "reference", "cpu", "cuda"
-  int threads = 1;              // 0: all hardware threads
-  std::string isa;              // cpu only: force "scalar", "avx2" or "avx512"
+  // cpu worker threads: 1 .. 1024; 0 = all hardware threads (with `affinity`: one per CPU).
+  int threads = 1;
+  std::string isa;  // cpu only: force "scalar", "avx2" or "avx512"
+  // cpu only: pin the pool's threads, the calling thread included while it runs kernels, to
+  // these CPU ids (thread i on affinity[i % size]; the caller's own mask is restored after
+  // each parallel section). Each id must be one this process may use: otherwise create()
+  // fails with invalid_argument naming the CPU. Empty: no pinning (threads run where the
+  // process's mask lets them). Results do not depend on it (only on the thread count).
+  std::vector<int> affinity;
+  // The determinism switch (README "Determinism contract"): the cpu ISA defaults to "avx2"
+  // ("scalar" without AVX2) instead of the best level, and threads = 0 without `affinity` is
+  // refused (invalid_argument), so the same options run the same kernels with the same work
+  // split on every AVX2 machine.
+  bool deterministic = false;
+  // Receives one line per event, on the thread of the call: each input shape the session
+  // plans (arena and workspace bytes) and each failed run. May be empty.
+  std::function<void(LogLevel level, const std::string& message)> log;
   size_t plan_cache_capacity = 8;
   PlannerOptions planner;
   // Host backends (reference, cpu): the caller provides the intermediates' arena on every

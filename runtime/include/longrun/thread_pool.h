@@ -3,12 +3,20 @@
 //
 // Determinism: parallel_for splits [0, n) into chunks that depend only on n, grain and
 // num_threads(), never on scheduling, so a kernel that writes each chunk independently
-// produces bitwise-identical results for the same thread count.
+// produces bitwise-identical results for the same thread count (with or without affinity).
+//
+// Affinity: a pool made with a CPU list pins every thread while it works for the pool: the
+// thread in arena slot i (the calling thread is slot 0, workers 1..threads-1) runs on
+// cpus[i % cpus.size()] only. Pinning is scoped: a thread's previous CPU mask is restored
+// when it leaves the pool's arena, so the caller of parallel_for is not left pinned and a
+// oneTBB worker that later serves another (unpinned) pool runs where it did before.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "longrun/status.h"
 
@@ -18,6 +26,8 @@ class ThreadPool {
  public:
   virtual ~ThreadPool() = default;
   virtual int num_threads() const = 0;
+  // The CPUs the pool's threads are pinned to (empty: not pinned).
+  virtual const std::vector<int>& affinity() const = 0;
   // Calls fn(begin, end) over disjoint chunks covering [0, n), split by the chunking rule
   // below (so chunks hold about max(grain, n / (4 * threads)) items; with grain g the count
   // never exceeds ceil(n / g)). Returns when all chunks are done. fn must not throw.
@@ -30,8 +40,24 @@ class ThreadPool {
 int64_t thread_pool_chunk_count(int64_t n, int64_t grain, int threads);
 void thread_pool_chunk_range(int64_t n, int64_t chunks, int64_t chunk, int64_t* begin, int64_t* end);
 
-// threads <= 1 gives the serial pool; threads == 0 means "all hardware threads".
+struct ThreadPoolOptions {
+  // 1 (serial) .. 1024; 0 = all hardware threads, or cpus.size() when cpus is given.
+  int threads = 1;
+  // CPU ids to pin to (empty: no pinning). Each must be in the process's allowed CPU set
+  // (sched_getaffinity) and appear once; more threads than CPUs share them round-robin.
+  std::vector<int> cpus;
+};
+
+// threads <= 1 (and no CPU list) gives the serial pool; threads == 0 means "all hardware
+// threads". Errors: invalid_argument naming the bad thread count or CPU (with the CPUs this
+// process may use); unsupported where the platform cannot pin threads.
+Result<std::unique_ptr<ThreadPool>> make_thread_pool(const ThreadPoolOptions& options);
 Result<std::unique_ptr<ThreadPool>> make_thread_pool(int threads);
 std::unique_ptr<ThreadPool> make_serial_thread_pool();
+
+// The CPUs this process may run on (sched_getaffinity), ascending; "0-3,8" style text of a
+// list for messages.
+std::vector<int> allowed_cpus();
+std::string cpu_list_text(const std::vector<int>& cpus);
 
 }  // namespace longrun

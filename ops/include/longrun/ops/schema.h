@@ -53,6 +53,13 @@ struct OpSchema {
 
 const OpSchema& op_schema(OpKind kind);
 
+// Whether this build has the op's kernels (CMake option LONGRUN_OPS, "all" by default: see
+// third_party/cmake/longrun_op_subset.cmake). A left-out op still has its schema and shape
+// inference, but no reference or cpu kernel.
+bool op_in_build(OpKind kind);
+// The LONGRUN_OPS this build was configured with: "all" or "matmul;add;...".
+std::string_view ops_build_setting();
+
 // Arity + attrs-variant check, then the op's InferFn.
 Status infer_op(OpKind kind, const OpAttrs& attrs, std::span<const TensorDesc> inputs,
                 std::vector<TensorDesc>* outputs);

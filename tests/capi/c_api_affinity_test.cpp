@@ -1,0 +1,107 @@
+// Thread affinity through the C API (lr_session_options_set_affinity): a session pinned to a
+// 1-CPU and a 2-CPU list gives logits bitwise equal to an unpinned session with the same
+// thread count, says where it runs, leaves the calling thread's mask as it was, and bad CPU
+// lists fail at lr_session_create naming the CPU. (Where each chunk runs is checked on the
+// pool itself: tests/unit/thread_pool_affinity_test.cpp.)
+#include <doctest/doctest.h>
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "longrun/thread_pool.h"
+#include "support/capi_test_util.h"
+
+using namespace longrun::capi_tests;
+
+namespace {
+
+cpu_set_t caller_mask() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  REQUIRE(pthread_getaffinity_np(pthread_self(), sizeof(set), &set) == 0);
+  return set;
+}
+
+}  // namespace
+
+TEST_CASE("C API affinity: pinned sessions match unpinned ones bitwise and restore the caller's mask") {
+  const std::vector<int> allowed = longrun::allowed_cpus();
+  REQUIRE_FALSE(allowed.empty());
+  ModelPtr model = load_model(small_model_path());
+  TensorPtr ids = ids_tensor(make_ids(2 * 200, 3), 2, 200);
+  OptionsPtr plain_opts = make_options("cpu", 2);
+  SessionPtr plain = make_session(model.get(), plain_opts.get());
+  lr_status st;
+  const std::vector<float> expected = run_logits(plain.get(), ids.get(), &st);
+  REQUIRE(st == LR_OK);
+
+  std::vector<std::vector<int>> lists = {{allowed[0]}};
+  if (allowed.size() >= 2) lists.push_back({allowed[0], allowed[1]});
+  for (const auto& cpus : lists) {
+    CAPTURE(cpus.size());
+    OptionsPtr opts = make_options("cpu", 2);
+    REQUIRE(lr_session_options_set_affinity(opts.get(), cpus.data(), cpus.size()) == LR_OK);
+    SessionPtr session = make_session(model.get(), opts.get());
+    const char* desc = nullptr;
+    REQUIRE(lr_session_backend(session.get(), &desc) == LR_OK);
+    CHECK(std::string(desc).find("2 threads, CPUs " + longrun::cpu_list_text(cpus)) != std::string::npos);
+    const cpu_set_t before = caller_mask();
+    for (int k = 0; k < 3; ++k) {
+      const std::vector<float> got = run_logits(session.get(), ids.get(), &st);
+      REQUIRE(st == LR_OK);
+      REQUIRE(got.size() == expected.size());
+      CHECK(std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)) == 0);
+    }
+    const cpu_set_t after = caller_mask();
+    CHECK(CPU_EQUAL(&before, &after));
+  }
+
+  // threads = 0 with a list: one thread per CPU, allowed under the determinism switch.
+  OptionsPtr per_cpu = make_options("cpu", 0);
+  REQUIRE(lr_session_options_set_deterministic(per_cpu.get(), 1) == LR_OK);
+  REQUIRE(lr_session_options_set_affinity(per_cpu.get(), allowed.data(), 1) == LR_OK);
+  SessionPtr one = make_session(model.get(), per_cpu.get());
+  const char* desc = nullptr;
+  REQUIRE(lr_session_backend(one.get(), &desc) == LR_OK);
+  CHECK(std::string(desc).find("1 thread, CPUs") != std::string::npos);
+}
+
+TEST_CASE("C API affinity: bad CPU lists are refused by name") {
+  const std::vector<int> allowed = longrun::allowed_cpus();
+  int outside = 0;
+  while (std::binary_search(allowed.begin(), allowed.end(), outside)) ++outside;
+  ModelPtr model = load_model(small_model_path());
+  lr_session* s = nullptr;
+
+  OptionsPtr opts = make_options("cpu", 2);
+  const int bad[] = {allowed[0], outside};
+  REQUIRE(lr_session_options_set_affinity(opts.get(), bad, 2) == LR_OK);  // checked at create
+  CHECK(lr_session_create(model.get(), opts.get(), &s) == LR_INVALID_ARGUMENT);
+  CHECK(s == nullptr);
+  const std::string err = lr_last_error();
+  CHECK(err.find("CPU " + std::to_string(outside) + " is not one this process may run on") !=
+        std::string::npos);
+  CHECK(err.find("lr_session_create") != std::string::npos);
+
+  const int twice[] = {allowed[0], allowed[0]};
+  REQUIRE(lr_session_options_set_affinity(opts.get(), twice, 2) == LR_OK);
+  CHECK(lr_session_create(model.get(), opts.get(), &s) == LR_INVALID_ARGUMENT);
+  CHECK(std::string(lr_last_error()).find("listed twice") != std::string::npos);
+
+  CHECK(lr_session_options_set_affinity(opts.get(), nullptr, 1) == LR_INVALID_ARGUMENT);
+  CHECK(std::string(lr_last_error()).find("cpus is NULL") != std::string::npos);
+  CHECK(lr_session_options_set_affinity(nullptr, allowed.data(), 1) == LR_INVALID_ARGUMENT);
+
+  OptionsPtr ref = make_options("reference", 1);
+  REQUIRE(lr_session_options_set_affinity(ref.get(), allowed.data(), 1) == LR_OK);
+  CHECK(lr_session_create(model.get(), ref.get(), &s) == LR_UNSUPPORTED);
+  CHECK(std::string(lr_last_error()).find("cpu backend only") != std::string::npos);
+
+  // count 0 clears the list.
+  REQUIRE(lr_session_options_set_affinity(opts.get(), nullptr, 0) == LR_OK);
+  SessionPtr fine = make_session(model.get(), opts.get());
+}

@@ -1,0 +1,152 @@
+// Thread-pool affinity: a pool over a 1-CPU and a 2-CPU list runs every chunk on a listed CPU
+// with the thread pinned to exactly one of them, leaves the calling thread's mask as it was,
+// gives the same chunks as an unpinned pool, hands its oneTBB workers back unpinned, and
+// rejects CPUs the process may not use, naming them.
+#include <doctest/doctest.h>
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "longrun/thread_pool.h"
+
+namespace longrun {
+namespace {
+
+std::vector<int> thread_mask() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  REQUIRE(pthread_getaffinity_np(pthread_self(), sizeof(set), &set) == 0);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
+struct ChunkRecord {
+  std::pair<int64_t, int64_t> range;
+  int cpu;                // sched_getcpu() while running the chunk
+  std::vector<int> mask;  // the running thread's affinity mask
+  pthread_t thread;
+};
+
+// A kernel-like parallel_for: each chunk does a little arithmetic (so several threads take
+// part) and records where it ran.
+std::vector<ChunkRecord> run_recorded(ThreadPool& pool, int64_t n) {
+  std::mutex mu;
+  std::vector<ChunkRecord> records;
+  std::vector<double> out(static_cast<size_t>(n));
+  pool.parallel_for(n, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      double acc = 0;
+      for (int k = 0; k < 20000; ++k) acc += double((i * 31 + k) % 7) * 0.5;
+      out[size_t(i)] = acc;
+    }
+    ChunkRecord r{{b, e}, sched_getcpu(), thread_mask(), pthread_self()};
+    std::lock_guard<std::mutex> lock(mu);
+    records.push_back(std::move(r));
+  });
+  std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) { return a.range < b.range; });
+  return records;
+}
+
+std::vector<std::pair<int64_t, int64_t>> ranges_of(const std::vector<ChunkRecord>& r) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const auto& x : r) out.push_back(x.range);
+  return out;
+}
+
+TEST_CASE("thread pool affinity: 1- and 2-CPU lists pin every chunk, restore the caller, same chunks") {
+  const std::vector<int> allowed = allowed_cpus();
+  REQUIRE_FALSE(allowed.empty());
+  CHECK(thread_mask() == allowed);  // the test process starts unpinned (within its mask)
+  std::vector<std::vector<int>> lists = {{allowed.back()}};
+  if (allowed.size() >= 2)
+    lists.push_back({allowed[1], allowed[0]});  // not sorted: order matters
+  else
+    MESSAGE("only one CPU allowed here: the 2-CPU list is not tested");
+  for (const auto& cpus : lists) {
+    for (int threads : {0, 1, 2, 3}) {
+      CAPTURE(cpu_list_text(cpus));
+      CAPTURE(threads);
+      ThreadPoolOptions options;
+      options.threads = threads;
+      options.cpus = cpus;
+      auto made = make_thread_pool(options);
+      REQUIRE(made.ok());
+      ThreadPool& pool = **made;
+      CHECK(pool.num_threads() == (threads == 0 ? int(cpus.size()) : threads));
+      CHECK(pool.affinity() == cpus);
+      const std::vector<int> caller_before = thread_mask();
+      for (int64_t n : {1, 2, 64}) {
+        const std::vector<ChunkRecord> records = run_recorded(pool, n);
+        REQUIRE(records.size() == size_t(thread_pool_chunk_count(n, 1, pool.num_threads())));
+        auto unpinned = make_thread_pool(pool.num_threads());
+        REQUIRE(unpinned.ok());
+        CHECK(ranges_of(records) == ranges_of(run_recorded(**unpinned, n)));  // determinism
+        for (const ChunkRecord& r : records) {
+          CHECK(std::find(cpus.begin(), cpus.end(), r.cpu) != cpus.end());
+          REQUIRE(r.mask.size() == 1);  // pinned to exactly one CPU of the list
+          CHECK(std::find(cpus.begin(), cpus.end(), r.mask[0]) != cpus.end());
+          // The calling thread runs chunks too (slot 0): pinned to the list's first CPU.
+          if (pthread_equal(r.thread, pthread_self())) CHECK(r.mask[0] == cpus[0]);
+        }
+        CHECK(thread_mask() == caller_before);  // the caller is not left pinned
+      }
+    }
+  }
+}
+
+TEST_CASE("thread pool affinity: workers leave a pinned pool unpinned") {
+  const std::vector<int> allowed = allowed_cpus();
+  {
+    ThreadPoolOptions options;
+    options.threads = 2;
+    options.cpus = {allowed[0]};
+    auto pinned = make_thread_pool(options);
+    REQUIRE(pinned.ok());
+    run_recorded(**pinned, 64);
+  }  // destroyed: its workers have left the arena and got their masks back
+  auto plain = make_thread_pool(2);
+  REQUIRE(plain.ok());
+  for (const ChunkRecord& r : run_recorded(**plain, 64)) CHECK(r.mask == allowed);
+}
+
+TEST_CASE("thread pool affinity: CPUs outside the process's set, negative or repeated are refused by name") {
+  const std::vector<int> allowed = allowed_cpus();
+  int outside = 0;
+  while (std::binary_search(allowed.begin(), allowed.end(), outside)) ++outside;
+  const std::string allowed_text = cpu_list_text(allowed);
+  struct Case {
+    std::vector<int> cpus;
+    std::string expect;
+  };
+  const std::vector<Case> cases = {
+      {{outside},
+       "CPU " + std::to_string(outside) + " is not one this process may run on (allowed: " + allowed_text +
+           ")"},
+      {{allowed[0], outside}, "CPU " + std::to_string(outside) + " is not one"},
+      {{-1}, "CPU -1 is not one"},
+      {{allowed[0], allowed[0]}, "CPU " + std::to_string(allowed[0]) + " is listed twice"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.expect);
+    ThreadPoolOptions options;
+    options.threads = 2;
+    options.cpus = c.cpus;
+    auto made = make_thread_pool(options);
+    REQUIRE_FALSE(made.ok());
+    CHECK(made.status().code() == StatusCode::invalid_argument);
+    CHECK(made.status().message().find(c.expect) != std::string::npos);
+  }
+  CHECK(cpu_list_text({0, 1, 2, 5, 7, 8}) == "0-2,5,7-8");
+  CHECK(cpu_list_text({}) == "none");
+}
+
+}  // namespace
+}  // namespace longrun
