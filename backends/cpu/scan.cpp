@@ -1,4 +1,4 @@
-// Glue of the cpu cummax / segment_max / upsample_nearest kernels (no intrinsics here):
+// Glue of the cpu cummax / cumsum / segment_max / upsample_nearest kernels (no intrinsics here):
 // [outer, n, inner] geometry, column blocks for the vector scans, element-wise scans of
 // innermost-axis lines, threading, reference fallbacks.
 #include "cpu/scan.h"
@@ -55,37 +55,52 @@ void for_column_blocks(ThreadPool* pool, const Lines& l, int64_t rows, Fn fn) {
   });
 }
 
-Status run_cummax(const KernelArgs& args, const ScanIsa& isa) {
-  if (!f32_contiguous(args)) return reference_cummax(args);
-  const auto& a = args.attr<CummaxAttrs>();
+// cummax and cumsum: column scans for inner > 1, else one element scan per line (nothing to
+// vectorise across). `step` is the scalar twin of the vector step; both start from the
+// first element of the line and store `empty` first when exclusive.
+template <class Step>
+Status run_running_scan(const KernelArgs& args, int axis, bool reverse, bool exclusive, RunningScanCols cols,
+                        float empty, Step step) {
   const TensorDesc& xd = args.inputs[0].desc;
   if (xd.numel() == 0) return {};
-  const Lines l = lines_of(xd, xd.normalize_axis(a.axis));
+  const Lines l = lines_of(xd, xd.normalize_axis(axis));
   const float* x = args.inputs[0].ptr<const float>();
   float* y = args.outputs[0].ptr<float>();
   if (l.inner > 1) {
     for_column_blocks(args.pool, l, l.n, [&](int64_t o, int64_t c0, int64_t w) {
       const int64_t off = o * l.n * l.inner + c0;
-      isa.cummax_cols(x + off, y + off, l.n, w, l.inner, a.reverse, a.exclusive);
+      cols(x + off, y + off, l.n, w, l.inner, reverse, exclusive);
     });
     return {};
   }
-  // Innermost axis: nothing to vectorise across; a plain element scan per line.
   parallel_ranges(args.pool, l.outer, std::max<int64_t>(1, 16384 / l.n), [&](int64_t o0, int64_t o1) {
     for (int64_t o = o0; o < o1; ++o) {
       const float* xl = x + o * l.n;
       float* yl = y + o * l.n;
-      float run = kNegInf;
+      float run = 0.0f;
       for (int64_t t = 0; t < l.n; ++t) {
-        const int64_t i = a.reverse ? l.n - 1 - t : t;
-        const float v = xl[i];
-        if (a.exclusive) yl[i] = run;
-        run = max_step(run, v);
-        if (!a.exclusive) yl[i] = run;
+        const int64_t i = reverse ? l.n - 1 - t : t;
+        if (exclusive) yl[i] = t == 0 ? empty : run;
+        run = t == 0 ? xl[i] : step(run, xl[i]);
+        if (!exclusive) yl[i] = run;
       }
     }
   });
   return {};
+}
+
+Status run_cummax(const KernelArgs& args, const ScanIsa& isa) {
+  if (!f32_contiguous(args)) return reference_cummax(args);
+  const auto& a = args.attr<CummaxAttrs>();
+  return run_running_scan(args, a.axis, a.reverse, a.exclusive, isa.cummax_cols, kNegInf,
+                          [](float run, float v) { return max_step(run, v); });
+}
+
+Status run_cumsum(const KernelArgs& args, const ScanIsa& isa) {
+  if (!f32_contiguous(args)) return reference_cumsum(args);
+  const auto& a = args.attr<CumsumAttrs>();
+  return run_running_scan(args, a.axis, a.reverse, a.exclusive, isa.cumsum_cols, 0.0f,
+                          [](float run, float v) { return run + v; });
 }
 
 Status run_segment_max(const KernelArgs& args, const ScanIsa& isa) {
@@ -132,8 +147,10 @@ int64_t upsample_source(int64_t in, int64_t out, int64_t dst) {
 }  // namespace
 
 Status cpu_cummax_f32_avx2(const KernelArgs& args) { return run_cummax(args, kScanAvx2); }
+Status cpu_cumsum_f32_avx2(const KernelArgs& args) { return run_cumsum(args, kScanAvx2); }
 Status cpu_segment_max_f32_avx2(const KernelArgs& args) { return run_segment_max(args, kScanAvx2); }
 Status cpu_cummax_f32_avx512(const KernelArgs& args) { return run_cummax(args, kScanAvx512); }
+Status cpu_cumsum_f32_avx512(const KernelArgs& args) { return run_cumsum(args, kScanAvx512); }
 Status cpu_segment_max_f32_avx512(const KernelArgs& args) { return run_segment_max(args, kScanAvx512); }
 
 Status cpu_upsample_nearest_f32(const KernelArgs& args) {

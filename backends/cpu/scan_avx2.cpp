@@ -1,4 +1,4 @@
-// AVX2 instantiation of the cummax / segment_max column scans (scan_impl.h, contract in
+// AVX2 instantiation of the cummax / cumsum / segment_max column scans (scan_impl.h, contract in
 // scan.h): 8 columns per vector.
 #define LONGRUN_CPU_ISA_FILE
 #include "cpu/scan_impl.h"
@@ -7,7 +7,7 @@
 namespace longrun::cpu {
 namespace {
 struct ScanBlocksAvx2 {
-  // 8 of the 16 ymm registers hold running maxima; the rest are the loads and compare masks.
+  // 8 of the 16 ymm registers hold running values; the rest are the loads and compare masks.
   static constexpr int kFull = 8;
   static constexpr int kUnroll = 16;  // 128 columns per row step in the masked blocks
 };

@@ -1,4 +1,4 @@
-// AVX-512 instantiation of the cummax / segment_max column scans (scan_impl.h, contract in
+// AVX-512 instantiation of the cummax / cumsum / segment_max column scans (scan_impl.h, contract in
 // scan.h): 16 columns per vector.
 #define LONGRUN_CPU_ISA_FILE
 #include "cpu/scan_impl.h"
@@ -7,7 +7,7 @@
 namespace longrun::cpu {
 namespace {
 struct ScanBlocksAvx512 {
-  // 16 of the 32 zmm registers hold running maxima (compare results live in k registers).
+  // 16 of the 32 zmm registers hold running values (compare results live in k registers).
   static constexpr int kFull = 16;
   // 256 columns per row step: 1 KB contiguous per row (few TLB pages per pass).
   static constexpr int kUnroll = 16;

@@ -17,34 +17,6 @@ namespace {
 
 std::string layer_prefix(int64_t i) { return "encoder.layer." + std::to_string(i) + "."; }
 
-// A [n, n] f32 constant the graph owns: 1 where i < j (strict) or i <= j (inclusive).
-ValueId upper_ones(GraphContext& c, int64_t n, bool strict, const std::string& name) {
-  auto m = std::make_shared<std::vector<float>>(size_t(n) * size_t(n), 0.0f);
-  for (int64_t i = 0; i < n; ++i)
-    std::fill(m->begin() + i * n + i + (strict ? 1 : 0), m->begin() + (i + 1) * n, 1.0f);
-  return c.b.weight(name, TensorDesc(DType::f32, {n, n}), m->data(), m);
-}
-
-// Inclusive prefix sum along axis 1 of x f32 [B, N] holding small integers (exact in f32),
-// in two levels so the constants stay O(N): with s = ceil(sqrt(N)) and C = ceil(N / s) blocks,
-// within-block sums are [B, C, s] x U_s, block totals get an exclusive prefix [B, C] x SU_C.
-ValueId prefix_sum(GraphContext& c, ValueId x, const std::string& p) {
-  if (!c.ok()) return kNoValue;
-  GraphBuilder& b = c.b;
-  const int64_t batch = c.desc(x).dim(0), n = c.desc(x).dim(1);
-  auto s = int64_t(std::ceil(std::sqrt(double(n))));
-  const int64_t blocks = (n + s - 1) / s;
-  const ValueId padded = b.pad({x}, {.axis = 1, .after = blocks * s - n}, p + "pad");
-  const ValueId within =
-      b.matmul({reshape(c, padded, {batch, blocks, s}), upper_ones(c, s, false, p + "block_upper")}, {},
-               p + "within_block");
-  const ValueId totals = reshape(c, slice(c, within, 2, s - 1, s), {batch, blocks});
-  const ValueId before =
-      b.matmul({totals, upper_ones(c, blocks, true, p + "blocks_strict_upper")}, {}, p + "before_block");
-  const ValueId sum = b.add({within, reshape(c, before, {batch, blocks, 1})}, {}, p + "sum");
-  return slice(c, reshape(c, sum, {batch, blocks * s}), 1, 0, n);
-}
-
 // HF create_position_ids_from_input_ids: real = (ids != pad); pos = cumsum(real) * real + pad,
 // computed exactly in f32 (all values are integers < 2^24):
 //   real = 1 - relu(1 - (id - pad)^2)   (0 for the pad id, 1 for any other integer id)
@@ -58,7 +30,7 @@ ValueId roberta_positions(GraphContext& c, ValueId ids, int64_t pad) {
   const ValueId is_pad =
       b.relu({b.scale({d2}, {.scale = -1.0f, .shift = 1.0f}, p + "one_minus")}, {}, p + "is_pad");
   const ValueId real = b.scale({is_pad}, {.scale = -1.0f, .shift = 1.0f}, p + "is_real");
-  const ValueId count = prefix_sum(c, real, p + "cumsum.");
+  const ValueId count = b.cumsum({real}, {.axis = 1}, p + "cumsum");
   const ValueId pos = b.scale({b.mul({count, real}, {}, p + "times_real")},
                               {.scale = 1.0f, .shift = float(pad)}, p + "plus_pad");
   return b.cast({pos}, {.to = DType::i32}, p + "to_i32");

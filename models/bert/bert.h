@@ -32,8 +32,9 @@
 //   roberta MLM: lm_head.dense.*, lm_head.layer_norm.*, lm_head.bias [V]   (decoder tied)
 //
 // Forward (HF semantics):
-//   positions   bert: 0 .. N-1;  roberta: cumsum(ids != pad) * (ids != pad) + pad (in-graph,
-//               exact for any padding layout; first real token -> row pad + 1)
+//   positions   bert: 0 .. N-1;  roberta: cumsum(ids != pad) * (ids != pad) + pad (in-graph
+//               with the cumsum op, exact for any padding layout; first real token -> row
+//               pad + 1; no N-dependent constant)
 //   X = LN_emb(E_word[ids] + E_pos[positions] + E_type[token_type_ids or 0])
 //   per layer: X = LN_attn(X + Wo MHA(X, key padding mask)); X = LN_out(X + FFN_act(X))
 //   pooled = tanh(pooler.dense(X[:, 0]));  bert logits = E_word · LN(act(dense(X)))ᵀ + bias;

@@ -11,14 +11,6 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-ValueId reshape_to(GraphContext& c, ValueId x, const std::vector<int64_t>& dims) {
-  if (!c.ok()) return kNoValue;
-  ReshapeAttrs a;
-  a.rank = int(dims.size());
-  std::copy(dims.begin(), dims.end(), a.dims.begin());
-  return c.b.reshape({x}, a);
-}
-
 template <typename T>
 ValueId host_constant(GraphContext& c, const std::string& name, DType dtype, const std::vector<int64_t>& dims,
                       std::vector<T> data) {
@@ -119,20 +111,9 @@ ValueId exclusive_pool(GraphContext& c, ValueId x, int axis, bool reverse, Pooli
         {inclusive}, {.axis = axis, .before = reverse ? 0 : 1, .after = reverse ? 1 : 0}, name + ".shift");
     return c.b.slice({shifted}, {.axis = axis, .start = reverse ? 1 : 0, .end = reverse ? m + 1 : m});
   }
-  // Exclusive cumsum along `axis`: T[m, m] @ x viewed as [before, m, after].
-  int64_t before = 1, after = 1;
-  for (int i = 0; i < axis; ++i) before *= d.dim(i);
-  for (int i = axis + 1; i < d.rank(); ++i) after *= d.dim(i);
-  const ValueId tri = constant_f32(c, name + ".triangle", {m, m}, [&] {
-    std::vector<float> t(size_t(m * m), 0.0f);
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < m; ++j)
-        if (reverse ? j > i : j < i) t[size_t(i * m + j)] = 1.0f;
-    return t;
-  }());
-  const ValueId sums = matmul_nn(c, tri, reshape_to(c, x, {before, m, after}), name + ".cumsum");
-  if (!c.ok()) return kNoValue;
-  return reshape_to(c, sums, std::vector<int64_t>(d.dims().begin(), d.dims().end()));
+  // The TF code's exclusive cumsum (tf.cumsum(exclusive=True, reverse=...)): the empty
+  // prefix is 0 as in the max branch.
+  return c.b.cumsum({x}, {.axis = axis, .reverse = reverse, .exclusive = true}, name + ".cumsum");
 }
 
 }  // namespace longrun::models::combiner

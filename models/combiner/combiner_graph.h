@@ -1,5 +1,5 @@
 // Graph pieces the Combiner attention forms are built from (MODELS.md §2): host constants
-// (index masks, triangular sums), masking by `where`, the "one softmax over direct and
+// (index masks), masking by `where`, the "one softmax over direct and
 // summary logits" combination, and the prefix/segment pooling along rows or columns.
 //
 // Layouts. A head tensor [B, H, N, hd] with N = n * s is viewed blocked as "rows"
@@ -60,8 +60,7 @@ enum class Pooling { max, sum };
 // The exclusive prefix pooling over a partition that MODELS.md §2.5 calls shift(cummax): along
 // `axis` (a positive axis of x), y[j] pools x over indices < j (reverse: > j); an empty
 // partition gives 0 (JAX shift_right/shift_left pad with 0). max uses the cummax op; sum (the
-// TF "approx_cummax", which is a cumsum) is a matmul with a triangular 0/1 constant, exact
-// up to f32 summation order.
+// TF "approx_cummax", which is a cumsum) the exclusive cumsum op (f32, in order along axis).
 ValueId exclusive_pool(GraphContext& c, ValueId x, int axis, bool reverse, Pooling pooling,
                        const std::string& name);
 

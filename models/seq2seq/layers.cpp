@@ -130,12 +130,8 @@ std::pair<ValueId, ValueId> make_positions(GraphContext& c, ValueId ids, int64_t
   if (pad >= 0 && pad < vocab) (*is_token)[size_t(pad)] = 0.0f;
   const ValueId table = constant(c, name + ".non_pad_table", TensorDesc(DType::f32, {vocab, 1}), is_token);
   const ValueId non_pad = reshape(c, c.b.embedding({table, ids}, {}, name + ".non_pad"), {b, n});
-  // cumsum along N: non_pad [B, N] x U [N, N], U[j][i] = (j <= i).
-  auto upper = std::make_shared<std::vector<float>>(size_t(n * n), 0.0f);
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t i = j; i < n; ++i) (*upper)[size_t(j * n + i)] = 1.0f;
-  const ValueId tri = constant(c, name + ".cumsum_matrix", TensorDesc(DType::f32, {n, n}), upper);
-  const ValueId count = c.b.matmul({non_pad, tri}, {}, name + ".cumsum");
+  // Non-pad tokens counted from the left: integers below 2^24, exact in f32.
+  const ValueId count = c.b.cumsum({non_pad}, {.axis = 1}, name + ".cumsum");
   const ValueId counted = c.b.mul({count, non_pad}, {}, name + ".mask");
   const ValueId pos = c.b.scale({counted}, {.scale = 1.0f, .shift = float(pad)}, name + ".offset");
   return {c.b.cast({pos}, {.to = DType::i64}, name), non_pad};

@@ -105,9 +105,8 @@ ValueId constant(GraphContext& c, const std::string& name, const TensorDesc& des
 
 // fairseq utils.make_positions for ids [B, N] (i32/i64): non-pad tokens get pad + 1, pad + 2,
 // ... counting non-pad tokens from the left; pad tokens get `pad`. Returns {positions i64
-// [B, N], non-pad f32 [B, N]}. Built from an embedding lookup of a [V, 1] 0/1 table and a
-// cumulative sum as a matmul with a triangular [N, N] constant (exact in f32 below 2^24).
-// Cost: N^2 floats of constant per graph (4 MiB at N = 1024); a cumsum op would remove it.
+// [B, N], non-pad f32 [B, N]}. Built from an embedding lookup of a [V, 1] 0/1 table and the
+// cumsum op along N (exact in f32 below 2^24); the only constant is that [V] table.
 std::pair<ValueId, ValueId> make_positions(GraphContext& c, ValueId ids, int64_t pad, int64_t vocab,
                                            const std::string& name);
 

@@ -1,5 +1,5 @@
-// Reference kernels for cummax, segment_max and upsample_nearest: plain loops over each
-// line along the axis.
+// Reference kernels for cummax, cumsum, segment_max and upsample_nearest: plain loops over
+// each line along the axis.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -55,6 +55,28 @@ Status reference_cummax(const KernelArgs& args) {
         run = max_step(run, v);
         ref::store(y, out_base + i * ys, run);
       }
+    }
+  });
+  return {};
+}
+
+// cumsum is the one reference kernel that accumulates in f32, not double: attrs.h defines
+// the op as the in-order f32 sum (one rounding per step), so this loop is that definition.
+Status reference_cumsum(const KernelArgs& args) {
+  const auto& a = args.attr<CumsumAttrs>();
+  const TensorView& x = args.inputs[0];
+  const TensorView& y = args.outputs[0];
+  const int axis = x.desc.normalize_axis(a.axis);
+  const int64_t n = x.desc.dim(axis);
+  const int64_t xs = x.desc.stride(axis), ys = y.desc.stride(axis);
+  ref::for_each_line(x.desc, y.desc, axis, [&](int64_t in_base, int64_t out_base) {
+    float run = 0.0f;
+    for (int64_t t = 0; t < n; ++t) {
+      const int64_t i = a.reverse ? n - 1 - t : t;
+      const auto v = float(ref::load(x, in_base + i * xs));  // an f32 input: exact
+      if (a.exclusive) ref::store(y, out_base + i * ys, t == 0 ? 0.0 : double(run));
+      run = t == 0 ? v : run + v;  // the first term as is: -0 stays -0
+      if (!a.exclusive) ref::store(y, out_base + i * ys, double(run));
     }
   });
   return {};

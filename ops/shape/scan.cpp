@@ -1,6 +1,7 @@
-// Shape/dtype inference for the scan and pooling ops along one axis: cummax, segment_max,
-// upsample_nearest (semantics in attrs.h; Combiner uses the first two, MODELS.md §2.5, and
-// Fourier-BART's global residual the last, §1.3).
+// Shape/dtype inference for the scan and pooling ops along one axis: cummax, cumsum,
+// segment_max, upsample_nearest (semantics in attrs.h; Combiner uses cummax, cumsum and
+// segment_max, MODELS.md §2.5, the pad-aware positions cumsum, and Fourier-BART's global
+// residual upsample_nearest, §1.3).
 #include <array>
 #include <string>
 
@@ -17,15 +18,23 @@ Result<TensorDesc> resized_along(const TensorDesc& x, int axis, int64_t len) {
   return shape::make_desc(x.dtype(), std::span<const int64_t>(dims.data(), size_t(x.rank())));
 }
 
+// The running scans (cummax, cumsum): f32 in, f32 of the same dims out, a valid axis.
+Status infer_f32_scan(int axis, std::span<const TensorDesc> inputs, std::span<TensorDesc> outputs) {
+  const TensorDesc& x = inputs[0];
+  LR_RETURN_IF_ERROR(shape::expect_dtype(0, x, {DType::f32}));
+  LR_RETURN_IF_ERROR(shape::resolve_axis(0, x, axis).status());
+  LR_ASSIGN_OR_RETURN(outputs[0], shape::make_desc(DType::f32, x.dims()));
+  return {};
+}
+
 }  // namespace
 
 Status infer_cummax(const OpAttrs& attrs, std::span<const TensorDesc> inputs, std::span<TensorDesc> outputs) {
-  const auto& a = std::get<CummaxAttrs>(attrs);
-  const TensorDesc& x = inputs[0];
-  LR_RETURN_IF_ERROR(shape::expect_dtype(0, x, {DType::f32}));
-  LR_RETURN_IF_ERROR(shape::resolve_axis(0, x, a.axis).status());
-  LR_ASSIGN_OR_RETURN(outputs[0], shape::make_desc(DType::f32, x.dims()));
-  return {};
+  return infer_f32_scan(std::get<CummaxAttrs>(attrs).axis, inputs, outputs);
+}
+
+Status infer_cumsum(const OpAttrs& attrs, std::span<const TensorDesc> inputs, std::span<TensorDesc> outputs) {
+  return infer_f32_scan(std::get<CumsumAttrs>(attrs).axis, inputs, outputs);
 }
 
 Status infer_segment_max(const OpAttrs& attrs, std::span<const TensorDesc> inputs,

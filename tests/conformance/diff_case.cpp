@@ -119,6 +119,7 @@ constexpr Registered kGenerators[] = {
     {OpKind::topk_mask, generate_topk_mask},
     {OpKind::topk_indices, generate_topk_indices},
     {OpKind::cummax, generate_cummax},
+    {OpKind::cumsum, generate_cumsum},
     {OpKind::segment_max, generate_segment_max},
     {OpKind::upsample_nearest, generate_upsample_nearest},
     {OpKind::concat, generate_concat},

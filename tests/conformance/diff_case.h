@@ -144,6 +144,7 @@ void generate_spectral_filter(CaseList& list);
 void generate_topk_mask(CaseList& list);
 void generate_topk_indices(CaseList& list);
 void generate_cummax(CaseList& list);
+void generate_cumsum(CaseList& list);
 void generate_segment_max(CaseList& list);
 void generate_upsample_nearest(CaseList& list);
 void generate_concat(CaseList& list);

@@ -162,6 +162,33 @@ void generate_cummax(CaseList& L) {
   L.add("model", CummaxAttrs{.axis = -2}, {random(r, DType::f32, {1, 512, 64}, kFinite)});
 }
 
+// cumsum: every path of the cpu kernel (element scans of innermost-axis lines; column scans
+// with whole and masked vector blocks, across the 256-column work units), each direction
+// and mode, NaN/±inf/signed zeros, and the models' shapes (0/1 counts along N; the
+// Combiner's summaries along a middle axis).
+void generate_cumsum(CaseList& L) {
+  Rng& r = L.rng();
+  int i = 0;
+  for (int64_t n : kSizes) {
+    const bool reverse = i % 2 == 1, exclusive = i % 4 >= 2;
+    ++i;
+    L.add("n" + std::to_string(n) + (reverse ? "_rev" : "") + (exclusive ? "_excl" : ""),
+          CumsumAttrs{.axis = -1, .reverse = reverse, .exclusive = exclusive},
+          {random(r, DType::f32, {3, n}, i % 3 == 0 ? kSpecial : kFinite)});
+  }
+  for (int64_t w : {1, 7, 8, 17, 64, 65, 129, 256, 257, 300})
+    for (int rev = 0; rev < 2; ++rev)
+      for (int excl = 0; excl < 2; ++excl)
+        L.add("axis0_w" + std::to_string(w) + "_" + std::to_string(rev) + std::to_string(excl),
+              CumsumAttrs{.axis = 0, .reverse = rev == 1, .exclusive = excl == 1},
+              {random(r, DType::f32, {33, w}, w % 2 ? kSpecial : kFinite)});
+  constexpr Fill kCounts{0, 2, 0, 0, 0, 0, 0, 0, 1};  // integers 0..2, like masks: exact sums
+  L.add("positions", CumsumAttrs{.axis = 1}, {random(r, DType::f32, {2, 2048}, kCounts)});
+  L.add("rank4_axis1", CumsumAttrs{.axis = 1, .reverse = true}, {random(r, DType::f32, {2, 9, 3, 5})});
+  L.add("model", CumsumAttrs{.axis = -2, .reverse = true, .exclusive = true},
+        {random(r, DType::f32, {2, 512, 64}, kFinite)});
+}
+
 void generate_segment_max(CaseList& L) {
   Rng& r = L.rng();
   for (int64_t n : {1, 7, 8, 9, 16, 17, 33, 64, 100, 129})

@@ -34,6 +34,12 @@ constexpr Entry kTable[] = {
     {OpKind::topk_mask, kAnyDType, {0, 0, kExactCopy}},
     {OpKind::topk_indices, kAnyDType, {0, 0, kExactCopy}},
     {OpKind::cummax, kAnyDType, {0, 0, kExactCopy}},
+    {OpKind::cumsum,
+     kAnyDType,
+     {0, 0,
+      "attrs.h defines the result as the in-order f32 sum (one rounding per step along the axis), "
+      "so a correct kernel performs the same roundings; the golden is that sum (numpy float32 "
+      "add.accumulate, checked against a scalar loop), not a float64 one"}},
     {OpKind::segment_max, kAnyDType, {0, 0, kExactCopy}},
     {OpKind::upsample_nearest, kAnyDType, {0, 0, kExactCopy}},
     {OpKind::concat, kAnyDType, {0, 0, kExactCopy}},

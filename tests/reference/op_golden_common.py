@@ -31,6 +31,7 @@ DEFAULT_ATTRS = {
     "topk_mask": dict(k=1, axis=-1, output_scores=False),
     "topk_indices": dict(k=1, axis=-1),
     "cummax": dict(axis=-1, reverse=False, exclusive=False),
+    "cumsum": dict(axis=-1, reverse=False, exclusive=False),
     "segment_max": dict(axis=-2, segment=1),
     "upsample_nearest": dict(axis=-2, size=1),
     "concat": dict(axis=0),

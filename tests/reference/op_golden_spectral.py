@@ -1,8 +1,9 @@
-"""Goldens for dct, idct, spectral_filter, topk_mask, topk_indices, cummax, segment_max and
-upsample_nearest.
+"""Goldens for dct, idct, spectral_filter, topk_mask, topk_indices, cummax, cumsum,
+segment_max and upsample_nearest.
 
 Oracles: scipy.fft.dct/idct (type 2, norm='ortho'), an explicit stable sort (cross-checked
-against torch.topk where it has no ties), torch.cummax, numpy reshape+max,
+against torch.topk where it has no ties), torch.cummax, numpy float32 cumsum (cross-checked
+against a scalar float32 loop), numpy reshape+max,
 torch.nn.functional.interpolate(mode='nearest') (cross-checked against the f32 index rule).
 """
 
@@ -13,7 +14,7 @@ import scipy.fft
 import torch
 import torch.nn.functional as F
 
-from op_golden_common import OpGoldens, f32, i32, quantized, randn, u8
+from op_golden_common import OpGoldens, T, f32, i32, quantized, randn, u8
 
 INF = float("inf")
 NAN = float("nan")
@@ -235,6 +236,72 @@ def gen_cummax():
     return g
 
 
+def _cumsum(x32, axis, reverse, exclusive):
+    """cumsum as attrs.h defines it: the in-order float32 sum (numpy's add.accumulate is
+    sequential, one float32 rounding per step), so this golden is not a float64 result."""
+    y = np.flip(x32, axis) if reverse else x32
+    y = np.cumsum(y, axis=axis, dtype=np.float32)
+    if exclusive:
+        n = y.shape[axis]
+        first = np.zeros_like(np.take(y, [0], axis=axis))
+        y = np.concatenate([first, np.take(y, np.arange(n - 1), axis=axis)], axis=axis)
+    return np.flip(y, axis) if reverse else y
+
+
+def _cumsum_loop(x32, axis, reverse, exclusive):
+    """The definition spelled out element by element (checks _cumsum)."""
+    xm = np.moveaxis(x32, axis, -1)
+    out = np.empty_like(xm)
+    n = xm.shape[-1]
+    for idx in np.ndindex(*xm.shape[:-1]):
+        run = np.float32(0)
+        for t in range(n):
+            i = n - 1 - t if reverse else t
+            v = xm[idx + (i,)]
+            if exclusive:
+                out[idx + (i,)] = np.float32(0) if t == 0 else run
+            run = v if t == 0 else np.float32(run + v)
+            if not exclusive:
+                out[idx + (i,)] = run
+    return np.moveaxis(out, -1, axis)
+
+
+def gen_cumsum():
+    g = OpGoldens("cumsum")
+
+    def case(name, x, *, axis=-1, reverse=False, exclusive=False):
+        xv = f32(x)
+        with np.errstate(invalid="ignore", over="ignore"):
+            y = _cumsum(xv.vals, axis, reverse, exclusive)
+            check = _cumsum_loop(xv.vals, axis, reverse, exclusive)
+        if not np.array_equal(y.view(np.uint32), check.view(np.uint32)):
+            raise AssertionError("cumsum/%s: numpy and the float32 loop disagree" % name)
+        g.add(name, [xv], T("f32", y), axis=axis, reverse=reverse, exclusive=exclusive)
+
+    r = g.rng("x")
+    for n in [1, 2, 3, 7, 13, 97]:
+        x = randn(r, (3, n))
+        case("n%d" % n, x)
+        case("n%d_reverse" % n, x, reverse=True)
+        case("n%d_exclusive" % n, x, exclusive=True)
+        case("n%d_reverse_exclusive" % n, x, reverse=True, exclusive=True)
+    case("n4096", randn(r, (2, 4096)))
+    case("n4096_reverse_exclusive", randn(r, (1, 4096)), reverse=True, exclusive=True)
+    case("positions_counts", quantized(r, (2, 1000), 2), axis=1)
+    case("axis0", randn(r, (13, 3)), axis=0)
+    case("axis0_reverse_exclusive", randn(r, (13, 3)), axis=0, reverse=True, exclusive=True)
+    case("axis0_w300", randn(r, (9, 300)), axis=0)
+    case("axis_neg2_rank3", randn(r, (2, 7, 3)), axis=-2, reverse=True)
+    case("axis_neg2_rank3_exclusive", randn(r, (2, 33, 70)), axis=-2, exclusive=True)
+    special = np.array([[-0.0, 1.0, INF, 2.0, -INF, 3.0], [-0.0, -0.0, 0.0, -0.0, NAN, 1.0],
+                        [1e38, 1e38, 1e38, -1e38, 5.0, -0.0], [1.0, 1e-8, 1e-8, 1e-8, 1e-8, -1.0]])
+    case("special", special)
+    case("special_reverse", special, reverse=True)
+    case("special_exclusive", special, exclusive=True)
+    case("special_reverse_exclusive", special, reverse=True, exclusive=True)
+    return g
+
+
 def _segment_max(x, axis, s):
     xm = np.moveaxis(x, axis, -1)
     n = xm.shape[-1]
@@ -309,6 +376,6 @@ def gen_upsample_nearest():
 
 GENERATORS = {
     "dct": gen_dct, "idct": gen_idct, "spectral_filter": gen_spectral_filter, "topk_mask": gen_topk_mask,
-    "topk_indices": gen_topk_indices, "cummax": gen_cummax, "segment_max": gen_segment_max,
+    "topk_indices": gen_topk_indices, "cummax": gen_cummax, "cumsum": gen_cumsum, "segment_max": gen_segment_max,
     "upsample_nearest": gen_upsample_nearest,
 }

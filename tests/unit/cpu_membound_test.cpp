@@ -208,7 +208,7 @@ struct Level {
   cpu::Isa isa;
   const char* name;
   KernelFn add, sub, mul, scale, exp, tanh, relu, gelu, gelu_tanh, cast, softmax, layer_norm, embedding,
-      cummax, segment_max;
+      cummax, cumsum, segment_max;
 };
 #define LR_LEVEL(isa)                                                                                       \
   Level {                                                                                                   \
@@ -216,7 +216,7 @@ struct Level {
         cpu::cpu_scale_f32_##isa, cpu::cpu_exp_f32_##isa, cpu::cpu_tanh_f32_##isa, cpu::cpu_relu_f32_##isa, \
         cpu::cpu_gelu_f32_##isa, cpu::cpu_gelu_tanh_f32_##isa, cpu::cpu_cast_##isa,                         \
         cpu::cpu_softmax_f32_##isa, cpu::cpu_layer_norm_f32_##isa, cpu::cpu_embedding_##isa,                \
-        cpu::cpu_cummax_f32_##isa, cpu::cpu_segment_max_f32_##isa                                           \
+        cpu::cpu_cummax_f32_##isa, cpu::cpu_cumsum_f32_##isa, cpu::cpu_segment_max_f32_##isa                \
   }
 const Level kLevels[] = {LR_LEVEL(avx2), LR_LEVEL(avx512)};
 #undef LR_LEVEL
@@ -536,7 +536,7 @@ TEST_CASE("cpu membound: topk_mask and topk_indices select exactly as the refere
   CHECK(same_bits(got, want));
 }
 
-TEST_CASE("cpu membound: cummax and segment_max are bit-exact across columns and lines") {
+TEST_CASE("cpu membound: cummax, cumsum and segment_max are bit-exact across columns and lines") {
   for_each_level([&](const Level& l) {
     uint32_t seed = 900;
     for (int64_t n : kSizes) {
@@ -554,6 +554,8 @@ TEST_CASE("cpu membound: cummax and segment_max are bit-exact across columns and
           for (bool exclusive : {false, true}) {
             const CummaxAttrs a{.axis = axis, .reverse = reverse, .exclusive = exclusive};
             compare(l.cummax, reference_cummax, a, {x}, x.desc, 0);
+            const CumsumAttrs s{.axis = axis, .reverse = reverse, .exclusive = exclusive};
+            compare(l.cumsum, reference_cumsum, s, {x}, x.desc, 0);
           }
         for (int64_t seg : {int64_t(1), int64_t(2), int64_t(3), int64_t(16), n, n + 5}) {
           const SegmentMaxAttrs a{.axis = axis, .segment = seg};

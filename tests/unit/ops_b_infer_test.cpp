@@ -134,9 +134,15 @@ TEST_CASE("infer: topk_mask / topk_indices") {
               {"k 6", "1 .. 5"});
 }
 
-TEST_CASE("infer: cummax / segment_max / upsample_nearest") {
+TEST_CASE("infer: cummax / cumsum / segment_max / upsample_nearest") {
   CHECK(*infer1(OpKind::cummax, CummaxAttrs{0, true, true}, {F32({4, 3})}) == F32({4, 3}));
   check_error(OpKind::cummax, CummaxAttrs{-3}, {F32({4, 3})}, StatusCode::invalid_argument, {"axis -3"});
+
+  CHECK(*infer1(OpKind::cumsum, CumsumAttrs{1, false, false}, {F32({2, 4096})}) == F32({2, 4096}));
+  CHECK(*infer1(OpKind::cumsum, CumsumAttrs{-2, true, true}, {F32({2, 5, 0})}) == F32({2, 5, 0}));
+  check_error(OpKind::cumsum, CumsumAttrs{2}, {F32({4, 3})}, StatusCode::invalid_argument, {"axis 2"});
+  check_error(OpKind::cumsum, CumsumAttrs{}, {TensorDesc(DType::i32, {4})}, StatusCode::invalid_argument,
+              {"i32", "f32"});
 
   CHECK(*infer1(OpKind::segment_max, SegmentMaxAttrs{-2, 3}, {F32({2, 7, 3})}) == F32({2, 3, 3}));
   CHECK(*infer1(OpKind::segment_max, SegmentMaxAttrs{-2, 7}, {F32({7, 3})}) == F32({1, 3}));
@@ -287,6 +293,38 @@ TEST_CASE("reference: cummax") {
   CHECK(
       run_ref(OpKind::cummax, CummaxAttrs{0, false, false}, {f32({3, 2}, {1, 9, 4, 2, 3, 8})}).as<float>() ==
       std::vector<float>{1, 9, 4, 9, 4, 9});
+}
+
+TEST_CASE("reference: cumsum is the in-order f32 sum") {
+  const std::vector<float> x = {1, 2, 3, 4, 5};
+  auto run = [&](bool reverse, bool exclusive) {
+    return run_ref(OpKind::cumsum, CumsumAttrs{-1, reverse, exclusive}, {f32({5}, x)}).as<float>();
+  };
+  CHECK(run(false, false) == std::vector<float>{1, 3, 6, 10, 15});
+  CHECK(run(false, true) == std::vector<float>{0, 1, 3, 6, 10});
+  CHECK(run(true, false) == std::vector<float>{15, 14, 12, 9, 5});
+  CHECK(run(true, true) == std::vector<float>{14, 12, 9, 5, 0});
+  // f32 rounding at every step, in order: 1 + 1e-8 rounds back to 1 each time (a float64
+  // sum would give 1 + 4e-8, then 4e-8 after the -1).
+  const std::vector<float> tiny =
+      run_ref(OpKind::cumsum, CumsumAttrs{}, {f32({6}, {1, 1e-8f, 1e-8f, 1e-8f, 1e-8f, -1})}).as<float>();
+  CHECK(tiny == std::vector<float>{1, 1, 1, 1, 1, 0});
+  // The first term is taken as is (-0 stays -0); the empty exclusive prefix is +0.
+  const std::vector<float> z =
+      run_ref(OpKind::cumsum, CumsumAttrs{-1, false, true}, {f32({2}, {-0.0f, -0.0f})}).as<float>();
+  CHECK_FALSE(std::signbit(z[0]));
+  CHECK(std::signbit(z[1]));
+  CHECK(std::signbit(run_ref(OpKind::cumsum, CumsumAttrs{}, {f32({1}, {-0.0f})}).as<float>()[0]));
+  // IEEE: inf + -inf = NaN, and NaN sticks.
+  const std::vector<float> w =
+      run_ref(OpKind::cumsum, CumsumAttrs{}, {f32({3}, {kInf, -kInf, 1})}).as<float>();
+  CHECK(w[0] == kInf);
+  CHECK(std::isnan(w[1]));
+  CHECK(std::isnan(w[2]));
+  // Along axis 0 of [3,2]: columns are independent.
+  CHECK(
+      run_ref(OpKind::cumsum, CumsumAttrs{0, false, false}, {f32({3, 2}, {1, 9, 4, 2, 3, 8})}).as<float>() ==
+      std::vector<float>{1, 9, 5, 11, 8, 19});
 }
 
 TEST_CASE("reference: segment_max with a ragged last segment") {

@@ -186,6 +186,11 @@ void cummax_cases(int64_t n, std::vector<CaseSpec>* out) {
     return std::pair{m.b.cummax(x, {.axis = 0}), 0.0};
   });
 }
+void cumsum_cases(int64_t n, std::vector<CaseSpec>* out) {
+  rowwise(out, "cumsum", n, dims({n, kD}) + " axis 0", 1, n, [](CaseMaker& m, const std::vector<ValueId>& x) {
+    return std::pair{m.b.cumsum(x, {.axis = 0}), 0.0};
+  });
+}
 void segment_max_cases(int64_t n, std::vector<CaseSpec>* out) {
   // Segment sqrt(N): the Combiner's axial layout (rows of sqrt(N) positions).
   const int64_t seg = std::max<int64_t>(1, std::llround(std::sqrt(double(n))));
@@ -303,6 +308,7 @@ const std::vector<Family>& families() {
        "[N,512] along N, keep ceil(0.2 N)"},
       {OpKind::topk_indices, {4096}, 1024, topk_indices_cases, "[N,N], k = ceil(0.05 N); peer std::sort"},
       {OpKind::cummax, {4096}, 4096, cummax_cases, "[N,512] along N; peer memcpy"},
+      {OpKind::cumsum, {4096}, 4096, cumsum_cases, "[N,512] along N; peer memcpy"},
       {OpKind::segment_max,
        {4096},
        4096,

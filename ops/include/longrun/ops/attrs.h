@@ -156,6 +156,17 @@ struct CummaxAttrs {
   bool exclusive = false;
   bool operator==(const CummaxAttrs&) const = default;
 };
+// cumsum along `axis`: y[i] = x[0] + ... + x[i] (inclusive) or x[0] + ... + x[i-1]
+// (exclusive, +0 for the first); reverse sums from the end. The sum is accumulated in f32 in
+// order along the axis (run = x[first]; run = run + x[next], one rounding per step), so the
+// result is defined to the bit and every correct kernel matches: sums of integers below 2^24
+// (the models' position counts) are exact. NaN and ±inf follow IEEE (inf + -inf = NaN).
+struct CumsumAttrs {
+  int axis = -1;
+  bool reverse = false;
+  bool exclusive = false;
+  bool operator==(const CumsumAttrs&) const = default;
+};
 // segment_max: max over contiguous segments of `segment` elements along `axis`; output
 // length ceil(N / segment); the last segment may be shorter. NaN propagates.
 struct SegmentMaxAttrs {
