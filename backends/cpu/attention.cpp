@@ -106,15 +106,6 @@ AttentionScratchLayout attention_scratch_layout(int64_t Nk, int64_t hd, int64_t 
   return s;
 }
 
-SparseScratchLayout sparse_scratch_layout(int64_t kk, int64_t hd) {
-  SparseScratchLayout s;
-  s.keys = 0;                         // int32 key list
-  s.logits = round16(kk);             // logits then weights, padded to whole vectors
-  s.q = s.logits + round16(kk) + 16;  // the query row, zero-padded to whole vectors
-  s.floats = s.q + round16(hd);
-  return s;
-}
-
 Result<std::shared_ptr<void>> make_attention_scratch(int64_t items, int64_t floats, ThreadPool* pool) {
   auto s = std::make_shared<AttentionScratch>();
   s->chunks = thread_pool_chunk_count(items, 1, pool != nullptr ? pool->num_threads() : 1);

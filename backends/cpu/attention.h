@@ -51,18 +51,11 @@ AttentionScratchLayout attention_scratch_layout(int64_t Nk, int64_t hd, int64_t 
 // hv rounded up to a multiple of 16 (the packed V and accumulator row length).
 inline int64_t attention_hv_pad(int64_t hv) { return (hv + 15) / 16 * 16; }
 
-// Per-chunk scratch of sparse_attention: key list (kk), logits (kk rounded up + 16), the
-// query row padded to 16.
-struct SparseScratchLayout {
-  int64_t keys = 0, logits = 0, q = 0, floats = 0;
-};
-SparseScratchLayout sparse_scratch_layout(int64_t kk, int64_t hd);
-
 // The ISA kernels: run work items [begin, end) with one chunk's scratch. Dense items are
-// (b, h, query block) in that order; sparse items are (b, h, block of kSparseBlockQ queries).
+// (b, h, query block) in that order; sparse items are (b, h, query block) of
+// sparse_attention.h.
 // They return false on invalid data (a sparse index outside [-1, Nk)); outputs are then
 // unspecified and the caller reports the error.
-inline constexpr int kSparseBlockQ = 32;
 using AttentionItemsFn = bool (*)(const AttentionProblem& p, int64_t begin, int64_t end, float* scratch);
 bool attention_items_f32_avx2(const AttentionProblem& p, int64_t begin, int64_t end, float* scratch);
 bool attention_items_f32_avx512(const AttentionProblem& p, int64_t begin, int64_t end, float* scratch);

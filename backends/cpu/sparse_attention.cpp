@@ -1,6 +1,8 @@
 // Dispatch of the cpu sparse_attention kernels: views -> AttentionProblem, index
 // validation, the prepare step. No intrinsics here; the ISA work is in
 // sparse_attention_avx2.cpp / sparse_attention_avx512.cpp.
+#include "cpu/sparse_attention.h"
+
 #include <cstdint>
 
 #include "cpu/attention.h"
@@ -55,17 +57,14 @@ bool sparse_problem(const KernelArgs& args, AttentionProblem* p) {
   return true;
 }
 
-int64_t sparse_items(const AttentionProblem& p) {
-  return p.B * p.H * ((p.Nq + kSparseBlockQ - 1) / kSparseBlockQ);
-}
-
 Status run_sparse(const KernelArgs& args, AttentionItemsFn fn) {
   AttentionProblem p;
   if (!sparse_problem(args, &p)) return reference_sparse_attention(args);
   if (p.hv == 0) return reference_sparse_attention(args);  // nothing to write: only validation
   // Indices are validated while the kernel runs; on a bad one the reference kernel (which
   // checks before writing) produces the error naming the first bad index.
-  if (!run_attention_items(args, p, sparse_items(p), sparse_scratch_layout(p.kk, p.hd).floats, fn))
+  if (!run_attention_items(args, p, sparse_items(p.B, p.H, p.Nq, p.kk),
+                           sparse_scratch_layout(p.Nq, p.kk, p.hd).floats, fn))
     return reference_sparse_attention(args);
   return {};
 }
@@ -76,8 +75,8 @@ Result<std::shared_ptr<void>> prepare_sparse_attention(const Graph& graph, const
                                                        ThreadPool* pool) {
   const TensorDesc& q = graph.value(node.inputs[0]).desc;
   const TensorDesc& ix = graph.value(node.inputs[3]).desc;
-  const int64_t items = q.dim(0) * q.dim(1) * ((q.dim(2) + kSparseBlockQ - 1) / kSparseBlockQ);
-  return make_attention_scratch(items, sparse_scratch_layout(ix.dim(3), q.dim(3)).floats, pool);
+  return make_attention_scratch(sparse_items(q.dim(0), q.dim(1), q.dim(2), ix.dim(3)),
+                                sparse_scratch_layout(q.dim(2), ix.dim(3), q.dim(3)).floats, pool);
 }
 
 Status cpu_sparse_attention_f32_avx2(const KernelArgs& args) {

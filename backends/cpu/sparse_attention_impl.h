@@ -5,9 +5,10 @@
 //
 // Per query: the valid slots of its index row (-1 dropped, repeats kept) form a key list;
 // logits are computed L keys at a time (L dot-product accumulators, then one transposed
-// horizontal sum gives L logits in one vector), softmaxed with the usual max shift, and
-// the V rows of the list are summed with those weights. Keys outside the list are never
-// read, so the cost is O(kk * (hd + hv)) per query.
+// horizontal sum gives L logits in one vector) and softmaxed with the usual max shift; the
+// V rows of the list are summed with those weights. Keys outside the list are never read,
+// so the cost is O(kk * (hd + hv)) per query. A block of queries runs the logits/weights of
+// all its queries first and the V sums after (sparse_attention.h: one matrix hot at a time).
 #pragma once
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <cstring>
 
 #include "cpu/attention.h"
+#include "cpu/sparse_attention.h"
 
 namespace longrun::cpu {
 namespace {  // internal linkage: each ISA file owns its instantiations
@@ -122,80 +124,133 @@ struct SparseAttention {
     }
   }
 
-  // One query; false when its index row holds an index outside [-1, Nk).
-  static bool query(const AttentionProblem& p, DotsFn dots, const float* qrow, const int32_t* irow,
-                    const float* kbase, const float* vbase, float* yrow, const SparseScratchLayout& lay,
-                    float* scratch) {
-    auto* keys = reinterpret_cast<int32_t*>(scratch + lay.keys);
-    float* logits = scratch + lay.logits;
-    float* q = scratch + lay.q;
-    // The key list, branch-free: every slot is written, only valid ones advance. Indices
-    // are validated here too (no separate pass over them): a bad one fails the run.
+  // The valid slots of an index row (-1 dropped, repeats kept), branch-free: every slot is
+  // written, only valid ones advance. Indices are validated here (no separate pass over
+  // them): ok becomes false on one outside [-1, Nk). Returns the count.
+  static int compact(const AttentionProblem& p, const int32_t* irow, int32_t* keys, bool* ok) {
     int cnt = 0;
-    bool ok = true;
+    bool good = true;
     for (int64_t s = 0; s < p.kk; ++s) {
       const int32_t j = irow[s * p.is[3]];
-      ok &= j >= -1 && j < p.Nk;
+      good &= j >= -1 && j < p.Nk;
       keys[cnt] = j;
       cnt += j != -1;  // a repeated key stays: it counts once per occurrence
     }
-    if (!ok) return false;
-    if (cnt == 0) {  // no valid slot: zeros
-      std::memset(yrow, 0, sizeof(float) * size_t(p.hv));
-      return true;
+    *ok = good;
+    return cnt;
+  }
+
+  // True when every index of a contiguous row lies in [0, Nk) (no -1 slot): one min/max
+  // pass, which the compiler vectorises.
+  static bool all_valid(const int32_t* irow, int64_t kk, int64_t Nk) {
+    int32_t lo = 0, hi = 0;
+    for (int64_t s = 0; s < kk; ++s) {
+      lo = std::min(lo, irow[s]);
+      hi = std::max(hi, irow[s]);
     }
+    return lo >= 0 && hi < Nk;
+  }
+
+  // Pass 1 for one query: its softmax weights (unnormalised) into w, the sum into *sum, the
+  // count of valid slots into *count. False when its index row holds an index outside
+  // [-1, Nk).
+  static bool weights(const AttentionProblem& p, DotsFn dots, const float* qrow, const int32_t* irow,
+                      const float* kbase, const SparseScratchLayout& lay, float* scratch, float* w,
+                      float* sum, int32_t* count) {
+    auto* keys = reinterpret_cast<int32_t*>(scratch + lay.keys);
+    int32_t* pad = keys + sparse_round16(p.kk);  // L slots after the longest list
+    float* q = scratch + lay.q;
+    const int32_t* list = keys;
+    int cnt = 0;
+    if (p.is[3] == 1 && all_valid(irow, p.kk, p.Nk)) {
+      list = irow;  // the usual top-k row: read in place, no copy
+      cnt = int(p.kk);
+    } else {
+      bool ok = true;
+      cnt = compact(p, irow, keys, &ok);
+      if (!ok) return false;
+    }
+    *count = cnt;
+    if (cnt == 0) return true;  // no valid slot: the output row is zeros
     std::memcpy(q, qrow, sizeof(float) * size_t(p.hd));
     for (int64_t d = p.hd; d < (p.hd + L - 1) / L * L; ++d) q[d] = 0.0f;
 
     const T scale = V::set1(p.scale);
     T mx = V::set1(-__builtin_inff());
-    // A short last group repeats its last key (the list has room for L - 1 more); those
-    // lanes are then set to -inf.
-    for (int s = cnt; s < (cnt + L - 1) / L * L; ++s) keys[s] = keys[cnt - 1];
     for (int g = 0; g < cnt; g += L) {
-      T lg = V::mul(dots(q, kbase, p.ks[2], keys + g, p.hd), scale);
+      const int32_t* group = list + g;
+      if (cnt - g < L) {  // a short last group: a copy repeating its last key, lanes set to -inf
+        for (int s = 0; s < L; ++s) pad[s] = list[g + std::min(s, cnt - g - 1)];
+        group = pad;
+      }
+      T lg = V::mul(dots(q, kbase, p.ks[2], group, p.hd), scale);
       if (cnt - g < L) lg = V::keep_first_n(lg, cnt - g);
-      V::store(logits + g, lg);
+      V::store(w + g, lg);
       mx = V::max(mx, lg);
     }
     // A NaN logit may be dropped by the max, but it makes its exp, hence l, NaN.
     float m = V::hmax(mx);
     if (m == -__builtin_inff()) m = 0.0f;  // all logits -inf: weights exp(-inf) = 0
     const T shift = V::set1(m);
-    T sum = V::zero();
+    T acc = V::zero();
     for (int g = 0; g < cnt; g += L) {
-      const T w = V::exp(V::sub(V::load(logits + g), shift));
-      V::store(logits + g, w);
-      sum = V::add(sum, w);
+      const T e = V::exp(V::sub(V::load(w + g), shift));
+      V::store(w + g, e);
+      acc = V::add(acc, e);
     }
-    const float l = V::hsum(sum);
+    *sum = V::hsum(acc);
+    return true;
+  }
 
+  // Pass 2 for one query: y = sum of w_s V[key_s] / l. The key list is the index row itself
+  // when that is contiguous and has no -1 slot (the usual top-k output), else it is
+  // compacted again (pass 1 validated it).
+  static void output(const AttentionProblem& p, const int32_t* irow, const float* vbase, const float* w,
+                     float l, int cnt, int32_t* scratch_keys, float* yrow) {
+    if (cnt == 0) {
+      std::memset(yrow, 0, sizeof(float) * size_t(p.hv));
+      return;
+    }
+    const int32_t* keys = irow;
+    if (p.is[3] != 1 || cnt != p.kk) {
+      bool ok = true;
+      compact(p, irow, scratch_keys, &ok);
+      keys = scratch_keys;
+    }
     const int nev = int((p.hv + L - 1) / L);
     const int last = int(p.hv - int64_t(nev - 1) * L);
     for (int e0 = 0; e0 < nev; e0 += kPvVecs) {
       const int width = std::min(kPvVecs, nev - e0);
       const bool tail = e0 + width == nev && last < L;
-      pv_width<kPvVecs>(width, tail, cnt, keys, logits, vbase + e0 * L, p.vs[2], last, l, yrow + e0 * L);
+      pv_width<kPvVecs>(width, tail, cnt, keys, w, vbase + e0 * L, p.vs[2], last, l, yrow + e0 * L);
     }
-    return true;
   }
 
-  // Work items [begin, end): (b, h, block of kSparseBlockQ queries). False (at once) when an
-  // index is out of range; the outputs are then unspecified.
+  // Work items [begin, end): (b, h, block of sparse_block_q() queries), each in two passes
+  // (sparse_attention.h says why). False (at once) when an index is out of range; the
+  // outputs are then unspecified.
   static bool run(const AttentionProblem& p, int64_t begin, int64_t end, float* scratch) {
-    const SparseScratchLayout lay = sparse_scratch_layout(p.kk, p.hd);
-    const int64_t nqb = (p.Nq + kSparseBlockQ - 1) / kSparseBlockQ;
+    const SparseScratchLayout lay = sparse_scratch_layout(p.Nq, p.kk, p.hd);
+    const int64_t bq = sparse_block_q(p.Nq, p.kk);
+    const int64_t nqb = (p.Nq + bq - 1) / bq;
     const DotsFn dots = dots_for(p.hd);
+    float* sums = scratch + lay.sums;
+    auto* counts = reinterpret_cast<int32_t*>(scratch + lay.counts);
     for (int64_t it = begin; it < end; ++it) {
       const int64_t qblk = it % nqb, bh = it / nqb, h = bh % p.H, b = bh / p.H;
       const float* kbase = p.k + b * p.ks[0] + h * p.ks[1];
       const float* vbase = p.v + b * p.vs[0] + h * p.vs[1];
-      const int64_t iend = std::min(p.Nq, (qblk + 1) * kSparseBlockQ);
-      for (int64_t i = qblk * kSparseBlockQ; i < iend; ++i)
-        if (!query(p, dots, p.q + b * p.qs[0] + h * p.qs[1] + i * p.qs[2],
-                   p.idx + b * p.is[0] + h * p.is[1] + i * p.is[2], kbase, vbase,
-                   p.y + b * p.ys[0] + h * p.ys[1] + i * p.ys[2], lay, scratch))
+      const int32_t* ibase = p.idx + b * p.is[0] + h * p.is[1];
+      const int64_t i0 = qblk * bq, iend = std::min(p.Nq, i0 + bq);
+      for (int64_t i = i0; i < iend; ++i)
+        if (!weights(p, dots, p.q + b * p.qs[0] + h * p.qs[1] + i * p.qs[2], ibase + i * p.is[2], kbase, lay,
+                     scratch, scratch + lay.weights + (i - i0) * lay.wstride, sums + (i - i0),
+                     counts + (i - i0)))
           return false;
+      for (int64_t i = i0; i < iend; ++i)
+        output(p, ibase + i * p.is[2], vbase, scratch + lay.weights + (i - i0) * lay.wstride, sums[i - i0],
+               counts[i - i0], reinterpret_cast<int32_t*>(scratch + lay.keys),
+               p.y + b * p.ys[0] + h * p.ys[1] + i * p.ys[2]);
     }
     return true;
   }

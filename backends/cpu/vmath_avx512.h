@@ -70,27 +70,29 @@ static inline __m512 tanh_ps(__m512 x) {
   return _mm512_mask_blend_ps(is_small, large, small);
 }
 
+// As avx2::gelu_ps. vrangeps gives min(|x|, clamp) in one instruction, the quotient R is
+// rcp14 plus one correction of the quotient itself (about 1 ulp), and scalef applies 2^n.
 static inline __m512 gelu_ps(__m512 x) {
   using namespace vmath;
-  const __m512 a = _mm512_abs_ps(x);
-  const __m512 ac = _mm512_min_ps(_mm512_set1_ps(kGeluTailClamp), a);
-  const __m512 h = _mm512_mul_ps(ac, ac);
-  const __m512 small = _mm512_fmadd_ps(h, horner(kGeluW, h), _mm512_mul_ps(_mm512_set1_ps(0.5f), x));
-  const __mmask16 is_small = _mm512_cmp_ps_mask(a, _mm512_set1_ps(kGeluSmall), _CMP_LT_OQ);
-  if (is_small == 0xffff) return small;
-  const __m512 one = _mm512_set1_ps(1.0f);
-  const __m512 t = rcp_ps(_mm512_fmadd_ps(_mm512_set1_ps(0.25f), ac, one));
-  const __m512 r = _mm512_mul_ps(t, horner(kMillsP, t));
-  const __m512 l = _mm512_fmsub_ps(ac, ac, h);
-  // exp(-h/2) >= exp(-86.5) is normal; lanes beyond the clamp get 0 (NaN lanes are kept).
-  const __mmask16 within = _mm512_cmp_ps_mask(a, _mm512_set1_ps(kGeluTailClamp), _CMP_NGT_UQ);
-  __m512 e = exp_core(_mm512_mul_ps(_mm512_set1_ps(-0.5f), h), within);
-  e = _mm512_fnmadd_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), l), e, e);
-  const __m512 m = _mm512_mul_ps(_mm512_mul_ps(ac, e), r);
-  const __m512 y = _mm512_sub_ps(_mm512_max_ps(_mm512_setzero_ps(), x), m);
-  const __mmask16 neg_inf = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-__builtin_inff()), _CMP_EQ_OQ);
-  return _mm512_mask_blend_ps(is_small, _mm512_mask_blend_ps(neg_inf, y, _mm512_set1_ps(__builtin_nanf(""))),
-                              small);
+  const __m512 one = _mm512_set1_ps(1.0f), clamp = _mm512_set1_ps(kGeluTailClamp);
+  const __m512 magic = _mm512_set1_ps(kRoundMagic);
+  const __m512 ac = _mm512_range_ps(x, clamp, 0x0a);  // min(|x|, clamp), sign cleared; NaN passes
+  const __mmask16 within = _mm512_cmp_ps_mask(ac, clamp, _CMP_NGE_UQ);  // |x| < clamp or NaN
+  const __mmask16 pos = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ);
+  const __m512 num = horner(kGeluN, ac), den = horner(kGeluD, ac);
+  const __m512 y0 = _mm512_rcp14_ps(den);
+  __m512 rq = _mm512_mul_ps(num, y0);
+  rq = _mm512_fmadd_ps(y0, _mm512_fnmadd_ps(den, rq, num), rq);
+  const __m512 t = _mm512_fmadd_ps(_mm512_mul_ps(ac, _mm512_set1_ps(-0.5f * kLog2e)), ac, magic);
+  const __m512 n = _mm512_sub_ps(t, magic);  // round(-a^2/2 log2 e), in [-125, 0]
+  __m512 s = _mm512_fmadd_ps(ac, ac, _mm512_mul_ps(n, _mm512_set1_ps(2.0f * kLn2Hi)));
+  s = _mm512_fmadd_ps(n, _mm512_set1_ps(2.0f * kLn2Lo), s);
+  __m512 p = _mm512_fmadd_ps(horner(kGeluExpS.c, s), s, _mm512_set1_ps(-0.5f));
+  p = _mm512_fmadd_ps(p, s, one);
+  const __m512 q = _mm512_maskz_mul_ps(within, p, rq);                            // 0 beyond the clamp
+  const __m512 u = _mm512_mask_fnmadd_ps(q, pos, _mm512_scalef_ps(one, n), one);  // pos: 1 - q 2^n
+  const __m512 v = _mm512_mul_ps(x, u);
+  return _mm512_mask_scalef_ps(v, __mmask16(~pos), v, n);
 }
 
 static inline __m512 gelu_tanh_ps(__m512 x) {

@@ -262,7 +262,8 @@ namespace {
 
 struct SparseCase {
   int64_t B, H, Nq, Nk, hd, hv, kk;
-  int64_t iB, iH;  // index dims 0 and 1: B/H or 1 (broadcast)
+  int64_t iB, iH;      // index dims 0 and 1: B/H or 1 (broadcast)
+  bool unused = true;  // some -1 slots and repeats; false: every slot a valid key (top-k rows)
 };
 
 void check_sparse(const SparseCase& c, std::mt19937& rng) {
@@ -285,7 +286,10 @@ void check_sparse(const SparseCase& c, std::mt19937& rng) {
   std::uniform_int_distribution<int> kind(0, 9);
   for (size_t i = 0; i < idx.size(); ++i) {
     const int r = kind(rng);
-    idx[i] = r == 0 ? -1 : (r == 1 && i > 0 && idx[i - 1] >= 0) ? idx[i - 1] : key(rng);  // unused, repeat
+    idx[i] = !c.unused                              ? key(rng)
+             : r == 0                               ? -1
+             : (r == 1 && i > 0 && idx[i - 1] >= 0) ? idx[i - 1]
+                                                    : key(rng);  // unused, repeat
   }
   if (c.Nq > 1)  // one query with every slot unused: zeros
     for (int64_t s = 0; s < c.kk; ++s) idx[size_t(c.kk + s)] = -1;
@@ -318,6 +322,28 @@ TEST_CASE("cpu sparse_attention: shapes, unused slots, repeats, broadcast indice
                    rng);
       ++n;
     }
+}
+
+// Rows with every slot valid are read in place (no compacted copy); with kk = 200 a work
+// item holds 630 queries (sparse_attention.h), so Nq = 700 splits each head into a full and
+// a partial block, the logits pass of a block running before its V pass.
+TEST_CASE("cpu sparse_attention: top-k rows read in place, several query blocks per head") {
+  std::mt19937 rng(2718);
+  check_sparse({.B = 1,
+                .H = 2,
+                .Nq = 700,
+                .Nk = 300,
+                .hd = 64,
+                .hv = 64,
+                .kk = 200,
+                .iB = 1,
+                .iH = 2,
+                .unused = false},
+               rng);
+  check_sparse(
+      {.B = 2, .H = 1, .Nq = 700, .Nk = 90, .hd = 16, .hv = 33, .kk = 205, .iB = 1, .iH = 1, .unused = false},
+      rng);
+  check_sparse({.B = 1, .H = 1, .Nq = 1300, .Nk = 64, .hd = 64, .hv = 64, .kk = 200, .iB = 1, .iH = 1}, rng);
 }
 
 TEST_CASE("cpu sparse_attention and attention: wide heads (generic head-dim loops)") {

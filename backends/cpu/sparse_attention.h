@@ -1,0 +1,53 @@
+// Work split and scratch of the cpu sparse_attention kernels (sparse_attention_impl.h).
+//
+// A work item is (b, h, block of sparse_block_q() queries), run in two passes: first the
+// logits and softmax weights of every query of the block (reading only K rows), then the
+// weighted sums of V rows (reading only V). Each pass keeps one [Nk, hd] matrix hot in the
+// core's L2 instead of both: with random keys, a K plus V of 2 MB per head (N = 4096,
+// hd 64) would not fit a 2 MB L2 together with the streamed indices, and every gathered row
+// would then come from L3. The weights of the block wait in scratch between the passes, so
+// the block is as many queries as fit kSparseWeightsBudget floats.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+namespace longrun::cpu {
+
+// Floats of softmax weights kept per block between the two passes (512 KB): small enough to
+// stay in L2 next to one K or V matrix of 1 MB.
+inline constexpr int64_t kSparseWeightsBudget = int64_t(1) << 17;
+
+inline int64_t sparse_round16(int64_t n) { return (n + 15) / 16 * 16; }
+
+// Queries per work item for kk index slots (at least 1, at most Nq).
+inline int64_t sparse_block_q(int64_t Nq, int64_t kk) {
+  return std::max<int64_t>(1, std::min(Nq, kSparseWeightsBudget / sparse_round16(std::max<int64_t>(kk, 1))));
+}
+
+inline int64_t sparse_items(int64_t B, int64_t H, int64_t Nq, int64_t kk) {
+  const int64_t bq = sparse_block_q(Nq, kk);
+  return B * H * ((Nq + bq - 1) / bq);
+}
+
+// Per-chunk scratch, offsets in floats: the key list of one query (kk, padded to whole
+// vectors plus one vector for the repeated last key), the query row zero-padded to whole
+// vectors, then per query of the block its weights (row of kk rounded up to 16), its
+// softmax sum and its count of valid slots (an int32 in a float slot).
+struct SparseScratchLayout {
+  int64_t keys = 0, q = 0, weights = 0, wstride = 0, sums = 0, counts = 0, floats = 0;
+};
+inline SparseScratchLayout sparse_scratch_layout(int64_t Nq, int64_t kk, int64_t hd) {
+  SparseScratchLayout s;
+  const int64_t bq = sparse_block_q(Nq, kk);
+  s.keys = 0;
+  s.q = sparse_round16(kk) + 16;
+  s.weights = s.q + sparse_round16(hd);
+  s.wstride = sparse_round16(kk);
+  s.sums = s.weights + bq * s.wstride;
+  s.counts = s.sums + sparse_round16(bq);
+  s.floats = s.counts + sparse_round16(bq);
+  return s;
+}
+
+}  // namespace longrun::cpu
