@@ -1,6 +1,9 @@
 // The cpu backend's spectral kernels: dct (orthonormal DCT-II), idct (DCT-III) and
 // spectral_filter (idct_M(dct_N(x)[:M])), for f32 along any axis (MODELS.md §1.1).
 //
+// Two routes (backends/cpu/README.md): power-of-two lengths >= 16 along a non-last axis with
+// >= 16 columns take the column route (ColumnPlan below: FFTs vectorised across columns, no
+// FFTW, no pairing); everything else takes the sequence route described here.
 // Method (Makhoul's FFT shuffle, batched over columns): the tensor is seen as
 // [outer, N, inner]; a block of up to 64-256 adjacent columns is transformed at once. Two
 // real columns a, b travel as one complex sequence a + i·b. The block is copied into
