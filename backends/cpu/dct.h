@@ -1,6 +1,9 @@
 // The cpu backend's spectral kernels: dct (orthonormal DCT-II), idct (DCT-III) and
 // spectral_filter (idct_M(dct_N(x)[:M])), for f32 along any axis (MODELS.md §1.1).
 //
+// Two routes (backends/cpu/README.md): power-of-two lengths >= 16 along a non-last axis with
+// >= 16 columns take the column route (ColumnPlan below: FFTs vectorised across columns, no
+// FFTW, no pairing); everything else takes the sequence route described here.
 // Method (Makhoul's FFT shuffle, batched over columns): the tensor is seen as
 // [outer, N, inner]; a block of up to 64-256 adjacent columns is transformed at once. Two
 // real columns a, b travel as one complex sequence a + i·b. The block is copied into
@@ -32,6 +35,8 @@ namespace dct_detail {
 // of `width` columns (pairs a/b interleaved in rows) has ceil(width/2) complex sequences,
 // sequence p at seq + 2·p·ld floats. Every loop's result per element is independent of how
 // blocks are spread over threads.
+struct ColumnPlan;
+
 struct DctLoops {
   // seq[p][j] = (x[row(j)][2p], x[row(j)][2p+1]) for j < rows, row(j) = j or, `shuffled`,
   // Makhoul's order (v[j] = x[2j], v[rows-1-j] = x[2j+1]); a missing odd column reads as 0.
@@ -63,6 +68,11 @@ struct DctLoops {
   // ascending FMA chain over depth (so results do not depend on the tiling).
   void (*gemm)(int64_t rows, int64_t cols, int64_t depth, const float* a, int64_t lda, const float* b,
                int64_t ldb, float* c, int64_t ldc);
+  // The column route (dct_columns_impl.h): one block of `width` columns of x [plan.rows_in
+  // rows, stride xs] to y [plan.rows_out rows, stride ys]; `work` holds
+  // column_work_floats(plan, width) floats, 64-byte aligned.
+  void (*columns)(const ColumnPlan& plan, const float* x, int64_t xs, float* y, int64_t ys, int64_t width,
+                  float* work);
 };
 
 extern const DctLoops kDctLoopsAvx2;
@@ -80,6 +90,30 @@ int64_t sequence_dft_work_floats(const SequenceDft& dft, int64_t pairs);  // scr
 // `in` is clobbered; `work` holds sequence_dft_work_floats(dft, pairs) floats, 64-byte aligned.
 void run_sequence_dft(const SequenceDft& dft, const DctLoops& loops, float* in, float* out, int64_t pairs,
                       float* work);
+
+// The column route for power-of-two lengths (dct_columns.cpp, dct_columns_impl.h): a block
+// of up to 64 adjacent columns is transformed in place along its rows, vectors across
+// columns, so no column is ever paired with another and no transpose is needed. A real
+// column of length n = 2h travels as the complex sequence z_j = v_2j + i v_2j+1 (v the
+// Makhoul-shuffled column; the shuffle is folded into the first FFT pass's loads) through a
+// radix-4 Stockham FFT of length h; the split into the real spectrum and the DCT twiddle run
+// in one pass that writes the output rows. The DCT-III runs the same steps backwards, the
+// pre-twiddle folded into the first pass and the unshuffle into the last one.
+struct ColumnPlan {
+  bool inverse = false;     // DCT-III
+  int64_t n = 0;            // transform length, a power of two >= kColumnMinLength
+  int64_t rows_in = 0;      // DCT-II: n; DCT-III: input coefficients used (<= n)
+  int64_t rows_out = 0;     // DCT-II: coefficients kept (<= n); DCT-III: n
+  std::vector<float> fft;   // per radix-4 pass, per butterfly: w1, w2, w3 (re, im)
+  std::vector<float> edge;  // DCT-II: 4 per k < n/2; DCT-III: 6 per k < n/2
+};
+inline constexpr int64_t kColumnMinLength = 16;
+bool column_route_fits(int64_t n);  // a power of two >= kColumnMinLength
+std::shared_ptr<const ColumnPlan> make_column_plan(bool inverse, int64_t n, int64_t rows_in,
+                                                   int64_t rows_out);
+int64_t column_work_floats(const ColumnPlan& plan, int64_t width);
+// Columns per block: two FFT buffers of n x width floats stay within about 1 MB (L2).
+int64_t column_block_width(int64_t n);
 
 // The spectral filter's operator R [m x n] (or its transpose [n x m]) built in double, shared
 // by every node of the same (n, m) while one holds it.

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "cpu/dct.h"
+#include "cpu/dct_columns_impl.h"
 
 namespace longrun::cpu::dct_detail {
 namespace {  // internal linkage: each ISA file owns its instantiations
@@ -325,8 +326,9 @@ struct DctKernels {
     }
   }
 
-  static constexpr DctLoops kTable{&rows_to_seq, &seq_to_rows, &lines_to_seq, &seq_to_lines,
-                                   &dct2_post,   &dct3_pre,    &cmul,         &gemm};
+  static constexpr DctLoops kTable{&rows_to_seq,  &seq_to_rows, &lines_to_seq,
+                                   &seq_to_lines, &dct2_post,   &dct3_pre,
+                                   &cmul,         &gemm,        &ColumnKernels<V>::run};
 };
 
 }  // namespace

@@ -216,6 +216,27 @@ TEST_CASE("cpu_dct: many columns, several sub-blocks per block") {
              SpectralFilterAttrs{.axis = -1, .keep = 5, .method = SpectralMethod::fft}, {130, 4096});
 }
 
+// The column route (power-of-two lengths >= 16, at least 16 columns per outer index): radix-4
+// and radix-2 last passes (log2(n/2) even and odd), blocks of 64 / 32 / 16 columns with
+// partial vectors in the tail block, keep below and above n/2, zero-padded and truncated
+// inverses, several outer indices.
+TEST_CASE("cpu_dct: column route, power-of-two lengths") {
+  for (int64_t n : {16, 32, 64, 128, 512})
+    for (int64_t d : {16, 23, 40, 100, 129}) {
+      check_case(OpKind::dct, DctAttrs{.axis = 0}, {n, d});
+      check_case(OpKind::idct, IdctAttrs{.axis = 0}, {n, d});
+    }
+  for (int64_t n : {32, 256})
+    for (int64_t keep : {int64_t(1), n / 2 - 1, n / 2, n / 2 + 1, n - 3}) {
+      check_case(OpKind::dct, DctAttrs{.axis = 1, .keep = keep}, {3, n, 37});
+      check_case(OpKind::idct, IdctAttrs{.axis = 1, .n = n}, {3, keep, 37});  // zero-padded
+    }
+  check_case(OpKind::idct, IdctAttrs{.axis = 0, .n = 32}, {64, 20});  // truncated
+  check_case(OpKind::dct, DctAttrs{.axis = 0, .keep = 40}, {2048, 65});
+  check_case(OpKind::idct, IdctAttrs{.axis = 0, .n = 8192}, {40, 33});
+  check_case(OpKind::dct, DctAttrs{.axis = 0, .keep = 20}, {8192, 18});
+}
+
 // The prepare step (graph, node, pool) and the plain call give the same bits.
 TEST_CASE("cpu_dct: prepared state matches the unprepared path") {
   auto pool = two_threads();
@@ -271,35 +292,35 @@ TEST_CASE("cpu_dct: non-finite inputs stay in their own column") {
         {OpKind::spectral_filter,
          SpectralFilterAttrs{.axis = axis, .keep = 4, .method = SpectralMethod::fft}}};
     for (const auto& [op, attrs] : cases)
-      for (int64_t d : {4, 17, 64}) {
-        const int64_t n = 13;
-        const TensorDesc in(DType::f32, last ? std::vector<int64_t>{d, n} : std::vector<int64_t>{n, d});
-        auto at = [&](int64_t rows, int64_t r, int64_t col) {
-          return size_t(last ? col * rows + r : r * d + col);
-        };
-        auto x = random_data(in.numel(), 3);
-        x[at(n, 5, 0)] = nan;  // column 0 (partner: column 1)
-        x[at(n, 2, 3)] = inf;  // column 3 (partner: column 2)
-        const auto want = run(reference_of(op), op, attrs, in, x, nullptr);
-        for (const IsaKernels& k : kIsas) {
-          if (!has(k.isa)) continue;
-          CAPTURE(cpu::isa_name(k.isa));
-          CAPTURE(last);
-          const auto got = run(kernel_of(k, op), op, attrs, in, x, nullptr);
-          const int64_t rows = int64_t(got.size()) / d;
-          for (int64_t r = 0; r < rows; ++r)
-            for (int64_t col = 0; col < d; ++col) {
-              const float g = got[at(rows, r, col)], w = want[at(rows, r, col)];
-              if (col == 0) {
-                CHECK(std::isnan(g));
-              } else if (col == 3) {
-                CHECK(!std::isfinite(g));
-              } else {
-                CHECK(std::fabs(g - w) <= 1e-4 * std::max(1.0f, std::fabs(w)));
+      for (int64_t d : {4, 17, 64})
+        for (int64_t n : {13, 16, 64}) {  // 16, 64 with 17 or 64 columns: the column route
+          const TensorDesc in(DType::f32, last ? std::vector<int64_t>{d, n} : std::vector<int64_t>{n, d});
+          auto at = [&](int64_t rows, int64_t r, int64_t col) {
+            return size_t(last ? col * rows + r : r * d + col);
+          };
+          auto x = random_data(in.numel(), 3);
+          x[at(n, 5, 0)] = nan;  // column 0 (partner: column 1)
+          x[at(n, 2, 3)] = inf;  // column 3 (partner: column 2)
+          const auto want = run(reference_of(op), op, attrs, in, x, nullptr);
+          for (const IsaKernels& k : kIsas) {
+            if (!has(k.isa)) continue;
+            CAPTURE(cpu::isa_name(k.isa));
+            CAPTURE(last);
+            const auto got = run(kernel_of(k, op), op, attrs, in, x, nullptr);
+            const int64_t rows = int64_t(got.size()) / d;
+            for (int64_t r = 0; r < rows; ++r)
+              for (int64_t col = 0; col < d; ++col) {
+                const float g = got[at(rows, r, col)], w = want[at(rows, r, col)];
+                if (col == 0) {
+                  CHECK(std::isnan(g));
+                } else if (col == 3) {
+                  CHECK(!std::isfinite(g));
+                } else {
+                  CHECK(std::fabs(g - w) <= 1e-4 * std::max(1.0f, std::fabs(w)));
+                }
               }
-            }
+          }
         }
-      }
   }
 }
 

@@ -1,0 +1,65 @@
+// The column route's plan (dct.h, ColumnPlan): twiddle tables in double, rounded once. The
+// loops are in dct_columns_impl.h.
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "cpu/dct.h"
+
+namespace longrun::cpu::dct_detail {
+
+bool column_route_fits(int64_t n) { return n >= kColumnMinLength && (n & (n - 1)) == 0; }
+
+int64_t column_work_floats(const ColumnPlan& plan, int64_t width) {
+  const int64_t padded = (width + 15) / 16 * 16;  // whole vectors of either ISA
+  return 2 * plan.n * padded;                     // two buffers of n/2 complex rows
+}
+
+// Two buffers of n x width floats: 1 MB in all leaves half of a 2 MB L2 to the rows being
+// read and written (64 columns up to n = 2048, 32 at 4096, 16 beyond).
+int64_t column_block_width(int64_t n) {
+  constexpr int64_t kBufferBytes = 1024 * 1024;
+  return std::clamp<int64_t>(kBufferBytes / (8 * n) / 16 * 16, 16, 64);
+}
+
+std::shared_ptr<const ColumnPlan> make_column_plan(bool inverse, int64_t n, int64_t rows_in,
+                                                   int64_t rows_out) {
+  auto pl = std::make_shared<ColumnPlan>();
+  pl->inverse = inverse;
+  pl->n = n;
+  pl->rows_in = rows_in;
+  pl->rows_out = rows_out;
+  const int64_t h = n / 2;
+  const double pi = std::numbers::pi, sign = inverse ? 1.0 : -1.0;
+  // Radix-4 passes of lengths h, h/4, ... >= 4: w^{tp}, w = e^{-+2 pi i/len}, t = 1..3.
+  for (int64_t len = h; len >= 4; len /= 4)
+    for (int64_t p = 0; p < len / 4; ++p)
+      for (int64_t t = 1; t <= 3; ++t) {
+        const double a = 2.0 * pi * double(t * p) / double(len);
+        pl->fft.push_back(float(std::cos(a)));
+        pl->fft.push_back(float(sign * std::sin(a)));
+      }
+  if (!inverse) {
+    // k = 0: c_0 = 1/sqrt n; k = h: c cos(pi/4) = 1/sqrt n as well.
+    const double c = std::sqrt(2.0 / double(n));
+    pl->edge = {float(1.0 / std::sqrt(double(n))), float(c * std::cos(pi / 4)), 0.0f, 0.0f};
+    for (int64_t k = 1; k < h; ++k) {
+      const double f = 2.0 * pi * double(k) / double(n), a = pi * double(k) / double(2 * n);
+      for (double v : {std::cos(f), std::sin(f), c / 2 * std::cos(a), c / 2 * std::sin(a)})
+        pl->edge.push_back(float(v));
+    }
+  } else {
+    const double g = 1.0 / std::sqrt(2.0 * double(n));
+    pl->edge = {float(1.0 / std::sqrt(double(n))), float(std::sqrt(2.0) * g), 0.0f, 0.0f, 0.0f, 0.0f};
+    for (int64_t k = 1; k < h; ++k) {
+      const double a = pi * double(k) / double(2 * n), a2 = pi * double(h - k) / double(2 * n);
+      const double f = 2.0 * pi * double(k) / double(n);
+      for (double v :
+           {g * std::cos(a), g * std::sin(a), g * std::cos(a2), g * std::sin(a2), std::cos(f), std::sin(f)})
+        pl->edge.push_back(float(v));
+    }
+  }
+  return pl;
+}
+
+}  // namespace longrun::cpu::dct_detail

@@ -1,0 +1,289 @@
+// The column route of the spectral kernels (dct.h, ColumnPlan), written once against a
+// vector struct V (vec_avx2.h / vec_avx512.h). A block of `width` adjacent columns is one
+// batch: every complex value of the FFT is a row of the block, w = ceil(width / L) vectors
+// of real parts followed by w vectors of imaginary parts, so each butterfly is plain vector
+// arithmetic with broadcast twiddles (no shuffles, no transposes), and each column only ever
+// meets itself: an Inf or NaN stays in its column. Included by dct_impl.h.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+
+#include "cpu/dct.h"
+
+namespace longrun::cpu::dct_detail {
+namespace {  // internal linkage: each ISA file owns its instantiations
+
+template <class V>
+struct ColumnKernels {
+  using T = typename V::T;
+  using M = typename V::M;
+  static constexpr int L = V::L;
+  static constexpr int64_t kMaxVectors = 64 / L;  // column_block_width() <= 64
+
+  // The block's columns as w vectors, the last one possibly partial.
+  struct Cols {
+    int64_t w;
+    bool whole;
+    M mask[kMaxVectors];
+    explicit Cols(int64_t width) : w((width + L - 1) / L), whole(width % L == 0) {
+      for (int64_t v = 0; v < w; ++v) mask[v] = V::first_n_any(width - v * L);
+    }
+    T load(const float* row, int64_t v) const {
+      return V::load_part(row + v * L, mask[v], whole || v + 1 < w);
+    }
+    void store(float* row, int64_t v, T x) const {
+      V::store_part(row + v * L, mask[v], x, whole || v + 1 < w);
+    }
+    // Rows are 2 KB or more apart and each visit takes only w lines: the hardware
+    // prefetchers do not link them, so the passes that touch rows fetch them kAhead ahead.
+    void fetch(const float* row) const {
+      for (int64_t v = 0; v < w; ++v) V::prefetch(row + v * L);
+    }
+    void fetch_for_write(const float* row) const {
+      for (int64_t v = 0; v < w; ++v) V::prefetch_for_write(row + v * L);
+    }
+  };
+  static constexpr int64_t kAhead = 16;  // butterflies (4 or 8 rows each)
+
+  // A sequence in scratch: element j is 2w vectors at p + 2 j w L.
+  struct Buf {
+    float* p;
+    int64_t w;
+    void load(int64_t j, int64_t v, T& re, T& im) const {
+      re = V::load(p + (2 * j * w + v) * L);
+      im = V::load(p + (2 * j * w + w + v) * L);
+    }
+    void store(int64_t j, int64_t v, T re, T im) const {
+      V::store(p + (2 * j * w + v) * L, re);
+      V::store(p + (2 * j * w + w + v) * L, im);
+    }
+  };
+
+  // (re, im) * (wr, wi).
+  static void cmul(T& re, T& im, T wr, T wi) {
+    const T r = V::fnmadd(im, wi, V::mul(re, wr));
+    im = V::fmadd(im, wr, V::mul(re, wi));
+    re = r;
+  }
+
+  // One radix-4 Stockham pass (decimation in frequency, autosorting): length-n sub-sequences
+  // s apart; y[q + s(4p + t)] = w^{tp} sum_u x[q + s(p + u n/4)] e^{-+2 pi i t u / 4}.
+  // fetch(j, o): the first / last pass prefetches the rows of butterfly j (inputs j + u s n/4)
+  // or o (outputs o + t s) some butterflies ahead; a no-op for passes within scratch.
+  template <bool kInverse, class Load, class Store, class Fetch>
+  static void radix4(int64_t n, int64_t s, int64_t w, const float* tw, const Load& load, const Store& store,
+                     const Fetch& fetch) {
+    const int64_t n1 = n / 4;
+    for (int64_t p = 0; p < n1; ++p) {
+      const float* t = tw + 6 * p;
+      const T w1r = V::set1(t[0]), w1i = V::set1(t[1]), w2r = V::set1(t[2]), w2i = V::set1(t[3]),
+              w3r = V::set1(t[4]), w3i = V::set1(t[5]);
+      for (int64_t q = 0; q < s; ++q) {
+        const int64_t j = q + s * p, o = q + 4 * s * p;
+        fetch(j, o);
+        for (int64_t v = 0; v < w; ++v) {
+          T ar, ai, br, bi, cr, ci, dr, di;
+          load(j, v, ar, ai);
+          load(j + s * n1, v, br, bi);
+          load(j + 2 * s * n1, v, cr, ci);
+          load(j + 3 * s * n1, v, dr, di);
+          const T apcr = V::add(ar, cr), apci = V::add(ai, ci), amcr = V::sub(ar, cr), amci = V::sub(ai, ci);
+          const T bpdr = V::add(br, dr), bpdi = V::add(bi, di), bmdr = V::sub(br, dr), bmdi = V::sub(bi, di);
+          // amc -+ i (b - d): forward X_1 = (a - c) - i (b - d), X_3 = (a - c) + i (b - d).
+          T y1r = V::add(amcr, bmdi), y1i = V::sub(amci, bmdr);
+          T y3r = V::sub(amcr, bmdi), y3i = V::add(amci, bmdr);
+          if (kInverse) std::swap(y1r, y3r), std::swap(y1i, y3i);
+          T y2r = V::sub(apcr, bpdr), y2i = V::sub(apci, bpdi);
+          cmul(y1r, y1i, w1r, w1i);
+          cmul(y2r, y2i, w2r, w2i);
+          cmul(y3r, y3i, w3r, w3i);
+          store(o, v, V::add(apcr, bpdr), V::add(apci, bpdi));
+          store(o + s, v, y1r, y1i);
+          store(o + 2 * s, v, y2r, y2i);
+          store(o + 3 * s, v, y3r, y3i);
+        }
+      }
+    }
+  }
+
+  // The last pass when log2 h is odd: length-2 butterflies s apart.
+  template <class Load, class Store, class Fetch>
+  static void radix2(int64_t s, int64_t w, const Load& load, const Store& store, const Fetch& fetch) {
+    for (int64_t q = 0; q < s; ++q) {
+      fetch(q, q);
+      for (int64_t v = 0; v < w; ++v) {
+        T ar, ai, br, bi;
+        load(q, v, ar, ai);
+        load(q + s, v, br, bi);
+        store(q, v, V::add(ar, br), V::add(ai, bi));
+        store(q + s, v, V::sub(ar, br), V::sub(ai, bi));
+      }
+    }
+  }
+
+  // The length-h FFT (h >= 8, so at least two passes): the first pass reads through `first`,
+  // the last writes through `last` when `to_last`, else into scratch; returns the scratch
+  // buffer holding the result (when !to_last).
+  template <bool kInverse, class First, class Last, class FetchFirst, class FetchLast>
+  static Buf fft(int64_t h, int64_t w, const float* tw, const First& first, const FetchFirst& fetch_first,
+                 const Last& last, const FetchLast& fetch_last, bool to_last, Buf a, Buf b) {
+    auto from = [](const Buf& buf) {
+      return [buf](int64_t j, int64_t v, T& re, T& im) { buf.load(j, v, re, im); };
+    };
+    auto into = [](const Buf& buf) {
+      return [buf](int64_t j, int64_t v, T re, T im) { buf.store(j, v, re, im); };
+    };
+    Buf in = a, out = b;
+    bool is_first = true;
+    for (int64_t n = h, s = 1; n > 1; s *= 4) {
+      const bool is_last = n <= 4;
+      auto pass = [&](const auto& load, const auto& store, const auto& fetch) {
+        if (n >= 4)
+          radix4<kInverse>(n, s, w, tw, load, store, fetch);
+        else
+          radix2(s, w, load, store, fetch);
+      };
+      auto no_fetch = [](int64_t, int64_t) {};
+      const int64_t quarter = n / 4, stride = s;
+      if (is_first)
+        pass(first, into(out), [&](int64_t j, int64_t) { fetch_first(j + kAhead, quarter); });
+      else if (is_last && to_last)
+        pass(from(in), last, [&](int64_t, int64_t o) { fetch_last(o + kAhead, stride); });
+      else
+        pass(from(in), into(out), no_fetch);
+      tw += n >= 4 ? 6 * (n / 4) : 0;
+      n = n >= 4 ? n / 4 : 1;
+      is_first = false;
+      std::swap(in, out);
+    }
+    return in;
+  }
+
+  // Source row of position t of Makhoul's shuffled column of length n (v_t = x_row).
+  static int64_t shuffled_source(int64_t t, int64_t n) { return 2 * t < n ? 2 * t : 2 * (n - 1 - t) + 1; }
+
+  // DCT-II: z_j = v_2j + i v_2j+1, Z = FFT_h(z); for 0 < k < h with A = Z_k, B = Z_{h-k}:
+  //   2 Re V_k = S + wc T - ws D,  2 Im V_k = Q - wc D - ws T
+  // (S, D = Ar +- Br, T, Q = Ai +- Bi; wc - i ws = e^{-2 pi i k/n}), and
+  //   X_k = c/2 (cos 2V_r + sin 2V_i),  X_{n-k} = c/2 (sin 2V_r - cos 2V_i)  (angle pi k/2n).
+  static void dct2(const ColumnPlan& pl, const float* x, int64_t xs, float* y, int64_t ys, int64_t width,
+                   float* work) {
+    const Cols cols(width);
+    const int64_t n = pl.n, h = n / 2, w = cols.w, keep = pl.rows_out;
+    auto first = [&](int64_t j, int64_t v, T& re, T& im) {
+      re = cols.load(x + shuffled_source(2 * j, n) * xs, v);
+      im = cols.load(x + shuffled_source(2 * j + 1, n) * xs, v);
+    };
+    auto fetch_first = [&](int64_t j, int64_t quarter) {  // the rows of z_j, z_{j + quarter}, ...
+      if (j >= quarter) return;
+      for (int64_t u = 0; u < 4; ++u)
+        for (int64_t t = 2 * (j + u * quarter); t < 2 * (j + u * quarter) + 2; ++t)
+          cols.fetch(x + shuffled_source(t, n) * xs);
+    };
+    auto none = [](int64_t, int64_t, T, T) {};
+    auto no_fetch = [](int64_t, int64_t) {};
+    const Buf z = fft<false>(h, w, pl.fft.data(), first, fetch_first, none, no_fetch, false, Buf{work, w},
+                             Buf{work + n * w * L, w});
+    const float* e = pl.edge.data();
+    for (int64_t v = 0; v < w; ++v) {  // k = 0 and k = h: V_0 = Zr + Zi, V_h = Zr - Zi
+      T zr, zi;
+      z.load(0, v, zr, zi);
+      cols.store(y, v, V::mul(V::set1(e[0]), V::add(zr, zi)));
+      if (h < keep) cols.store(y + h * ys, v, V::mul(V::set1(e[1]), V::sub(zr, zi)));
+    }
+    for (int64_t k = 1; k < h; ++k) {
+      if (k >= keep && n - k >= keep) {  // neither output kept: jump to the first X_{n-k} kept
+        k = n - keep;
+        continue;
+      }
+      if (k + kAhead < h) {
+        if (k + kAhead < keep) cols.fetch_for_write(y + (k + kAhead) * ys);
+        if (n - k - kAhead < keep) cols.fetch_for_write(y + (n - k - kAhead) * ys);
+      }
+      const float* c = e + 4 * k;
+      const T wc = V::set1(c[0]), ws = V::set1(c[1]), ca = V::set1(c[2]), sb = V::set1(c[3]);
+      for (int64_t v = 0; v < w; ++v) {
+        T ar, ai, br, bi;
+        z.load(k, v, ar, ai);
+        z.load(h - k, v, br, bi);
+        const T s = V::add(ar, br), d = V::sub(ar, br), t = V::add(ai, bi), q = V::sub(ai, bi);
+        const T vr = V::fnmadd(ws, d, V::fmadd(wc, t, s)), vi = V::fnmadd(ws, t, V::fnmadd(wc, d, q));
+        if (k < keep) cols.store(y + k * ys, v, V::fmadd(ca, vr, V::mul(sb, vi)));
+        if (n - k < keep) cols.store(y + (n - k) * ys, v, V::fnmadd(ca, vi, V::mul(sb, vr)));
+      }
+    }
+  }
+
+  // DCT-III: z_k = e^{i a_k}(h_k X_k - i g X_{n-k}) (a_k = pi k/2n, g = 1/sqrt(2n), h_0 =
+  // 1/sqrt n) is the spectrum of the shuffled output; its length-h backward FFT of
+  //   Y_k = (z_k + conj z_{h-k}) + i e^{2 pi i k/n} (z_k - conj z_{h-k})
+  // is v_2j + i v_2j+1 (z_0 and z_h are real: Y_0 = (h_0 X_0 + sqrt2 g X_h) + i (h_0 X_0 -
+  // sqrt2 g X_h)). The last FFT pass writes v straight to the unshuffled output rows.
+  static void dct3(const ColumnPlan& pl, const float* x, int64_t xs, float* y, int64_t ys, int64_t width,
+                   float* work) {
+    const Cols cols(width);
+    const int64_t n = pl.n, h = n / 2, w = cols.w, used = pl.rows_in;
+    const float* e = pl.edge.data();
+    auto coef = [&](int64_t k, int64_t v) { return k < used ? cols.load(x + k * xs, v) : V::zero(); };
+    // Y_k from a = X_k, b = X_{n-k}, a2 = X_{h-k}, b2 = X_{h+k} (0 < k < h).
+    auto pre = [&](int64_t k, T a, T b, T a2, T b2, T& re, T& im) {
+      const float* c = e + 6 * k;
+      const T hc = V::set1(c[0]), hs = V::set1(c[1]), hc2 = V::set1(c[2]), hs2 = V::set1(c[3]);
+      const T zr = V::fmadd(hc, a, V::mul(hs, b)), zi = V::fnmadd(hc, b, V::mul(hs, a));
+      const T gr = V::fmadd(hc2, a2, V::mul(hs2, b2)), gi = V::fnmadd(hc2, b2, V::mul(hs2, a2));
+      const T sr = V::add(zr, gr), si = V::sub(zi, gi), dr = V::sub(zr, gr), di = V::add(zi, gi);
+      const T cf = V::set1(c[4]), sf = V::set1(c[5]);
+      re = V::fnmadd(cf, di, V::fnmadd(sf, dr, sr));
+      im = V::fnmadd(sf, di, V::fmadd(cf, dr, si));
+    };
+    // Y_k and Y_{h-k} read the same four rows: one pass in row order fills the first buffer
+    // (reading each input row once), and the FFT starts from there.
+    const Buf ybuf{work, w};
+    for (int64_t k = 0; 2 * k <= h; ++k) {
+      if (const int64_t f = k + kAhead; 2 * f <= h)
+        for (int64_t r : {f, n - f, h - f, h + f})
+          if (r < used) cols.fetch(x + r * xs);
+      for (int64_t v = 0; v < w; ++v) {
+        T re, im;
+        if (k == 0) {
+          const T a = V::mul(V::set1(e[0]), coef(0, v)), b = V::mul(V::set1(e[1]), coef(h, v));
+          ybuf.store(0, v, V::add(a, b), V::sub(a, b));
+          continue;
+        }
+        const T a = coef(k, v), b = coef(n - k, v), a2 = coef(h - k, v), b2 = coef(h + k, v);
+        pre(k, a, b, a2, b2, re, im);
+        ybuf.store(k, v, re, im);
+        if (2 * k == h) continue;
+        pre(h - k, a2, b2, a, b, re, im);
+        ybuf.store(h - k, v, re, im);
+      }
+    }
+    auto first = [&](int64_t j, int64_t v, T& re, T& im) { ybuf.load(j, v, re, im); };
+    auto no_fetch = [](int64_t, int64_t) {};
+    auto fetch_last = [&](int64_t o, int64_t stride) {  // the rows of v_{o + t stride}
+      if (o >= stride) return;
+      for (int64_t t = 0; t < 4 && o + t * stride < h; ++t) {
+        cols.fetch_for_write(y + shuffled_source(2 * (o + t * stride), n) * ys);
+        cols.fetch_for_write(y + shuffled_source(2 * (o + t * stride) + 1, n) * ys);
+      }
+    };
+    auto last = [&](int64_t j, int64_t v, T re, T im) {
+      cols.store(y + shuffled_source(2 * j, n) * ys, v, re);
+      cols.store(y + shuffled_source(2 * j + 1, n) * ys, v, im);
+    };
+    fft<true>(h, w, pl.fft.data(), first, no_fetch, last, fetch_last, true, Buf{work, w},
+              Buf{work + n * w * L, w});
+  }
+
+  static void run(const ColumnPlan& pl, const float* x, int64_t xs, float* y, int64_t ys, int64_t width,
+                  float* work) {
+    if (pl.inverse)
+      dct3(pl, x, xs, y, ys, width, work);
+    else
+      dct2(pl, x, xs, y, ys, width, work);
+  }
+};
+
+}  // namespace
+}  // namespace longrun::cpu::dct_detail
