@@ -39,7 +39,7 @@ run_target() {  # name seed_dir...
 }
 
 build_target fuzz_safetensors tests/fuzz/fuzz_safetensors.cpp runtime/src/safetensors_reader.cpp \
-  runtime/src/safetensors_writer.cpp runtime/src/strict_json.cpp
+  runtime/src/safetensors_writer.cpp runtime/src/strict_json.cpp runtime/src/text/unicode.cpp
 run_target fuzz_safetensors tests/golden/ops
 
 # Checkpoint importer (tools/convert): the pickle parser alone, and the readers on whole files.
@@ -47,7 +47,7 @@ convert_sources=(tools/convert/pickle.cpp tools/convert/pickle_globals.cpp tools
                  tools/convert/source_dtype.cpp tools/convert/zip_reader.cpp tools/convert/torch_checkpoint.cpp
                  tools/convert/readers.cpp tools/convert/flax_source.cpp tools/checkpoint/flax/*.cpp
                  runtime/src/safetensors_reader.cpp runtime/src/safetensors_writer.cpp
-                 runtime/src/strict_json.cpp)
+                 runtime/src/strict_json.cpp runtime/src/text/unicode.cpp)
 build_target fuzz_pickle tests/fuzz/fuzz_pickle.cpp "${convert_sources[@]}"
 run_target fuzz_pickle tests/fuzz/seeds/pickle
 build_target fuzz_torch_zip tests/fuzz/fuzz_torch_zip.cpp "${convert_sources[@]}"
