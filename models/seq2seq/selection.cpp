@@ -8,6 +8,16 @@
 #include "seq2seq/layers.h"
 
 namespace longrun::models {
+namespace {
+
+// first, first + 1, ..., first + n - 1 (exact in f32 below 2^24).
+std::shared_ptr<const std::vector<float>> iota(int64_t n, int64_t first) {
+  auto v = std::make_shared<std::vector<float>>(size_t(n));
+  for (int64_t i = 0; i < n; ++i) (*v)[size_t(i)] = float(first + i);
+  return v;
+}
+
+}  // namespace
 
 int64_t selected_keys(const SelectionSpec& s, int64_t valid_keys) {
   const auto by_ratio = int64_t(std::ceil(s.ratio * double(valid_keys) - 1e-9));
@@ -43,21 +53,24 @@ ValueId select_with_keys(GraphContext& c, ValueId xq, ValueId ks, const std::str
     const ValueId fill = constant(c, p + ".neg_inf", TensorDesc(DType::f32, {1}), neg);
     scores = c.b.where({reshape(c, key_mask, {b, 1, nk}), scores, fill}, {}, p + ".key_mask");
   }
-  // reach[j][i] = 1 when query i may see key j (causal: j <= i + Nk - Nq).
-  auto reach = std::make_shared<std::vector<float>>(size_t(nk * nq), 1.0f);
+  // Every constant below is O(Nq + Nk + k): an [Nq, Nk] one would be 64 MiB per selection at
+  // N = 4096 (and the GEMM would pack a second copy of it).
+  const int64_t off = nk - nq;  // causal: query i sees keys j <= i + off
   if (causal) {
-    auto bias = std::make_shared<std::vector<float>>(size_t(nq * nk), 0.0f);
-    for (int64_t i = 0; i < nq; ++i)
-      for (int64_t j = i + nk - nq + 1; j < nk; ++j) {
-        (*bias)[size_t(i * nk + j)] = kNegInf;
-        (*reach)[size_t(j * nq + i)] = 0.0f;
-      }
-    scores = c.b.add({scores, constant(c, p + ".causal", TensorDesc(DType::f32, {nq, nk}), bias)}, {},
+    // Key j is beyond query i's reach by d = j - i - off; relu(d) >= 1 there (0 for reachable
+    // keys), so adding relu(d) * -2^100 sinks exactly those keys below every real score and
+    // leaves the reachable ones bit for bit. Which sunk key tops a short row does not matter:
+    // the keep step below drops every index past the row's own count.
+    const ValueId cols = constant(c, p + ".key_position", TensorDesc(DType::f32, {1, nk}), iota(nk, 0));
+    const ValueId rows = constant(c, p + ".query_reach", TensorDesc(DType::f32, {nq, 1}), iota(nq, off));
+    const ValueId beyond = c.b.relu({c.b.sub({cols, rows}, {}, p + ".distance")}, {}, p + ".beyond");
+    scores = c.b.add({scores, c.b.scale({beyond}, {.scale = -0x1p100f}, p + ".causal_bias")}, {},
                      p + ".causal_mask");
   }
   const int64_t kk = selected_keys(s, nk);
   const ValueId idx = c.b.topk_indices({scores}, {.k = kk, .axis = -1}, p + ".topk");  // i32 [B, Nq, kk]
-  // n_i = valid keys [B' , Nk] x reach [Nk, Nq]; keep[n][j] = (j < k(n)).
+  // n_i = the valid keys query i may see: the running count of valid keys at its last
+  // reachable key (causal) or the total ([B', 1], broadcast below), exact in f32 below 2^24.
   ValueId valid = kNoValue;
   if (key_mask != kNoValue) {
     valid = c.b.cast({key_mask}, {.to = DType::f32}, p + ".valid_keys");
@@ -65,14 +78,23 @@ ValueId select_with_keys(GraphContext& c, ValueId xq, ValueId ks, const std::str
     auto ones = std::make_shared<std::vector<float>>(size_t(nk), 1.0f);
     valid = constant(c, p + ".all_keys", TensorDesc(DType::f32, {1, nk}), ones);
   }
-  const ValueId reach_c = constant(c, p + ".reach", TensorDesc(DType::f32, {nk, nq}), reach);
-  const ValueId n_valid = c.b.matmul({valid, reach_c}, {}, p + ".row_keys");  // [B', Nq], exact counts
-  auto keep = std::make_shared<std::vector<float>>(size_t((nk + 1) * kk), 0.0f);
-  for (int64_t n = 0; n <= nk; ++n)
-    for (int64_t j = 0; j < selected_keys(s, n); ++j) (*keep)[size_t(n * kk + j)] = 1.0f;
-  const ValueId keep_table = constant(c, p + ".keep_table", TensorDesc(DType::f32, {nk + 1, kk}), keep);
-  const ValueId keep_rows = c.b.embedding(
-      {keep_table, c.b.cast({n_valid}, {.to = DType::i64}, p + ".row_keys_i64")}, {}, p + ".keep");
+  const ValueId running = c.b.cumsum({valid}, {.axis = -1}, p + ".valid_running");  // [B', Nk]
+  const ValueId n_valid = causal ? slice(c, running, 1, off, nk) : slice(c, running, 1, nk - 1, nk);
+  // keep[i][j] = (j < k(n_i)) = relu(k(n_i) - j) - relu(k(n_i) - j - 1) for integers, with
+  // k(n) from an [Nk + 1, 1] table.
+  auto kept_of = std::make_shared<std::vector<float>>(size_t(nk + 1));
+  for (int64_t n = 0; n <= nk; ++n) (*kept_of)[size_t(n)] = float(selected_keys(s, n));
+  const ValueId k_table = constant(c, p + ".keys_for_count", TensorDesc(DType::f32, {nk + 1, 1}), kept_of);
+  const ValueId k_rows =
+      c.b.embedding({k_table, c.b.cast({n_valid}, {.to = DType::i64}, p + ".row_keys_i64")}, {},
+                    p + ".row_k");  // [B', n, 1]
+  const ValueId slot = constant(c, p + ".slot", TensorDesc(DType::f32, {kk}), iota(kk, 0));
+  const ValueId room = c.b.sub({k_rows, slot}, {}, p + ".room");  // k(n_i) - j
+  const ValueId keep_rows =
+      c.b.sub({c.b.relu({room}, {}, p + ".room_pos"),
+               c.b.relu({c.b.scale({room}, {.scale = 1.0f, .shift = -1.0f}, p + ".room_minus_one")}, {},
+                        p + ".room_pos_minus_one")},
+              {}, p + ".keep");
   // (idx + 1) * keep - 1: the index where kept, -1 elsewhere (exact in f32 below 2^24).
   const ValueId plus_one = c.b.scale({c.b.cast({idx}, {.to = DType::f32}, p + ".idx_f32")},
                                      {.scale = 1.0f, .shift = 1.0f}, p + ".idx_plus_one");

@@ -59,10 +59,12 @@ std::string listing(const GraphFacts& f) {
   return s;
 }
 
-// The same weights at both lengths, none of them N x N, and the positions from cumsum nodes.
-void check_no_length_constants(const GraphFacts& short_graph, const GraphFacts& long_graph, int cumsums) {
+// The same weights at both lengths but `linear_bytes` (per-length rows of a position table),
+// none of them N x N, and the positions from cumsum nodes.
+void check_no_length_constants(const GraphFacts& short_graph, const GraphFacts& long_graph, int cumsums,
+                               int64_t linear_bytes = 0) {
   CAPTURE(listing(long_graph));
-  CHECK(long_graph.weight_bytes == short_graph.weight_bytes);
+  CHECK(long_graph.weight_bytes == short_graph.weight_bytes + linear_bytes);
   CHECK(long_graph.largest_weight < kLong * kLong);
   CHECK(short_graph.cumsum_nodes == cumsums);
   CHECK(long_graph.cumsum_nodes == cumsums);
@@ -83,7 +85,8 @@ TEST_CASE("graph constants: roberta positions add nothing that grows with N") {
 }
 
 TEST_CASE("graph constants: fairseq make_positions adds nothing that grows with N") {
-  // Sinusoidal positions: the table is sized by max_source_positions, not by the input.
+  // Sinusoidal positions: a graph holds the table's first pad + 1 + N rows (fairseq grows
+  // its table with the input the same way): linear in N, the only difference allowed.
   EditableFile f = EditableFile::read(golden_dir() + "/transformer_base_tiny.safetensors");
   edit_config(&f, "\"max_source_positions\":256", "\"max_source_positions\":" + std::to_string(kLong));
   auto m = load(f);
@@ -91,8 +94,26 @@ TEST_CASE("graph constants: fairseq make_positions adds nothing that grows with 
     return facts(*m, {"input_ids", "decoder_input_ids"},
                  {TensorDesc(DType::i64, {2, n}), TensorDesc(DType::i64, {2, 5})});
   };
-  // Encoder and decoder positions.
-  check_no_length_constants(at(16), at(kLong), 2);
+  // Encoder and decoder positions; the encoder's table has kLong - 16 more rows of D = 64.
+  check_no_length_constants(at(16), at(kLong), 2, (kLong - 16) * 64 * int64_t(sizeof(float)));
+}
+
+TEST_CASE("graph constants: Lasformer's selection adds only O(N) constants") {
+  // The selection's causal reach, per-query key counts and keep masks once were [Nq, Nk] and
+  // [Nk + 1, k] constants (64 MiB per selection at N = 4096); now iotas, a cumsum and a
+  // [Nk + 1, 1] table. Encoder self-selection at N; decoder at a fixed T.
+  EditableFile f = EditableFile::read(golden_dir() + "/lasformer_r2_tiny.safetensors");
+  edit_config(&f, "\"max_source_positions\":256", "\"max_source_positions\":" + std::to_string(kLong));
+  auto m = load(f);
+  auto at = [&](int64_t n) {
+    return facts(*m, {"input_ids", "decoder_input_ids"},
+                 {TensorDesc(DType::i64, {1, n}), TensorDesc(DType::i64, {1, 5})});
+  };
+  const GraphFacts short_graph = at(16), long_graph = at(kLong);
+  CAPTURE(listing(long_graph));
+  CHECK(long_graph.largest_weight <= (kLong + 2) * 64);  // the sinusoid rows of D = 64 at most
+  // Per extra position: a sinusoid row (D = 64) plus a few scalars per selection constant.
+  CHECK(long_graph.weight_bytes - short_graph.weight_bytes <= (kLong - 16) * int64_t(sizeof(float)) * (64 + 16));
 }
 
 TEST_CASE("graph constants: the Combiner's sum pooling is a cumsum, not a triangular matmul") {
