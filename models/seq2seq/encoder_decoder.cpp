@@ -12,6 +12,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -50,10 +51,8 @@ std::shared_ptr<const std::vector<float>> sinusoidal_table(int64_t rows, int64_t
 class EncoderDecoder final : public Seq2SeqArchitecture {
  public:
   explicit EncoderDecoder(Seq2SeqSpec s) : s_(std::move(s)) {
-    if (s_.positions == PositionKind::sinusoidal_fairseq) {
+    if (s_.positions == PositionKind::sinusoidal_fairseq)
       sin_rows_ = position_rows(s_, std::max(s_.max_source_positions, s_.max_target_positions));
-      sin_table_ = sinusoidal_table(sin_rows_, s_.dim, s_.pad);
-    }
   }
 
   std::vector<ParamSpec> parameters() const override {
@@ -281,10 +280,15 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
     if (!c.ok()) return kNoValue;
     const std::string pos_prefix = side + "embed_positions";
     ValueId table = kNoValue;
-    if (s_.positions == PositionKind::sinusoidal_fairseq)
-      table =
-          constant(c, pos_prefix + ".sinusoidal", TensorDesc(DType::f32, {sin_rows_, s_.dim}), sin_table_);
-    else
+    if (s_.positions == PositionKind::sinusoidal_fairseq) {
+      // Rows this graph can index: pad + 1 + the prefix length, or for a one-token step
+      // pad + 1 + the cache's slot count (generate.cpp: position = pad + 1 + slot).
+      const ValueId span = step_position == kNoValue ? ids : c.input("slot_mask");
+      if (!c.ok()) return kNoValue;
+      const int64_t rows = std::min(sin_rows_, s_.pad + 1 + c.b.desc(span).dim(1));
+      table = constant(c, pos_prefix + ".sinusoidal", TensorDesc(DType::f32, {rows, s_.dim}),
+                       sinusoid_rows(rows));
+    } else
       table = c.weight(pos_prefix + ".weight");
     ValueId pos_ids = step_position;
     if (pos_ids == kNoValue && s_.positions == PositionKind::learned_arange) {
@@ -379,8 +383,24 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
   }
 
   Seq2SeqSpec s_;
-  int64_t sin_rows_ = 0;
-  std::shared_ptr<const std::vector<float>> sin_table_;
+  // The sinusoid table grows on demand like fairseq's (rows do not depend on the table's
+  // size, so a graph uses the first rows of whatever table is current): a model holds rows
+  // for the longest sequence it ran, not for max_*_positions (16 MiB at 8192 x 512).
+  std::shared_ptr<const std::vector<float>> sinusoid_rows(int64_t rows) const {
+    std::lock_guard<std::mutex> lock(sin_mutex_);
+    if (sin_table_rows_ < rows) {
+      int64_t grown = 64;
+      while (grown < rows) grown *= 2;
+      sin_table_rows_ = std::min(grown, sin_rows_);
+      sin_table_ = sinusoidal_table(sin_table_rows_, s_.dim, s_.pad);
+    }
+    return sin_table_;
+  }
+
+  int64_t sin_rows_ = 0;  // the most rows a table may need (max positions)
+  mutable std::mutex sin_mutex_;
+  mutable std::shared_ptr<const std::vector<float>> sin_table_;
+  mutable int64_t sin_table_rows_ = 0;
 };
 
 }  // namespace
