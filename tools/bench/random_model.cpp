@@ -1,6 +1,10 @@
 #include "random_model.h"
 
+#include <malloc.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -27,13 +31,24 @@ Result<RandomModel> random_model(const std::string& arch, const std::string& con
   }
   const std::map<std::string, std::string> meta = {
       {"format", "pt"}, {"longrun.format", "1"}, {"longrun.arch", arch}, {"longrun.config", config_json}};
-  if (!save_path.empty()) LR_RETURN_IF_ERROR(write_safetensors(save_path, entries, meta));
-  LR_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, serialize_safetensors(entries, meta));
-  auto owner = std::make_shared<const std::vector<std::byte>>(std::move(bytes));
-  LR_ASSIGN_OR_RETURN(std::shared_ptr<SafetensorsFile> file,
-                      SafetensorsFile::parse(*owner, owner, "random " + arch + " weights"));
+  // Loaded from a file as a deployment loads it (mmap), so resident memory is measured the
+  // same way: a temporary file, unlinked once mapped, unless --save-models keeps one.
+  const std::string path =
+      !save_path.empty() ? save_path
+                         : (std::filesystem::temp_directory_path() /
+                            ("longrun-bench-" + std::to_string(::getpid()) + "-" + arch + ".safetensors"))
+                               .string();
+  LR_RETURN_IF_ERROR(write_safetensors(path, entries, meta));
+  buffers.clear();
+  ::malloc_trim(0);  // hand the generator's freed buffers back: they are not the model's memory
   RandomModel r;
-  LR_ASSIGN_OR_RETURN(r.model, Model::from_file(file));
+  auto model = Model::load(path);
+  if (save_path.empty()) {
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+  }
+  if (!model.ok()) return model.status();
+  r.model = std::move(model).value();
   const nlohmann::json cfg = nlohmann::json::parse(config_json, nullptr, false);
   auto field = [&cfg](const char* key, int64_t fallback) {
     return cfg.is_object() && cfg.contains(key) && cfg[key].is_number_integer() ? cfg[key].get<int64_t>()

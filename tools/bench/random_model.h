@@ -20,7 +20,8 @@ struct RandomModel {
 
 // Weights: matrices uniform in +-1/sqrt(fan_in) (activations stay O(1) through the layers),
 // vectors (biases, LayerNorm gamma and beta) uniform in [-0.1, 0.1), embedding tables in
-// [-1, 1). When `save_path` is not empty the native file is also written there.
+// [-1, 1). The model is written to a native file and loaded from it (mmap, as a deployment
+// loads one): to `save_path` when not empty, else to a temporary file removed once mapped.
 Result<RandomModel> random_model(const std::string& arch, const std::string& config_json, uint32_t seed,
                                  const std::string& save_path);
 
