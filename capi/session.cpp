@@ -168,20 +168,46 @@ lr_status lr_session_backend(const lr_session* session, const char** out_descrip
   });
 }
 
+namespace {
+
+// Plans these inputs on the session (cached) and returns the shape's memory report.
+longrun::Result<longrun::MemoryReport> plan_report(const char* call, lr_session* session,
+                                                   const char* const* input_names,
+                                                   const lr_tensor* const* inputs, size_t num_inputs) {
+  LR_RETURN_IF_ERROR(longrun::capi::check_unchanged(session->model->path(), session->identity));
+  auto refs = longrun::capi::named_inputs(*session, call, input_names, inputs, num_inputs);
+  if (!refs.ok()) return refs.status();
+  auto cxx = longrun::capi::variant_for(*session, longrun::capi::names_of(*refs));
+  if (!cxx.ok()) return cxx.status().with_context(call);
+  auto report = (*cxx)->memory_report(longrun::capi::descs_of(*refs));
+  if (!report.ok()) return report.status().with_context(call);
+  return report;
+}
+
+}  // namespace
+
 lr_status lr_session_plan(lr_session* session, const char* const* input_names, const lr_tensor* const* inputs,
                           size_t num_inputs, size_t* out_arena_bytes) {
   return guarded("lr_session_plan", [&] {
     LR_CAPI_REQUIRE(session, "lr_session_plan");
     LR_CAPI_REQUIRE(out_arena_bytes, "lr_session_plan");
-    if (auto st = longrun::capi::check_unchanged(session->model->path(), session->identity); !st.ok())
-      return fail(st);
-    auto refs = longrun::capi::named_inputs(*session, "lr_session_plan", input_names, inputs, num_inputs);
-    if (!refs.ok()) return fail(refs.status());
-    auto cxx = longrun::capi::variant_for(*session, longrun::capi::names_of(*refs));
-    if (!cxx.ok()) return fail(cxx.status().with_context("lr_session_plan"));
-    auto report = (*cxx)->memory_report(longrun::capi::descs_of(*refs));
-    if (!report.ok()) return fail(report.status().with_context("lr_session_plan"));
+    auto report = plan_report("lr_session_plan", session, input_names, inputs, num_inputs);
+    if (!report.ok()) return fail(report.status());
     *out_arena_bytes = size_t(report->arena_bytes);
+    return LR_OK;
+  });
+}
+
+lr_status lr_session_plan_memory(lr_session* session, const char* const* input_names,
+                                 const lr_tensor* const* inputs, size_t num_inputs, lr_memory_need* out) {
+  return guarded("lr_session_plan_memory", [&] {
+    LR_CAPI_REQUIRE(session, "lr_session_plan_memory");
+    LR_CAPI_REQUIRE(out, "lr_session_plan_memory");
+    auto report = plan_report("lr_session_plan_memory", session, input_names, inputs, num_inputs);
+    if (!report.ok()) return fail(report.status());
+    out->arena_bytes = uint64_t(report->arena_bytes);
+    out->workspace_bytes = uint64_t(report->workspace_bytes);
+    out->weight_copy_bytes = uint64_t(report->weight_bytes_copied);
     return LR_OK;
   });
 }

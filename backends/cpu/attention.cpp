@@ -111,6 +111,7 @@ Result<std::shared_ptr<void>> make_attention_scratch(int64_t items, int64_t floa
   s->chunks = thread_pool_chunk_count(items, 1, pool != nullptr ? pool->num_threads() : 1);
   s->per_chunk = round16(floats);
   s->data.assign(size_t(s->chunks * s->per_chunk), 0.0f);
+  host::note_workspace_bytes(int64_t(s->data.size() * sizeof(float)));
   return std::shared_ptr<void>(std::move(s));
 }
 

@@ -11,7 +11,11 @@
 #include "cpu/gemm.h"
 
 #include <algorithm>
+#include <string>
 #include <vector>
+
+#include "cpu/gemm_weight_cache.h"
+#include "longrun/file_pages.h"
 
 namespace longrun::cpu {
 namespace gemm {
@@ -23,21 +27,6 @@ constexpr int64_t kPackedBCap = int64_t(16) << 20;  // bytes: per-run packed B a
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
-
-// A float buffer aligned to a cache line.
-class AlignedFloats {
- public:
-  AlignedFloats() = default;
-  explicit AlignedFloats(int64_t n) : storage_(size_t(n + 16)) {}
-  float* data() {
-    auto p = reinterpret_cast<uintptr_t>(storage_.data());
-    return reinterpret_cast<float*>((p + 63) & ~uintptr_t(63));
-  }
-  int64_t size() const { return std::max<int64_t>(int64_t(storage_.size()) - 16, 0); }
-
- private:
-  std::vector<float> storage_;
-};
 
 // Everything the loops need, derived from the bound descs and attrs.
 struct Problem {
@@ -205,7 +194,8 @@ void pack_b(const GemmIsaKernels& isa, const Problem& p, const TensorDesc& bdesc
 struct MatmulState {
   const void* weight = nullptr;  // the prepacked weight's data; null when B is packed per run
   TensorDesc b_desc;
-  AlignedFloats packed_b;
+  std::shared_ptr<const PackedWeight> packed_weight;  // shared with other plans (gemm_weight_cache.h)
+  AlignedFloats packed_b;                             // per-run B scratch when B is not a weight
   AlignedFloats a_scratch;
   int64_t a_floats_per_chunk = 0;
   int64_t chunks = 1;
@@ -285,6 +275,19 @@ void compute(const GemmIsaKernels& isa, const MatmulAttrs& at, const Problem& p,
   });
 }
 
+// What a packed weight's bytes depend on: the weight (address and desc), the ISA's packer
+// and panel width, and op(B)'s shape and strides.
+std::string weight_key(const GemmIsaKernels& isa, const Problem& p, const Value& b) {
+  std::string key = std::to_string(reinterpret_cast<uintptr_t>(b.weight_data)) + " " + b.desc.to_string() +
+                    " isa " + std::to_string(reinterpret_cast<uintptr_t>(&isa)) + " nr " +
+                    std::to_string(isa.nr) + " N " + std::to_string(p.N) + " K " + std::to_string(p.K) +
+                    " b_n " + std::to_string(p.b_n) + " b_k " + std::to_string(p.b_k) + " batches " +
+                    std::to_string(p.b_batches);
+  key += " strides";
+  for (int i = 0; i < b.desc.rank(); ++i) key += " " + std::to_string(b.desc.stride(i));
+  return key;
+}
+
 }  // namespace
 
 Status matmul_run(const GemmIsaKernels& isa, const KernelArgs& args) {
@@ -335,7 +338,7 @@ Status matmul_run(const GemmIsaKernels& isa, const KernelArgs& args) {
   const TensorDesc& bdesc = args.inputs[1].desc;
   if (state != nullptr && state->weight != nullptr && state->weight == args.inputs[1].data &&
       state->b_desc == bdesc) {
-    compute(isa, at, p, bl, 0, p.batch, state->packed_b.data(), 0, a_scratch, a_floats, pool);
+    compute(isa, at, p, bl, 0, p.batch, state->packed_weight->floats.data(), 0, a_scratch, a_floats, pool);
     return {};
   }
   float* b_scratch = nullptr;
@@ -386,13 +389,23 @@ Result<std::shared_ptr<void>> matmul_prepare(const GemmIsaKernels& isa, const Gr
   const int64_t per_b = packed_b_floats(isa, p);
   if (b.role == ValueRole::weight && b.weight_data != nullptr && p.K > 0) {
     p.b = static_cast<const char*>(b.weight_data);
-    state->packed_b = AlignedFloats(p.b_batches * per_b);
-    pack_b(isa, p, b.desc, 0, p.b_batches, state->packed_b.data(), pool);
+    const int64_t floats = p.b_batches * per_b;
+    bool created = false;
+    state->packed_weight = packed_weight(
+        weight_key(isa, p, b), floats, [&](float* dst) { pack_b(isa, p, b.desc, 0, p.b_batches, dst, pool); },
+        &created);
+    if (created) {
+      host::note_weight_copy_bytes(floats * int64_t(sizeof(float)));
+      // The packed copy is what runs read: let the original's file pages go (no-op for
+      // memory that is not a registered file mapping).
+      release_file_pages(b.weight_data, size_t(b.desc.numel()) * dtype_size(b.desc.dtype()));
+    }
     state->weight = b.weight_data;
   } else {
     const bool all_b = p.b_batches * per_b * 4 <= kPackedBCap;
     state->packed_b = AlignedFloats(all_b ? p.b_batches * per_b : per_b);
   }
+  host::note_workspace_bytes((state->packed_b.size() + state->a_scratch.size()) * int64_t(sizeof(float)));
   return std::shared_ptr<void>(state);
 }
 

@@ -173,6 +173,7 @@ Result<std::shared_ptr<void>> cpu_topk_prepare(const Graph& graph, const Node& n
     state->plan = plan_topk(x, a.axis, a.k, true, pool);
   }
   state->scratch.assign(size_t(state->plan.chunks), std::vector<uint64_t>(scratch_words(state->plan)));
+  host::note_workspace_bytes(state->plan.chunks * int64_t(scratch_words(state->plan) * sizeof(uint64_t)));
   return std::shared_ptr<void>(state);
 }
 

@@ -21,7 +21,24 @@ Status check_binding(const Value& value, const TensorView& view, const char* wha
   return {};
 }
 
+// The report of the preparation running on this thread (null outside host::prepare).
+thread_local MemoryReport* counting_report = nullptr;
+
+struct CountInto {
+  explicit CountInto(MemoryReport* r) { counting_report = r; }
+  ~CountInto() { counting_report = nullptr; }
+  CountInto(const CountInto&) = delete;
+  CountInto& operator=(const CountInto&) = delete;
+};
+
 }  // namespace
+
+void note_workspace_bytes(int64_t bytes) {
+  if (counting_report != nullptr) counting_report->workspace_bytes += bytes;
+}
+void note_weight_copy_bytes(int64_t bytes) {
+  if (counting_report != nullptr) counting_report->weight_bytes_copied += bytes;
+}
 
 Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan, KernelPicker pick,
                                           const void* backend_state, ThreadPool* pool, bool external_arena) {
@@ -41,6 +58,7 @@ Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan, 
     if (!k) return unsupported(where + ": no kernel: " + why);
     p->kernels[n] = k.run;
     if (k.prepare) {
+      CountInto counting(&p->report);
       auto state = k.prepare(graph, nodes[n], pool);
       if (!state.ok()) return state.status().with_context(where);
       p->node_state[n] = std::move(state).value();

@@ -51,6 +51,15 @@ Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan, 
                                           const void* backend_state, ThreadPool* pool,
                                           bool external_arena = false);
 
+// Memory a kernel's prepare step allocates, counted into the prepared graph's MemoryReport
+// (and so into a session's memory limit): kernels call these from their prepare step; they
+// do nothing outside host::prepare (direct kernel tests).
+//   workspace: per-node scratch (blocks, plans, per-run packing buffers);
+//   weight copy: a copy of a weight this preparation made (prepacked GEMM weights; a copy
+//   shared with an earlier preparation is not counted again).
+void note_workspace_bytes(int64_t bytes);
+void note_weight_copy_bytes(int64_t bytes);
+
 // Validates the bindings against the graph and runs every node in order on `pool`.
 Status execute(Prepared& prepared, const Bindings& bindings, RunHooks* hooks, ThreadPool* pool);
 

@@ -23,6 +23,7 @@
 #include <unordered_set>
 
 #include "longrun/checked_math.h"
+#include "longrun/file_pages.h"
 #include "longrun/safetensors.h"
 #include "safetensors_format.h"
 #include "strict_json.h"
@@ -274,7 +275,10 @@ Status check_layout(const std::vector<ParsedTensor>& sorted, uint64_t data_size,
 
 struct Unmapper {
   size_t size;
-  void operator()(const void* p) const { ::munmap(const_cast<void*>(p), size); }
+  void operator()(const void* p) const {
+    unregister_file_mapping(p);
+    ::munmap(const_cast<void*>(p), size);
+  }
 };
 
 }  // namespace
@@ -359,6 +363,7 @@ Result<std::shared_ptr<SafetensorsFile>> SafetensorsFile::open(const std::string
   std::shared_ptr<const void> mapping;
   try {
     mapping = std::shared_ptr<const void>(addr, Unmapper{size});  // unmaps if this throws
+    register_file_mapping(addr, size);
   } catch (const std::bad_alloc&) {
     return out_of_memory(where + ": out of memory");
   }

@@ -46,14 +46,18 @@ struct Session::Impl {
   std::list<CachedPlan> cache;  // most recently used first
   std::mutex mutex;
 
-  // out_of_memory when this shape's arena (unless the caller provides it) plus workspaces
-  // would exceed options.memory_limit_bytes.
+  // out_of_memory when this shape's arena (unless the caller provides it) plus the backend's
+  // workspaces and the weight copies its preparation made would exceed
+  // options.memory_limit_bytes.
   Status check_memory_limit(const MemoryReport& r, std::span<const TensorDesc> descs) const {
     if (options.memory_limit_bytes <= 0) return {};
-    const int64_t need = (options.external_arena ? 0 : r.arena_bytes) + r.workspace_bytes;
+    const int64_t need =
+        (options.external_arena ? 0 : r.arena_bytes) + r.workspace_bytes + r.weight_bytes_copied;
     if (need <= options.memory_limit_bytes) return {};
     return out_of_memory("inputs (" + shape_text(descs) + ") need " + std::to_string(need) +
-                         " bytes of arena and workspaces, over the session's memory limit of " +
+                         " bytes (arena " + std::to_string(options.external_arena ? 0 : r.arena_bytes) +
+                         ", workspaces " + std::to_string(r.workspace_bytes) + ", weight copies " +
+                         std::to_string(r.weight_bytes_copied) + "), over the session's memory limit of " +
                          std::to_string(options.memory_limit_bytes) + " bytes");
   }
 

@@ -33,29 +33,40 @@ struct TempModel {
   ~TempModel() { std::filesystem::remove(path); }
 };
 
+// What one shape needs against a limit (arena + workspaces + weight copies).
+uint64_t need_of(const lr_memory_need& m) { return m.arena_bytes + m.workspace_bytes + m.weight_copy_bytes; }
+
+lr_memory_need plan_memory(lr_session* session, const lr_tensor* ids) {
+  const char* in[] = {"input_ids"};
+  const lr_tensor* t[] = {ids};
+  lr_memory_need m{};
+  REQUIRE_MESSAGE(lr_session_plan_memory(session, in, t, 1, &m) == LR_OK, std::string(lr_last_error()));
+  return m;
+}
+
 }  // namespace
 
 TEST_CASE("faults: a memory limit refuses a shape cleanly and the session keeps working") {
   ModelPtr model = load_model(small_model_path());
   TensorPtr small = ids_tensor(make_ids(8, 1), 1, 8);
   TensorPtr large = ids_tensor(make_ids(300, 2), 1, 300);
-  const char* in[] = {"input_ids"};
-  size_t small_arena = 0, large_arena = 0;
-  {
-    SessionPtr probe = make_session(model.get(), nullptr);
-    const lr_tensor* s[] = {small.get()};
-    const lr_tensor* l[] = {large.get()};
-    REQUIRE(lr_session_plan(probe.get(), in, s, 1, &small_arena) == LR_OK);
-    REQUIRE(lr_session_plan(probe.get(), in, l, 1, &large_arena) == LR_OK);
-  }
-  REQUIRE(large_arena > 4 * small_arena);
-  const uint64_t limit = large_arena / 2;
+  // The probe plans both shapes first and keeps the model's prepacked cpu weights alive: the
+  // limited session shares them (copies another session made are not counted again).
+  SessionPtr probe = make_session(model.get(), make_options("cpu", 1).get());
+  const lr_memory_need first = plan_memory(probe.get(), small.get());
+  CHECK(first.weight_copy_bytes > 0);  // the probe's first plan packed the weights
+  lr_memory_need small_need = plan_memory(probe.get(), small.get());
+  const lr_memory_need large_need = plan_memory(probe.get(), large.get());
+  CHECK(large_need.weight_copy_bytes == 0);
+  small_need.weight_copy_bytes = 0;
+  REQUIRE(need_of(large_need) > need_of(small_need) + 4096);
+  const uint64_t limit = (need_of(small_need) + need_of(large_need)) / 2;
   OptionsPtr opts = make_options("cpu", 1);
   REQUIRE(lr_session_options_set_memory_limit(opts.get(), limit) == LR_OK);
   SessionPtr session = make_session(model.get(), opts.get());
   lr_status st;
   const std::vector<float> before = run_logits(session.get(), small.get(), &st);
-  REQUIRE_MESSAGE(st == LR_OK, lr_last_error());
+  REQUIRE_MESSAGE(st == LR_OK, std::string(lr_last_error()));
   for (int k = 0; k < 3; ++k) {
     run_logits(session.get(), large.get(), &st);
     CHECK(st == LR_OUT_OF_MEMORY);
@@ -67,6 +78,39 @@ TEST_CASE("faults: a memory limit refuses a shape cleanly and the session keeps 
     REQUIRE(st == LR_OK);
     CHECK(bitwise_equal(before, after));
   }
+}
+
+TEST_CASE("faults: weight copies over the memory limit fail cleanly; shared copies make it fit") {
+  ModelPtr model = load_model(small_model_path());
+  TensorPtr ids = ids_tensor(make_ids(8, 1), 1, 8);
+  SessionPtr plain = make_session(model.get(), make_options("cpu", 1).get());
+  const lr_memory_need need = plan_memory(plain.get(), ids.get());
+  REQUIRE(need.weight_copy_bytes > 0);
+  lr_status st;
+  const std::vector<float> expected = run_logits(plain.get(), ids.get(), &st);
+  REQUIRE(st == LR_OK);
+  plain.reset();  // nobody holds the packed weights now
+
+  // Room for the arena and workspaces, not for a packed copy of the weights.
+  const uint64_t limit = need.arena_bytes + need.workspace_bytes + need.weight_copy_bytes / 2;
+  OptionsPtr opts = make_options("cpu", 1);
+  REQUIRE(lr_session_options_set_memory_limit(opts.get(), limit) == LR_OK);
+  SessionPtr limited = make_session(model.get(), opts.get());
+  for (int k = 0; k < 2; ++k) {
+    run_logits(limited.get(), ids.get(), &st);
+    CHECK(st == LR_OUT_OF_MEMORY);
+    const std::string e = lr_last_error();
+    CHECK(e.find("weight copies " + std::to_string(need.weight_copy_bytes)) != std::string::npos);
+    CHECK(e.find("over the session's memory limit of " + std::to_string(limit) + " bytes") !=
+          std::string::npos);
+  }
+  // Another session's copy is shared, not counted: the same limited session now runs.
+  SessionPtr holder = make_session(model.get(), make_options("cpu", 1).get());
+  REQUIRE(run_logits(holder.get(), ids.get(), &st).size() == expected.size());
+  REQUIRE(st == LR_OK);
+  const std::vector<float> after = run_logits(limited.get(), ids.get(), &st);
+  REQUIRE_MESSAGE(st == LR_OK, std::string(lr_last_error()));
+  CHECK(bitwise_equal(after, expected));
 }
 
 TEST_CASE("faults: cancelling mid-run returns at once and the next run is correct") {

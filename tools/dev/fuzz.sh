@@ -39,14 +39,14 @@ run_target() {  # name seed_dir...
 }
 
 build_target fuzz_safetensors tests/fuzz/fuzz_safetensors.cpp runtime/src/safetensors_reader.cpp \
-  runtime/src/safetensors_writer.cpp runtime/src/strict_json.cpp runtime/src/text/unicode.cpp
+  runtime/src/file_pages.cpp runtime/src/safetensors_writer.cpp runtime/src/strict_json.cpp runtime/src/text/unicode.cpp
 run_target fuzz_safetensors tests/golden/ops
 
 # Checkpoint importer (tools/convert): the pickle parser alone, and the readers on whole files.
 convert_sources=(tools/convert/pickle.cpp tools/convert/pickle_globals.cpp tools/convert/source.cpp
                  tools/convert/source_dtype.cpp tools/convert/zip_reader.cpp tools/convert/torch_checkpoint.cpp
                  tools/convert/readers.cpp tools/convert/flax_source.cpp tools/checkpoint/flax/*.cpp
-                 runtime/src/safetensors_reader.cpp runtime/src/safetensors_writer.cpp
+                 runtime/src/safetensors_reader.cpp runtime/src/file_pages.cpp runtime/src/safetensors_writer.cpp
                  runtime/src/strict_json.cpp runtime/src/text/unicode.cpp)
 build_target fuzz_pickle tests/fuzz/fuzz_pickle.cpp "${convert_sources[@]}"
 run_target fuzz_pickle tests/fuzz/seeds/pickle

@@ -153,9 +153,12 @@ LR_API lr_status lr_session_options_set_isa(lr_session_options* options, const c
  * on every AVX2 machine. (Cross-machine identity is still not promised: FFTW, used by the
  * long DCTs, picks its own SIMD codelets per CPU.) */
 LR_API lr_status lr_session_options_set_deterministic(lr_session_options* options, int deterministic);
-/* When > 0: an input shape whose arena + kernel workspaces would exceed this many bytes
- * fails with LR_OUT_OF_MEMORY before anything is allocated; the session stays usable for
- * smaller shapes. 0 (default): no limit. */
+/* When > 0: an input shape whose arena + kernel workspaces + the weight copies its
+ * preparation makes (the cpu backend's prepacked GEMM weights; a copy already made for an
+ * earlier shape or another session of the model is shared and not counted again) would
+ * exceed this many bytes fails with LR_OUT_OF_MEMORY: the arena is not allocated, workspaces
+ * and copies are freed again, and the session stays usable for shapes that fit.
+ * 0 (default): no limit. */
 LR_API lr_status lr_session_options_set_memory_limit(lr_session_options* options, uint64_t bytes);
 /* 1: the caller provides the arena for intermediates on every run (lr_session_plan says
  * how many bytes; lr_session_run_with_arena). Host backends only (reference, cpu). */
@@ -177,6 +180,19 @@ LR_API lr_status lr_session_backend(const lr_session* session, const char** out_
  * bytes of caller arena a run of that shape needs (0 is possible). */
 LR_API lr_status lr_session_plan(lr_session* session, const char* const* input_names,
                                  const lr_tensor* const* inputs, size_t num_inputs, size_t* out_arena_bytes);
+
+/* What planning a shape costs (lr_session_plan_memory). The session's memory limit compares
+ * arena_bytes (0 with external_arena) + workspace_bytes + weight_copy_bytes to its bytes. */
+typedef struct lr_memory_need {
+  uint64_t arena_bytes;       /* intermediates: the caller's arena with external_arena */
+  uint64_t workspace_bytes;   /* kernel scratch the backend reserved for the shape */
+  uint64_t weight_copy_bytes; /* weight copies made planning it (cpu: prepacked GEMM weights;
+                                 0 when an earlier shape or session already made them) */
+} lr_memory_need;
+/* Plans these inputs like lr_session_plan and reports the memory it took. */
+LR_API lr_status lr_session_plan_memory(lr_session* session, const char* const* input_names,
+                                        const lr_tensor* const* inputs, size_t num_inputs,
+                                        lr_memory_need* out);
 
 /* Runs on named inputs (each once; every required model input present) and returns the
  * requested outputs by name: outputs[i] receives a new tensor for output_names[i], which

@@ -20,13 +20,15 @@ struct MemoryReport {
   int64_t arena_bytes = 0;          // the planned arena (intermediates)
   int64_t peak_live_bytes = 0;      // lower bound: max over nodes of bytes live at once
   int64_t weight_bytes_mapped = 0;  // weights used in place (mmap / caller memory)
-  int64_t weight_bytes_copied = 0;  // weights copied (dtype widening, misalignment, upload)
-  int64_t workspace_bytes = 0;      // kernel scratch reserved by the backend
-  int64_t input_bytes = 0;          // graph inputs (caller memory)
-  int64_t output_bytes = 0;         // graph outputs (caller memory)
-  int num_values = 0;               // values placed in the arena
-  int num_inplace = 0;              // outputs that reuse their input's buffer
-  int num_views = 0;                // outputs that are views of their input (no kernel)
+  // Weight copies the backend made preparing this plan (the cpu backend's prepacked GEMM
+  // weights; plans sharing an earlier plan's copy count 0 for it).
+  int64_t weight_bytes_copied = 0;
+  int64_t workspace_bytes = 0;  // kernel scratch reserved by the backend
+  int64_t input_bytes = 0;      // graph inputs (caller memory)
+  int64_t output_bytes = 0;     // graph outputs (caller memory)
+  int num_values = 0;           // values placed in the arena
+  int num_inplace = 0;          // outputs that reuse their input's buffer
+  int num_views = 0;            // outputs that are views of their input (no kernel)
   // Multi-line human-readable report (what `longrun-run --memory` prints).
   std::string to_string() const;
 };

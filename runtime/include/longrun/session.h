@@ -52,8 +52,11 @@ struct SessionOptions {
   // Host backends (reference, cpu): the caller provides the intermediates' arena on every
   // run (run(..., arena)); memory_report() says how many bytes a shape needs.
   bool external_arena = false;
-  // When > 0, an input shape whose arena + kernel workspaces would exceed this many bytes
-  // fails with out_of_memory (nothing is allocated for it; the session stays usable).
+  // When > 0, an input shape whose arena + kernel workspaces + the weight copies its
+  // preparation makes (the cpu backend's prepacked GEMM weights, shared with the session's
+  // and other sessions' earlier plans, which then count 0) would exceed this many bytes fails
+  // with out_of_memory: an arena over the limit is never allocated, workspaces and weight
+  // copies are freed again, and the session stays usable.
   int64_t memory_limit_bytes = 0;
 };
 

@@ -1,0 +1,149 @@
+// Weight memory: the cpu backend's prepacked GEMM weights are shared by every plan and
+// session (backends/cpu/gemm_weight_cache.h), counted in the memory report, and the
+// original file pages are let go once packed (longrun/file_pages.h).
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/gemm_weight_cache.h"
+#include "longrun/file_pages.h"
+#include "longrun/session.h"
+
+using namespace longrun;
+
+namespace {
+
+constexpr int64_t kIn = 32, kOut = 48;
+
+// y = x W^T + x for x [1, n, kIn], W [kOut, kIn] in `w`.
+GraphFactory linear_factory(std::shared_ptr<const std::vector<float>> w) {
+  return [w](std::span<const TensorDesc> descs) -> Result<Graph> {
+    GraphBuilder b;
+    const ValueId x = b.input("x", descs[0]);
+    const ValueId wt = b.weight("w", TensorDesc(DType::f32, {kOut, kIn}), w->data(), w);
+    b.output(b.matmul({x, wt}, {.trans_b = true}), "y");
+    return b.build();
+  };
+}
+
+std::vector<float> run(Session& s, int64_t n) {
+  std::vector<float> x(size_t(n * kIn));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i % 7) - 3) * 0.25f;
+  NamedTensorRef in{"x", TensorView{TensorDesc(DType::f32, {1, n, kIn}), x.data()}};
+  auto out = s.run({&in, 1});
+  REQUIRE_MESSAGE(out.ok(), out.status().to_string());
+  const Tensor& y = (*out)[0].tensor;
+  return std::vector<float>(y.data<float>(), y.data<float>() + y.desc().numel());
+}
+
+MemoryReport report(Session& s, int64_t n) {
+  const TensorDesc d(DType::f32, {1, n, kIn});
+  auto r = s.memory_report({&d, 1});
+  REQUIRE(r.ok());
+  return *r;
+}
+
+int64_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * int64_t(::sysconf(_SC_PAGESIZE));
+}
+
+}  // namespace
+
+TEST_CASE("cpu backend: plans and sessions share one packed copy of a weight") {
+  auto w = std::make_shared<std::vector<float>>(size_t(kOut * kIn));
+  for (size_t i = 0; i < w->size(); ++i) (*w)[i] = float(int(i % 11) - 5) / 8.0f;
+  const size_t before = cpu::gemm::packed_weight_entries();
+  {
+    auto a = Session::create(linear_factory(w), {"x"}, {.backend = "cpu", .threads = 1});
+    auto b = Session::create(linear_factory(w), {"x"}, {.backend = "cpu", .threads = 1});
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    const MemoryReport first = report(**a, 3);
+    CHECK(first.weight_bytes_copied >= kOut * kIn * int64_t(sizeof(float)));  // packed (panels may pad)
+    CHECK(first.workspace_bytes >= 0);
+    CHECK(cpu::gemm::packed_weight_entries() == before + 1);
+    // Another shape of the same session and a second session reuse the packed copy.
+    CHECK(report(**a, 5).weight_bytes_copied == 0);
+    CHECK(report(**b, 3).weight_bytes_copied == 0);
+    CHECK(cpu::gemm::packed_weight_entries() == before + 1);
+    const std::vector<float> ya = run(**a, 5), yb = run(**b, 5);
+    CHECK(std::memcmp(ya.data(), yb.data(), ya.size() * sizeof(float)) == 0);
+    for (int64_t o = 0; o < kOut; ++o) {  // row 1 against a double-precision dot product
+      double want = 0;
+      for (int64_t k = 0; k < kIn; ++k)
+        want += double(float(int((kIn + k) % 7) - 3) * 0.25f) * (*w)[size_t(o * kIn + k)];
+      CHECK(ya[size_t(kOut + o)] == doctest::Approx(want).epsilon(1e-6));
+    }
+  }
+  CHECK(cpu::gemm::packed_weight_entries() == before);  // released with the last plan
+}
+
+TEST_CASE("a memory limit counts the packed weight copies") {
+  auto w = std::make_shared<std::vector<float>>(size_t(kOut * kIn), 0.5f);
+  auto s = Session::create(linear_factory(w), {"x"},
+                           {.backend = "cpu", .threads = 1, .memory_limit_bytes = kOut * kIn * 2});
+  REQUIRE(s.ok());
+  std::vector<float> x(size_t(2 * kIn), 1.0f);
+  NamedTensorRef in{"x", TensorView{TensorDesc(DType::f32, {1, 2, kIn}), x.data()}};
+  for (int k = 0; k < 2; ++k) {  // refused each time; nothing is left behind
+    auto out = (*s)->run({&in, 1});
+    REQUIRE_FALSE(out.ok());
+    CHECK(out.status().code() == StatusCode::out_of_memory);
+    CHECK(out.status().message().find("weight copies") != std::string::npos);
+    CHECK((*s)->cached_plans() == 0);
+  }
+}
+
+TEST_CASE("release_file_pages drops a registered file mapping's pages and keeps its contents") {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("longrun_file_pages_" + std::to_string(::getpid())))
+          .string();
+  const size_t bytes = size_t(32) << 20;
+  {
+    std::vector<uint32_t> data(bytes / 4);
+    for (size_t i = 0; i < data.size(); ++i) data[i] = uint32_t(i * 2654435761u);
+    std::ofstream f(path, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(data.data()), std::streamsize(bytes));
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  REQUIRE(fd >= 0);
+  void* map = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  std::filesystem::remove(path);
+  REQUIRE(map != MAP_FAILED);
+  const auto* words = static_cast<const uint32_t*>(map);
+  auto checksum_ok = [&] {
+    for (size_t i = 0; i < bytes / 4; i += 1024)
+      if (words[i] != uint32_t(i * 2654435761u)) return false;
+    return true;
+  };
+
+  CHECK(release_file_pages(map, bytes) == 0);  // not registered: untouched
+  register_file_mapping(map, bytes);
+  REQUIRE(checksum_ok());  // every page resident
+  const int64_t resident = resident_bytes();
+  // An unaligned sub-range: only its whole pages go.
+  const size_t released = release_file_pages(static_cast<const char*>(map) + 100, bytes - 200);
+  CHECK(released == bytes - size_t(::sysconf(_SC_PAGESIZE)) * 2);
+  CHECK(resident - resident_bytes() >= int64_t(released) / 2);
+  CHECK(checksum_ok());                                                             // read back from the file
+  CHECK(release_file_pages(static_cast<const char*>(map) + bytes - 64, 128) == 0);  // past its end
+  unregister_file_mapping(map);
+  CHECK(release_file_pages(map, bytes) == 0);
+  ::munmap(map, bytes);
+
+  std::vector<float> heap(size_t(1) << 20, 3.0f);  // anonymous memory is never released
+  CHECK(release_file_pages(heap.data(), heap.size() * sizeof(float)) == 0);
+  CHECK(heap[12345] == 3.0f);
+}
