@@ -13,13 +13,13 @@ namespace {
 
 int64_t round16(int64_t n) { return (n + 15) / 16 * 16; }
 
-// The scratch a prepare step owns: `chunks` buffers of `per_chunk` floats. Runs of one
-// prepared graph are serialised by the caller, so a run may write it through the const
-// pointer it receives.
+// The scratch a prepare step requests: `chunks` buffers of `per_chunk` floats in the prepared
+// graph's shared scratch (host::request_scratch). Runs of one prepared graph are serialised
+// by the caller and nodes run one at a time, so a run may write it.
 struct AttentionScratch {
   int64_t chunks = 0;
   int64_t per_chunk = 0;
-  std::vector<float> data;
+  std::shared_ptr<const host::SharedScratch> data;
 };
 
 bool rank4_f32_rows(const TensorView& t) {
@@ -110,8 +110,7 @@ Result<std::shared_ptr<void>> make_attention_scratch(int64_t items, int64_t floa
   auto s = std::make_shared<AttentionScratch>();
   s->chunks = thread_pool_chunk_count(items, 1, pool != nullptr ? pool->num_threads() : 1);
   s->per_chunk = round16(floats);
-  s->data.assign(size_t(s->chunks * s->per_chunk), 0.0f);
-  host::note_workspace_bytes(int64_t(s->data.size() * sizeof(float)));
+  LR_ASSIGN_OR_RETURN(s->data, host::request_scratch(s->chunks * s->per_chunk * int64_t(sizeof(float))));
   return std::shared_ptr<void>(std::move(s));
 }
 
@@ -127,7 +126,7 @@ bool run_attention_items(const KernelArgs& args, const AttentionProblem& p, int6
   if (prepared != nullptr && prepared->chunks > 0 && prepared->per_chunk >= per_chunk) {
     chunks = std::min(chunks, prepared->chunks);
     per_chunk = prepared->per_chunk;
-    base = const_cast<float*>(prepared->data.data());
+    base = prepared->data->floats();
   } else {
     local.resize(size_t(chunks * per_chunk));
     base = local.data();

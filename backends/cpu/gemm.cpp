@@ -195,8 +195,10 @@ struct MatmulState {
   const void* weight = nullptr;  // the prepacked weight's data; null when B is packed per run
   TensorDesc b_desc;
   std::shared_ptr<const PackedWeight> packed_weight;  // shared with other plans (gemm_weight_cache.h)
-  AlignedFloats packed_b;                             // per-run B scratch when B is not a weight
-  AlignedFloats a_scratch;
+  // Run-time scratch (shared with the graph's other nodes): the packed B when B is not a
+  // weight (b_floats), then one A block per chunk from a_offset.
+  std::shared_ptr<const host::SharedScratch> scratch;
+  int64_t b_floats = 0, a_offset = 0;
   int64_t a_floats_per_chunk = 0;
   int64_t chunks = 1;
 };
@@ -275,6 +277,14 @@ void compute(const GemmIsaKernels& isa, const MatmulAttrs& at, const Problem& p,
   });
 }
 
+// Whether every node that reads value v is a matmul taking it as B (so packs it).
+bool only_packed_b(const Graph& graph, ValueId v) {
+  for (const Node& n : graph.nodes())
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      if (n.inputs[i] == v && (n.kind != OpKind::matmul || i != 1)) return false;
+  return true;
+}
+
 // What a packed weight's bytes depend on: the weight (address and desc), the ISA's packer
 // and panel width, and op(B)'s shape and strides.
 std::string weight_key(const GemmIsaKernels& isa, const Problem& p, const Value& b) {
@@ -326,10 +336,10 @@ Status matmul_run(const GemmIsaKernels& isa, const KernelArgs& args) {
   float* a_scratch = nullptr;
   const int64_t chunks = pool != nullptr ? thread_pool_chunk_count(p.batch * bl.tasks(), 1, threads) : 1;
   if (state != nullptr && state->a_floats_per_chunk >= a_floats && state->chunks >= chunks) {
-    a_scratch = state->a_scratch.data();
+    a_scratch = state->scratch->floats() + state->a_offset;
   } else if (state != nullptr && state->a_floats_per_chunk >= a_floats) {
     pool = nullptr;  // more chunks than prepared for: run serially (same results, see gemm.h)
-    a_scratch = state->a_scratch.data();
+    a_scratch = state->scratch->floats() + state->a_offset;
   } else {
     local_a = AlignedFloats(a_floats * chunks);
     a_scratch = local_a.data();
@@ -344,8 +354,8 @@ Status matmul_run(const GemmIsaKernels& isa, const KernelArgs& args) {
   float* b_scratch = nullptr;
   const bool all_b = p.b_batches * per_b * 4 <= kPackedBCap;
   const int64_t b_need = all_b ? p.b_batches * per_b : per_b;
-  if (state != nullptr && state->weight == nullptr && state->packed_b.size() >= b_need) {
-    b_scratch = state->packed_b.data();
+  if (state != nullptr && state->weight == nullptr && state->b_floats >= b_need) {
+    b_scratch = state->scratch->floats();
   } else {
     local_b = AlignedFloats(b_need);
     b_scratch = local_b.data();
@@ -382,7 +392,6 @@ Result<std::shared_ptr<void>> matmul_prepare(const GemmIsaKernels& isa, const Gr
   state->chunks =
       threads > 1 ? std::max<int64_t>(1, thread_pool_chunk_count(p.batch * bl.tasks(), 1, threads)) : 1;
   state->a_floats_per_chunk = a_block_floats(isa, p);
-  state->a_scratch = AlignedFloats(state->a_floats_per_chunk * state->chunks);
 
   const Value& b = graph.value(node.inputs[1]);
   state->b_desc = b.desc;
@@ -396,16 +405,21 @@ Result<std::shared_ptr<void>> matmul_prepare(const GemmIsaKernels& isa, const Gr
         &created);
     if (created) {
       host::note_weight_copy_bytes(floats * int64_t(sizeof(float)));
-      // The packed copy is what runs read: let the original's file pages go (no-op for
-      // memory that is not a registered file mapping).
-      release_file_pages(b.weight_data, size_t(b.desc.numel()) * dtype_size(b.desc.dtype()));
+      // When only GEMMs read the weight, runs read the packed copy alone: let the original's
+      // file pages go (a no-op for memory that is not a registered file mapping). A weight
+      // another op also reads (a tied embedding table) stays: its pages would come back.
+      if (only_packed_b(graph, node.inputs[1]))
+        release_file_pages(b.weight_data, size_t(b.desc.numel()) * dtype_size(b.desc.dtype()));
     }
     state->weight = b.weight_data;
   } else {
     const bool all_b = p.b_batches * per_b * 4 <= kPackedBCap;
-    state->packed_b = AlignedFloats(all_b ? p.b_batches * per_b : per_b);
+    state->b_floats = all_b ? p.b_batches * per_b : per_b;
   }
-  host::note_workspace_bytes((state->packed_b.size() + state->a_scratch.size()) * int64_t(sizeof(float)));
+  state->a_offset = round_up(state->b_floats, 16);  // A blocks start on a cache line
+  LR_ASSIGN_OR_RETURN(state->scratch,
+                      host::request_scratch((state->a_offset + state->a_floats_per_chunk * state->chunks) *
+                                            int64_t(sizeof(float))));
   return std::shared_ptr<void>(state);
 }
 

@@ -1,5 +1,9 @@
 #include "host/host_executor.h"
 
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -21,23 +25,54 @@ Status check_binding(const Value& value, const TensorView& view, const char* wha
   return {};
 }
 
-// The report of the preparation running on this thread (null outside host::prepare).
-thread_local MemoryReport* counting_report = nullptr;
+// The preparation running on this thread (null outside host::prepare): where kernels'
+// allocations are counted and their scratch requests collected.
+struct Preparing {
+  MemoryReport* report = nullptr;
+  std::shared_ptr<SharedScratch> scratch;
+  int64_t scratch_bytes = 0;  // the largest request so far
+};
+thread_local Preparing* preparing = nullptr;
 
-struct CountInto {
-  explicit CountInto(MemoryReport* r) { counting_report = r; }
-  ~CountInto() { counting_report = nullptr; }
-  CountInto(const CountInto&) = delete;
-  CountInto& operator=(const CountInto&) = delete;
+struct PreparingScope {
+  explicit PreparingScope(Preparing* p) { preparing = p; }
+  ~PreparingScope() { preparing = nullptr; }
+  PreparingScope(const PreparingScope&) = delete;
+  PreparingScope& operator=(const PreparingScope&) = delete;
 };
 
 }  // namespace
 
 void note_workspace_bytes(int64_t bytes) {
-  if (counting_report != nullptr) counting_report->workspace_bytes += bytes;
+  if (preparing != nullptr) preparing->report->workspace_bytes += bytes;
 }
 void note_weight_copy_bytes(int64_t bytes) {
-  if (counting_report != nullptr) counting_report->weight_bytes_copied += bytes;
+  if (preparing != nullptr) preparing->report->weight_bytes_copied += bytes;
+}
+
+// Mapped straight from the kernel, not from the heap: a plan's scratch has a size of its own
+// (it follows the input shape), and heap blocks of many sizes, freed as plans are evicted,
+// fragmented the heap (the soak test saw resident memory wander by > 1 MiB); a mapping goes
+// back whole, and pages a run never touches are never resident.
+Status SharedScratch::allocate(int64_t bytes) {
+  bytes_ = bytes;
+  if (bytes <= 0) return {};
+  void* p = ::mmap(nullptr, size_t(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    return out_of_memory("cannot map " + std::to_string(bytes) +
+                         " bytes of kernel scratch: " + std::strerror(errno));
+  data_ = std::shared_ptr<void>(p, [size = size_t(bytes)](void* q) { ::munmap(q, size); });
+  return {};
+}
+
+Result<std::shared_ptr<const SharedScratch>> request_scratch(int64_t bytes) {
+  if (preparing == nullptr) {
+    auto own = std::make_shared<SharedScratch>();
+    LR_RETURN_IF_ERROR(own->allocate(bytes));
+    return std::shared_ptr<const SharedScratch>(std::move(own));
+  }
+  preparing->scratch_bytes = std::max(preparing->scratch_bytes, bytes);
+  return std::shared_ptr<const SharedScratch>(preparing->scratch);
 }
 
 Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan, KernelPicker pick,
@@ -50,6 +85,8 @@ Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan, 
   const auto& nodes = graph.nodes();
   p->kernels.resize(nodes.size(), nullptr);
   p->node_state.resize(nodes.size());
+  p->scratch = std::make_shared<SharedScratch>();
+  Preparing counting{&p->report, p->scratch, 0};
   for (size_t n = 0; n < nodes.size(); ++n) {
     if (plan.skip_node[n]) continue;
     std::string why;
@@ -58,12 +95,14 @@ Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan, 
     if (!k) return unsupported(where + ": no kernel: " + why);
     p->kernels[n] = k.run;
     if (k.prepare) {
-      CountInto counting(&p->report);
+      PreparingScope scope(&counting);
       auto state = k.prepare(graph, nodes[n], pool);
       if (!state.ok()) return state.status().with_context(where);
       p->node_state[n] = std::move(state).value();
     }
   }
+  LR_RETURN_IF_ERROR(p->scratch->allocate(counting.scratch_bytes));
+  p->report.workspace_bytes += counting.scratch_bytes;
   const size_t bytes = size_t(plan.report.arena_bytes);
   if (bytes > 0 && !external_arena) {
     std::byte* a = static_cast<std::byte*>(::operator new[](bytes, std::align_val_t{64}, std::nothrow));

@@ -29,6 +29,8 @@ struct HostKernel {
 // Picks the kernel for a node; returns an empty HostKernel (and sets *why) when there is none.
 using KernelPicker = HostKernel (*)(const Node& node, const void* backend_state, std::string* why);
 
+class SharedScratch;
+
 class HostPrepared final : public Prepared {
  public:
   const MemoryReport& memory_report() const override { return report; }
@@ -38,6 +40,7 @@ class HostPrepared final : public Prepared {
   std::vector<KernelFn> kernels;                  // per node; nullptr for skipped (view) nodes
   std::vector<std::shared_ptr<void>> node_state;  // per node: the kernel's prepare result
   std::shared_ptr<std::byte> arena;               // null when the caller binds the arena (external_arena)
+  std::shared_ptr<SharedScratch> scratch;         // the nodes' shared run-time scratch (request_scratch)
   bool external_arena = false;
   MemoryReport report;
   // Scratch for execute (per-run pointers); the caller serialises runs of one Prepared.
@@ -59,6 +62,28 @@ Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan, 
 //   shared with an earlier preparation is not counted again).
 void note_workspace_bytes(int64_t bytes);
 void note_weight_copy_bytes(int64_t bytes);
+
+// Run-time scratch shared by the nodes of one prepared graph. Nodes run one at a time and
+// runs of a prepared graph are serialised, so one buffer at the largest request serves every
+// node: per-node buffers (a GEMM's packed activation B is up to 16 MiB) added up to hundreds
+// of MiB in a 6-layer model.
+class SharedScratch {
+ public:
+  // 64-byte aligned, at least the requesting node's bytes; valid while the prepared graph is.
+  float* floats() const { return static_cast<float*>(data_.get()); }
+  int64_t bytes() const { return bytes_; }
+  // Allocates `bytes` (once, by host::prepare or request_scratch).
+  Status allocate(int64_t bytes);
+
+ private:
+  std::shared_ptr<void> data_;
+  int64_t bytes_ = 0;
+};
+
+// A prepare step's request for `bytes` of run-time scratch. Inside host::prepare: the
+// prepared graph's shared buffer, allocated once every node is prepared at the largest
+// request and counted once as workspace; outside (direct kernel tests): a buffer of its own.
+Result<std::shared_ptr<const SharedScratch>> request_scratch(int64_t bytes);
 
 // Validates the bindings against the graph and runs every node in order on `pool`.
 Status execute(Prepared& prepared, const Bindings& bindings, RunHooks* hooks, ThreadPool* pool);

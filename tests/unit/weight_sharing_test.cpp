@@ -1,6 +1,7 @@
-// Weight memory: the cpu backend's prepacked GEMM weights are shared by every plan and
-// session (backends/cpu/gemm_weight_cache.h), counted in the memory report, and the
-// original file pages are let go once packed (longrun/file_pages.h).
+// Memory the cpu backend holds: prepacked GEMM weights shared by every plan and session
+// (backends/cpu/gemm_weight_cache.h) and counted in the memory report, the original file
+// pages let go once packed (longrun/file_pages.h), one run-time scratch per prepared graph
+// (host::request_scratch).
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -146,4 +147,55 @@ TEST_CASE("release_file_pages drops a registered file mapping's pages and keeps 
   std::vector<float> heap(size_t(1) << 20, 3.0f);  // anonymous memory is never released
   CHECK(release_file_pages(heap.data(), heap.size() * sizeof(float)) == 0);
   CHECK(heap[12345] == 3.0f);
+}
+
+TEST_CASE("cpu backend: the nodes of a prepared graph share one run-time scratch") {
+  // z <- z · b for `count` matmuls whose B is an activation (packed per run into scratch):
+  // the workspace is the largest node's, not the sum, and results are unchanged.
+  auto chain = [](int count) {
+    return [count](std::span<const TensorDesc> descs) -> Result<Graph> {
+      GraphBuilder b;
+      const ValueId x = b.input("x", descs[0]), m = b.input("m", descs[1]);
+      ValueId z = x;
+      for (int i = 0; i < count; ++i) z = b.matmul({z, m}, {.alpha = 0.5f});
+      b.output(z, "y");
+      return b.build();
+    };
+  };
+  const TensorDesc xd(DType::f32, {64, 96}), md(DType::f32, {96, 96});
+  const TensorDesc descs[] = {xd, md};
+  std::vector<float> x(size_t(xd.numel())), m(size_t(md.numel()));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i % 13) - 6) / 8.0f;
+  for (size_t i = 0; i < m.size(); ++i) m[i] = float(int(i % 7) - 3) / 16.0f;
+  int64_t workspace[2] = {};
+  std::vector<float> outputs[2];
+  for (int k = 0; k < 2; ++k) {
+    const int count = k == 0 ? 1 : 4;
+    auto s = Session::create(GraphFactory(chain(count)), {"x", "m"}, {.backend = "cpu", .threads = 2});
+    REQUIRE(s.ok());
+    auto r = (*s)->memory_report(descs);
+    REQUIRE(r.ok());
+    workspace[k] = r->workspace_bytes;
+    NamedTensorRef in[] = {{"x", TensorView{xd, x.data()}}, {"m", TensorView{md, m.data()}}};
+    auto out = (*s)->run(in);
+    REQUIRE(out.ok());
+    const Tensor& y = (*out)[0].tensor;
+    outputs[k].assign(y.data<float>(), y.data<float>() + y.desc().numel());
+  }
+  CHECK(workspace[0] > 0);
+  CHECK(workspace[1] == workspace[0]);
+  // The 4-matmul chain against a double-precision recomputation.
+  std::vector<double> z(x.begin(), x.end());
+  for (int i = 0; i < 4; ++i) {
+    std::vector<double> next(z.size(), 0.0);
+    for (int64_t r = 0; r < 64; ++r)
+      for (int64_t c = 0; c < 96; ++c) {
+        double acc = 0;
+        for (int64_t k = 0; k < 96; ++k) acc += z[size_t(r * 96 + k)] * m[size_t(k * 96 + c)];
+        next[size_t(r * 96 + c)] = 0.5 * acc;
+      }
+    z = next;
+  }
+  for (size_t i = 0; i < z.size(); ++i)
+    CHECK(outputs[1][i] == doctest::Approx(z[i]).epsilon(1e-5).scale(1e-3));
 }
