@@ -21,7 +21,7 @@ void ModelReporter::header(const std::string& title) {
       table_,
       "memory: arena = the planned arena, lb = the planner's lower bound (peak live bytes), ! when "
       "arena > %.1f x lb; RSS = the process's resident peak during the runs, bound = weights + arena "
-      "+ %d MiB, ! when RSS > bound\n",
+      "+ inputs/outputs + %d MiB, ! when RSS > bound\n",
       ModelRow::kArenaSlack, int(ModelRow::kMemorySlack >> 20));
   std::fprintf(table_, "%-24s %-14s %-14s %10s %9s %8s %8s %6s %8s %8s  %-20s %10s %6s\n", "model", "shape",
                "engine", "median ms", "tokens/s", "arena", "lb MiB", "ar/lb", "RSS MiB", "bound", "baseline",

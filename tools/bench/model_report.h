@@ -27,10 +27,12 @@ struct ModelRow {
   bool skipped = false;
   double tokens_per_s() const;
   // The budgets: peak memory <= weights + arena + kMemorySlack, and the arena within
-  // kArenaSlack x the planner's lower bound (peak_live_bytes).
+  // kArenaSlack x the planner's lower bound (peak_live_bytes). The run's inputs and outputs
+  // are the caller's buffers and are added to the bound: an encoder-decoder's logits
+  // [N, V] alone are 128 MiB at N = 4096, V = 8192.
   static constexpr int64_t kMemorySlack = int64_t(64) << 20;
   static constexpr double kArenaSlack = 1.2;
-  int64_t memory_bound_bytes() const { return weight_bytes + arena_bytes + kMemorySlack; }
+  int64_t memory_bound_bytes() const { return weight_bytes + arena_bytes + io_bytes + kMemorySlack; }
   bool memory_ok() const { return peak_rss_bytes >= 0 && peak_rss_bytes <= memory_bound_bytes(); }
   double arena_ratio() const {
     return peak_live_bytes > 0 ? double(arena_bytes) / double(peak_live_bytes) : 1.0;
