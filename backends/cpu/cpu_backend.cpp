@@ -65,8 +65,10 @@ class CpuBackend final : public Backend {
   bool supports(const Graph&, const Node& node, std::string* why) const override {
     return bool(pick_cpu(node, &state_, why));
   }
-  Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan) override {
-    return host::prepare(graph, plan, &pick_cpu, &state_, pool_.get(), external_arena_);
+  Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan,
+                                            const PrepareOptions& options) override {
+    return host::prepare(graph, plan, &pick_cpu, &state_, pool_.get(), external_arena_,
+                         options.memory_budget_bytes);
   }
   Status execute(Prepared& prepared, const Bindings& bindings, RunHooks* hooks) override {
     return host::execute(prepared, bindings, hooks, pool_.get());

@@ -40,10 +40,10 @@ using FloatBuffer = std::unique_ptr<float[], AlignedFree>;
 
 Result<FloatBuffer> alloc_floats(int64_t n) {
   if (n <= 0) return FloatBuffer();
+  LR_RETURN_IF_ERROR(host::reserve_workspace_bytes(n * int64_t(sizeof(float))));  // when preparing
   void* p = ::operator new[](size_t(n) * sizeof(float), std::align_val_t{64}, std::nothrow);
   if (p == nullptr)
     return out_of_memory("dct: cannot allocate " + std::to_string(n * 4) + " bytes of scratch");
-  host::note_workspace_bytes(n * int64_t(sizeof(float)));  // counted when preparing
   return FloatBuffer(static_cast<float*>(p));
 }
 

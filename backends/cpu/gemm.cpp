@@ -400,11 +400,13 @@ Result<std::shared_ptr<void>> matmul_prepare(const GemmIsaKernels& isa, const Gr
     p.b = static_cast<const char*>(b.weight_data);
     const int64_t floats = p.b_batches * per_b;
     bool created = false;
-    state->packed_weight = packed_weight(
-        weight_key(isa, p, b), floats, [&](float* dst) { pack_b(isa, p, b.desc, 0, p.b_batches, dst, pool); },
-        &created);
+    LR_ASSIGN_OR_RETURN(
+        state->packed_weight,
+        packed_weight(
+            weight_key(isa, p, b), floats,
+            [&] { return host::reserve_weight_copy_bytes(floats * int64_t(sizeof(float))); },
+            [&](float* dst) { pack_b(isa, p, b.desc, 0, p.b_batches, dst, pool); }, &created));
     if (created) {
-      host::note_weight_copy_bytes(floats * int64_t(sizeof(float)));
       // When only GEMMs read the weight, runs read the packed copy alone: let the original's
       // file pages go (a no-op for memory that is not a registered file mapping). A weight
       // another op also reads (a tied embedding table) stays: its pages would come back.

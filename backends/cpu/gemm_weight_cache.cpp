@@ -23,27 +23,30 @@ Cache& cache() {
 
 }  // namespace
 
-std::shared_ptr<const PackedWeight> packed_weight(const std::string& key, int64_t floats,
-                                                  const std::function<void(float* dst)>& pack,
-                                                  bool* created) {
+Result<std::shared_ptr<const PackedWeight>> packed_weight(const std::string& key, int64_t floats,
+                                                          const std::function<Status()>& reserve,
+                                                          const std::function<void(float* dst)>& pack,
+                                                          bool* created) {
   Cache& c = cache();
   *created = false;
   {
     std::lock_guard<std::mutex> lock(c.mutex);
     auto it = c.entries.find(key);
     if (it != c.entries.end())
-      if (auto live = it->second.lock()) return live;
+      if (auto live = it->second.lock()) return std::shared_ptr<const PackedWeight>(std::move(live));
   }
+  LR_RETURN_IF_ERROR(reserve());
   auto fresh = std::make_shared<PackedWeight>();
   fresh->floats = AlignedFloats(floats);
   pack(fresh->floats.data());
   std::lock_guard<std::mutex> lock(c.mutex);
   c.drop_expired();
   auto& slot = c.entries[key];
-  if (auto live = slot.lock()) return live;  // another thread packed it meanwhile
+  if (auto live = slot.lock())
+    return std::shared_ptr<const PackedWeight>(std::move(live));  // packed meanwhile
   slot = fresh;
   *created = true;
-  return fresh;
+  return std::shared_ptr<const PackedWeight>(std::move(fresh));
 }
 
 size_t packed_weight_entries() {

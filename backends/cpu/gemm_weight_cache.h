@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "longrun/status.h"
+
 namespace longrun::cpu::gemm {
 
 // A float buffer aligned to a cache line.
@@ -39,11 +41,14 @@ struct PackedWeight {
   AlignedFloats floats;
 };
 
-// Returns the packed weight for `key`, calling pack(dst) into a new buffer of `floats` floats
-// when no live entry exists (outside the cache's lock; concurrent misses of one key may both
-// pack, one result is kept). *created tells whether this call packed.
-std::shared_ptr<const PackedWeight> packed_weight(const std::string& key, int64_t floats,
-                                                  const std::function<void(float* dst)>& pack, bool* created);
+// Returns the packed weight for `key`. When no live entry exists: reserve() (which may refuse,
+// e.g. a memory budget), then pack(dst) into a new buffer of `floats` floats, outside the
+// cache's lock (concurrent misses of one key may both pack; one result is kept). *created
+// tells whether this call packed.
+Result<std::shared_ptr<const PackedWeight>> packed_weight(const std::string& key, int64_t floats,
+                                                          const std::function<Status()>& reserve,
+                                                          const std::function<void(float* dst)>& pack,
+                                                          bool* created);
 
 // Live entries (tests).
 size_t packed_weight_entries();

@@ -172,8 +172,9 @@ Result<std::shared_ptr<void>> cpu_topk_prepare(const Graph& graph, const Node& n
     const auto& a = std::get<TopkMaskAttrs>(node.attrs);
     state->plan = plan_topk(x, a.axis, a.k, true, pool);
   }
+  LR_RETURN_IF_ERROR(host::reserve_workspace_bytes(state->plan.chunks *
+                                                   int64_t(scratch_words(state->plan) * sizeof(uint64_t))));
   state->scratch.assign(size_t(state->plan.chunks), std::vector<uint64_t>(scratch_words(state->plan)));
-  host::note_workspace_bytes(state->plan.chunks * int64_t(scratch_words(state->plan) * sizeof(uint64_t)));
   return std::shared_ptr<void>(state);
 }
 

@@ -31,6 +31,22 @@ struct Preparing {
   MemoryReport* report = nullptr;
   std::shared_ptr<SharedScratch> scratch;
   int64_t scratch_bytes = 0;  // the largest request so far
+  int64_t budget = -1;        // bytes; < 0: none
+  int64_t arena = 0;          // counted against the budget (0 with an external arena)
+
+  int64_t used() const {
+    return arena + report->workspace_bytes + report->weight_bytes_copied + scratch_bytes;
+  }
+  // out_of_memory when `extra` more bytes (of `what`) would pass the budget.
+  Status check(int64_t extra, const char* what) const {
+    if (budget < 0 || used() + extra <= budget) return {};
+    return out_of_memory(std::string(what) + " of " + std::to_string(extra) + " bytes would take arena " +
+                         std::to_string(arena) + " + workspaces " +
+                         std::to_string(report->workspace_bytes + scratch_bytes) + " + weight copies " +
+                         std::to_string(report->weight_bytes_copied) + " to " +
+                         std::to_string(used() + extra) + " bytes, over the memory budget of " +
+                         std::to_string(budget) + " bytes");
+  }
 };
 thread_local Preparing* preparing = nullptr;
 
@@ -43,11 +59,17 @@ struct PreparingScope {
 
 }  // namespace
 
-void note_workspace_bytes(int64_t bytes) {
-  if (preparing != nullptr) preparing->report->workspace_bytes += bytes;
+Status reserve_workspace_bytes(int64_t bytes) {
+  if (preparing == nullptr) return {};
+  LR_RETURN_IF_ERROR(preparing->check(bytes, "a workspace"));
+  preparing->report->workspace_bytes += bytes;
+  return {};
 }
-void note_weight_copy_bytes(int64_t bytes) {
-  if (preparing != nullptr) preparing->report->weight_bytes_copied += bytes;
+Status reserve_weight_copy_bytes(int64_t bytes) {
+  if (preparing == nullptr) return {};
+  LR_RETURN_IF_ERROR(preparing->check(bytes, "a weight copy"));
+  preparing->report->weight_bytes_copied += bytes;
+  return {};
 }
 
 // Mapped straight from the kernel, not from the heap: a plan's scratch has a size of its own
@@ -71,12 +93,16 @@ Result<std::shared_ptr<const SharedScratch>> request_scratch(int64_t bytes) {
     LR_RETURN_IF_ERROR(own->allocate(bytes));
     return std::shared_ptr<const SharedScratch>(std::move(own));
   }
-  preparing->scratch_bytes = std::max(preparing->scratch_bytes, bytes);
+  if (bytes > preparing->scratch_bytes) {
+    LR_RETURN_IF_ERROR(preparing->check(bytes - preparing->scratch_bytes, "kernel scratch"));
+    preparing->scratch_bytes = bytes;
+  }
   return std::shared_ptr<const SharedScratch>(preparing->scratch);
 }
 
 Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan, KernelPicker pick,
-                                          const void* backend_state, ThreadPool* pool, bool external_arena) {
+                                          const void* backend_state, ThreadPool* pool, bool external_arena,
+                                          int64_t memory_budget_bytes) {
   auto p = std::make_unique<HostPrepared>();
   p->external_arena = external_arena;
   p->graph = &graph;
@@ -86,7 +112,11 @@ Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan, 
   p->kernels.resize(nodes.size(), nullptr);
   p->node_state.resize(nodes.size());
   p->scratch = std::make_shared<SharedScratch>();
-  Preparing counting{&p->report, p->scratch, 0};
+  Preparing counting{&p->report, p->scratch, 0, memory_budget_bytes, 0};
+  // Budget order: the arena first (allocated last, but planned already), then each node's
+  // reservations as its prepare step makes them, then the shared scratch.
+  LR_RETURN_IF_ERROR(counting.check(external_arena ? 0 : plan.report.arena_bytes, "the arena"));
+  counting.arena = external_arena ? 0 : plan.report.arena_bytes;
   for (size_t n = 0; n < nodes.size(); ++n) {
     if (plan.skip_node[n]) continue;
     std::string why;

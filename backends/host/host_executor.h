@@ -49,19 +49,23 @@ class HostPrepared final : public Prepared {
 };
 
 // Allocates the arena (64-byte aligned, zero-filled once; not when external_arena: then
-// every execute binds one), picks every node's kernel and runs the kernels' prepare steps.
+// every execute binds one), picks every node's kernel, runs the kernels' prepare steps and
+// allocates their shared scratch. With memory_budget_bytes >= 0 (PrepareOptions) nothing is
+// allocated past the budget: the arena, each reservation below and the scratch are checked
+// before they are allocated, and the first that would not fit fails with out_of_memory.
 Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan, KernelPicker pick,
                                           const void* backend_state, ThreadPool* pool,
-                                          bool external_arena = false);
+                                          bool external_arena = false, int64_t memory_budget_bytes = -1);
 
-// Memory a kernel's prepare step allocates, counted into the prepared graph's MemoryReport
-// (and so into a session's memory limit): kernels call these from their prepare step; they
-// do nothing outside host::prepare (direct kernel tests).
-//   workspace: per-node scratch (blocks, plans, per-run packing buffers);
-//   weight copy: a copy of a weight this preparation made (prepacked GEMM weights; a copy
+// Memory a kernel's prepare step is about to allocate, reserved before it allocates:
+// counted into the prepared graph's MemoryReport and checked against its memory budget
+// (out_of_memory naming the node when it would not fit). Outside host::prepare (direct
+// kernel tests) they allow anything.
+//   workspace: per-node state that is not shared scratch (FFT tables, selection scratch);
+//   weight copy: a copy of a weight this preparation makes (prepacked GEMM weights; a copy
 //   shared with an earlier preparation is not counted again).
-void note_workspace_bytes(int64_t bytes);
-void note_weight_copy_bytes(int64_t bytes);
+Status reserve_workspace_bytes(int64_t bytes);
+Status reserve_weight_copy_bytes(int64_t bytes);
 
 // Run-time scratch shared by the nodes of one prepared graph. Nodes run one at a time and
 // runs of a prepared graph are serialised, so one buffer at the largest request serves every

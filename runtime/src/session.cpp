@@ -92,20 +92,36 @@ struct Session::Impl {
     if (cache.size() >= std::max<size_t>(1, options.plan_cache_capacity)) cache.pop_back();
     cache.push_front(std::move(entry));
     CachedPlan& e = cache.front();
-    auto fail = [this](Status s) {
-      cache.pop_front();
-      return s;
-    };
+    // The entry is only kept once prepared: a failure, or an exception (std::bad_alloc from
+    // a kernel's prepare step), removes it, so no later lookup finds it half made.
+    struct Unless {
+      std::list<CachedPlan>* cache;
+      bool kept = false;
+      ~Unless() {
+        if (!kept) cache->pop_front();
+      }
+    } drop{&cache};
     auto plan = plan_memory(e.graph, options.planner);
-    if (!plan.ok()) return fail(plan.status());
+    if (!plan.ok()) return plan.status();
     e.plan = std::move(plan).value();
-    // The limit is checked before the backend allocates the arena, and again with the
-    // kernel workspaces the backend reserved.
-    if (Status st = check_memory_limit(e.plan.report, descs); !st.ok()) return fail(st);
-    auto prepared = backend->prepare(e.graph, e.plan);
-    if (!prepared.ok()) return fail(prepared.status().with_context(std::string(backend->name())));
+    // The limit is checked on the plan's arena first, then enforced by the backend as its
+    // preparation reserves workspaces and weight copies (nothing past it is allocated), and
+    // checked once more on the final report.
+    if (Status st = check_memory_limit(e.plan.report, descs); !st.ok()) return st;
+    PrepareOptions prepare_options;
+    if (options.memory_limit_bytes > 0) prepare_options.memory_budget_bytes = options.memory_limit_bytes;
+    auto prepared = backend->prepare(e.graph, e.plan, prepare_options);
+    if (!prepared.ok()) {
+      if (prepared.status().code() == StatusCode::out_of_memory && options.memory_limit_bytes > 0)
+        return out_of_memory(
+                   "inputs (" + shape_text(descs) + ") would go over the session's memory limit of " +
+                   std::to_string(options.memory_limit_bytes) + " bytes: " + prepared.status().message())
+            .with_context(std::string(backend->name()));
+      return prepared.status().with_context(std::string(backend->name()));
+    }
     e.prepared = std::move(prepared).value();
-    if (Status st = check_memory_limit(e.prepared->memory_report(), descs); !st.ok()) return fail(st);
+    if (Status st = check_memory_limit(e.prepared->memory_report(), descs); !st.ok()) return st;
+    drop.kept = true;
     if (options.log) {
       const MemoryReport& r = e.prepared->memory_report();
       options.log(LogLevel::info, "planned a new input shape: arena " + std::to_string(r.arena_bytes) +

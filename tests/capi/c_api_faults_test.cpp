@@ -100,7 +100,7 @@ TEST_CASE("faults: weight copies over the memory limit fail cleanly; shared copi
     run_logits(limited.get(), ids.get(), &st);
     CHECK(st == LR_OUT_OF_MEMORY);
     const std::string e = lr_last_error();
-    CHECK(e.find("weight copies " + std::to_string(need.weight_copy_bytes)) != std::string::npos);
+    CHECK(e.find("a weight copy of ") != std::string::npos);  // refused before it was allocated
     CHECK(e.find("over the session's memory limit of " + std::to_string(limit) + " bytes") !=
           std::string::npos);
   }

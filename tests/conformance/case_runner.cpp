@@ -132,7 +132,7 @@ std::string prepare_case(Backend& backend, const OpCase& c, Mode mode, PreparedC
       return "backend '" + std::string(backend.name()) + "' does not support node '" + node.name +
              "': " + why;
   }
-  Result<std::unique_ptr<Prepared>> prepared = backend.prepare(graph, plan.value());
+  Result<std::unique_ptr<Prepared>> prepared = backend.prepare(graph, plan.value(), {});
   if (!prepared.ok()) return "prepare failed: " + prepared.status().to_string();
   out->prepared = std::move(prepared).value();
   out->in_views.clear();

@@ -72,8 +72,8 @@ class Saboteur final : public Backend {
   bool supports(const Graph& g, const Node& n, std::string* why) const override {
     return inner_.supports(g, n, why);
   }
-  Result<std::unique_ptr<Prepared>> prepare(const Graph& g, const Plan& p) override {
-    return inner_.prepare(g, p);
+  Result<std::unique_ptr<Prepared>> prepare(const Graph& g, const Plan& p, const PrepareOptions& o) override {
+    return inner_.prepare(g, p, o);
   }
   Status execute(Prepared& p, const Bindings& b, RunHooks* h) override {
     if (kind_ == Kind::ignore_errors) {

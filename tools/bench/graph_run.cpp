@@ -55,7 +55,7 @@ Result<std::unique_ptr<GraphRun>> GraphRun::create(const Graph& graph, std::span
                          node.name + "': " + why);
   }
   LR_ASSIGN_OR_RETURN(const Plan plan, plan_memory(g));
-  LR_ASSIGN_OR_RETURN(r->prepared_, r->backend_->prepare(g, plan));
+  LR_ASSIGN_OR_RETURN(r->prepared_, r->backend_->prepare(g, plan, {}));
   r->memory_ = plan.report;
   r->inputs_.assign(inputs.begin(), inputs.end());
   try {

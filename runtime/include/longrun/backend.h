@@ -59,6 +59,14 @@ struct BackendOptions {
   bool deterministic = false;
 };
 
+// Limits on one preparation.
+struct PrepareOptions {
+  // >= 0: the arena (unless the caller binds it), kernel workspaces and weight copies the
+  // preparation makes may add up to at most this many bytes; a preparation that would need
+  // more allocates nothing past the budget and fails with out_of_memory. < 0: no budget.
+  int64_t memory_budget_bytes = -1;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -66,7 +74,8 @@ class Backend {
   // Whether the backend has a kernel for this node (dtype and attrs included). When not,
   // *why names the reason.
   virtual bool supports(const Graph& graph, const Node& node, std::string* why) const = 0;
-  virtual Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan) = 0;
+  virtual Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan,
+                                                    const PrepareOptions& options) = 0;
   virtual Status execute(Prepared& prepared, const Bindings& bindings, RunHooks* hooks) = 0;
   virtual Status synchronize() = 0;
   // One line for logs: "cpu (avx512, 2 threads)".
