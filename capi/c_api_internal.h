@@ -73,6 +73,10 @@ namespace longrun::capi {
 // Sets the calling thread's last error and returns its code.
 lr_status fail(const Status& status);
 lr_status fail(lr_status code, const std::string& message);
+// Never throws: the message "<function>: <what><detail>" is built under a catch-all (out of
+// memory leaves the last error empty), the code is returned either way.
+lr_status fail_noexcept(lr_status code, const char* function, const char* what,
+                        const char* detail = "") noexcept;
 // Runs `body` (returning lr_status) with a catch-all: std::bad_alloc -> LR_OUT_OF_MEMORY,
 // anything else -> LR_INTERNAL, each with a message naming the function.
 template <typename Fn>
@@ -80,11 +84,11 @@ lr_status guarded(const char* function, Fn&& body) noexcept {
   try {
     return body();
   } catch (const std::bad_alloc&) {
-    return fail(LR_OUT_OF_MEMORY, std::string(function) + ": out of memory");
+    return fail_noexcept(LR_OUT_OF_MEMORY, function, "out of memory");
   } catch (const std::exception& e) {
-    return fail(LR_INTERNAL, std::string(function) + ": unexpected exception: " + e.what());
+    return fail_noexcept(LR_INTERNAL, function, "unexpected exception: ", e.what());
   } catch (...) {
-    return fail(LR_INTERNAL, std::string(function) + ": unexpected exception");
+    return fail_noexcept(LR_INTERNAL, function, "unexpected exception");
   }
 }
 // invalid_argument "<function>: <what> is NULL" when p is null.

@@ -27,6 +27,15 @@ lr_status fail(lr_status code, const std::string& message) {
   return fail(Status(static_cast<StatusCode>(int(code)), message));
 }
 
+lr_status fail_noexcept(lr_status code, const char* function, const char* what, const char* detail) noexcept {
+  try {
+    return fail(code, std::string(function) + ": " + what + detail);
+  } catch (...) {
+    t_last_error.clear();  // clearing frees nothing and cannot throw
+    return code;
+  }
+}
+
 }  // namespace longrun::capi
 
 extern "C" {

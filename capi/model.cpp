@@ -103,7 +103,8 @@ lr_status lr_model_num_inputs(const lr_model* model, size_t* out_count) {
 }
 
 lr_status lr_model_input_name(const lr_model* model, size_t index, const char** out_name) {
-  if (model == nullptr) return fail(LR_INVALID_ARGUMENT, "lr_model_input_name: model is NULL");
+  if (model == nullptr)
+    return longrun::capi::fail_noexcept(LR_INVALID_ARGUMENT, "lr_model_input_name", "model is NULL");
   return name_at("lr_model_input_name", &model->input_names, index, out_name);
 }
 
@@ -117,7 +118,8 @@ lr_status lr_model_num_outputs(const lr_model* model, size_t* out_count) {
 }
 
 lr_status lr_model_output_name(const lr_model* model, size_t index, const char** out_name) {
-  if (model == nullptr) return fail(LR_INVALID_ARGUMENT, "lr_model_output_name: model is NULL");
+  if (model == nullptr)
+    return longrun::capi::fail_noexcept(LR_INVALID_ARGUMENT, "lr_model_output_name", "model is NULL");
   return name_at("lr_model_output_name", &model->output_names, index, out_name);
 }
 

@@ -41,9 +41,9 @@ lr_status lr_session_options_set_backend(lr_session_options* options, const char
 
 lr_status lr_session_options_set_threads(lr_session_options* options, int threads) {
   return with_options("lr_session_options_set_threads", options, [&](lr_session_options& o) {
-    if (threads < 0 || threads > 4096)
+    if (threads < 0 || threads > 1024)  // the thread pool's limit
       return fail(LR_INVALID_ARGUMENT,
-                  "lr_session_options_set_threads: expected 0..4096, found " + std::to_string(threads));
+                  "lr_session_options_set_threads: expected 0..1024, found " + std::to_string(threads));
     o.session.threads = threads;
     return LR_OK;
   });

@@ -71,7 +71,7 @@ const char* lr_system_info(void) {
                                    longrun::capi::build_info() + longrun::capi::cpu_info() +
                                    longrun::capi::backend_info();
   } catch (...) {
-    longrun::capi::t_system_info = "longrun " LONGRUN_VERSION " (system info unavailable: out of memory)\n";
+    return "longrun " LONGRUN_VERSION " (system info unavailable: out of memory)\n";  // no allocation
   }
   return longrun::capi::t_system_info.c_str();
 }

@@ -153,7 +153,8 @@ TEST_CASE("C API errors: wrong dtype, rank, vocabulary, length; unknown names; b
 
   OptionsPtr opts = make_options("cpu", 1);
   CHECK(lr_session_options_set_threads(opts.get(), -1) == LR_INVALID_ARGUMENT);
-  CHECK(error_mentions("expected 0..4096, found -1"));
+  CHECK(error_mentions("expected 0..1024, found -1"));
+  CHECK(lr_session_options_set_threads(opts.get(), 1025) == LR_INVALID_ARGUMENT);
   CHECK(lr_session_options_set_memory_limit(opts.get(), ~uint64_t(0)) == LR_OUT_OF_RANGE);
   REQUIRE(lr_session_options_set_backend(opts.get(), "gpu9000") == LR_OK);
   lr_session* s = nullptr;

@@ -43,4 +43,5 @@ human() { numfmt --to=iec-i --suffix=B "$1"; }
 full=$(stat -c %s "$build/liblongrun.a")
 part=$(stat -c %s "$sub/liblongrun.a")
 echo "liblongrun.a: all ops $(human "$full"), bert ops only $(human "$part") ($((100 * part / full))%)"
-bash "$src/tools/dev/size_report.sh" "$sub"
+# Also kept in the build dir: tools/dev/test.sh prints it as CI's CPU-only size report.
+bash "$src/tools/dev/size_report.sh" "$sub" | tee "$sub/size_report.txt"

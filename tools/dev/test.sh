@@ -42,3 +42,8 @@ fi
 
 echo "== Size report =="
 tools/dev/size_report.sh build/ci
+# The CPU-only library (CUDA off) with the ops a BERT model needs, built by packaging.op_subset.
+if [[ -f build/ci_op_subset/size_report.txt ]]; then
+  echo "== Size report, CPU only (LONGRUN_CUDA=OFF, bert ops; from packaging.op_subset) =="
+  cat build/ci_op_subset/size_report.txt
+fi

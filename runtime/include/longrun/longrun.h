@@ -127,7 +127,7 @@ LR_API lr_status lr_session_options_create(lr_session_options** out_options);
 LR_API void lr_session_options_free(lr_session_options* options);
 /* "cpu" (default), "reference" or "cuda". */
 LR_API lr_status lr_session_options_set_backend(lr_session_options* options, const char* backend);
-/* Worker threads of the cpu backend: 1 (default) .. 4096, or 0 = all hardware threads the
+/* Worker threads of the cpu backend: 1 (default) .. 1024, or 0 = all hardware threads the
  * process may use (oneTBB's default concurrency, which honours the process's CPU affinity
  * mask and cgroup limits), or with an affinity list, one thread per listed CPU. */
 LR_API lr_status lr_session_options_set_threads(lr_session_options* options, int threads);
