@@ -20,9 +20,7 @@ Result<std::unique_ptr<Backend>> create_cuda_backend(const BackendOptions& optio
   if (options.device < 0 || options.device >= p.device_count)
     return invalid_argument("cuda backend: device " + std::to_string(options.device) + " does not exist (" +
                             std::to_string(p.device_count) + " present)");
-  return unsupported("cuda backend: built and a device is present (" + p.name + ", sm_" +
-                     std::to_string(p.sm_major) + std::to_string(p.sm_minor) +
-                     "), but its kernels are not implemented yet");
+  return unsupported("cuda backend: built, " + cuda::describe(p) + "; its kernels are not implemented yet");
 #else
   (void)options;
   return unsupported("cuda backend: not built (no CUDA compiler was found when longrun was configured)");

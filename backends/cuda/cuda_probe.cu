@@ -2,6 +2,8 @@
 // an error code that becomes a one-line reason, never a crash.
 #include <cuda_runtime_api.h>
 
+#include <cstdio>
+
 #include "cuda/cuda_probe.h"
 
 namespace longrun::cuda {
@@ -16,15 +18,33 @@ DeviceProbe probe_devices() {
     return p;
   }
   p.device_count = n;
-  if (n > 0) {
+  for (int d = 0; d < n; ++d) {
+    DeviceInfo info;
     cudaDeviceProp prop{};
-    if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) {
-      p.name = prop.name;
-      p.sm_major = prop.major;
-      p.sm_minor = prop.minor;
+    if (cudaGetDeviceProperties(&prop, d) == cudaSuccess) {
+      info.name = prop.name;
+      info.sm_major = prop.major;
+      info.sm_minor = prop.minor;
+      info.memory_bytes = int64_t(prop.totalGlobalMem);
+    } else {
+      info.name = "(properties unavailable)";
+      (void)cudaGetLastError();
     }
+    p.devices.push_back(info);
   }
   return p;
+}
+
+std::string describe(const DeviceProbe& p) {
+  std::string s = std::to_string(p.device_count) + (p.device_count == 1 ? " device:" : " devices:");
+  for (size_t d = 0; d < p.devices.size(); ++d) {
+    const DeviceInfo& i = p.devices[d];
+    char mem[32];
+    std::snprintf(mem, sizeof mem, "%.1f GiB", double(i.memory_bytes) / double(int64_t(1) << 30));
+    s += (d == 0 ? " " : ", ") + std::to_string(d) + " " + i.name + " (sm_" + std::to_string(i.sm_major) +
+         std::to_string(i.sm_minor) + ", " + mem + ")";
+  }
+  return s;
 }
 
 }  // namespace longrun::cuda
