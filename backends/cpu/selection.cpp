@@ -7,6 +7,10 @@
 #include <limits>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace longrun::cpu {
 namespace {
 
@@ -42,8 +46,73 @@ TopkPlan plan_topk(const TensorDesc& x, int axis_attr, int64_t k_attr, bool clam
 }
 
 // Scratch words (u64) for one chunk: keys and candidates (n u32 each), the histogram
-// (2048 u32) and the selected pairs (k u64).
-size_t scratch_words(const TopkPlan& p) { return size_t(p.n + 1024 + p.k); }
+// (2048 u32) and the selected pairs (up to n u64: the sampled route keeps every candidate).
+size_t scratch_words(const TopkPlan& p) { return size_t(p.n + 1024 + std::max(p.k, p.n)); }
+
+// Rows at least this long take the sampled route for topk_indices (below it the radix
+// select's fixed costs are small anyway).
+constexpr int64_t kSampleFrom = 512;
+constexpr int64_t kSamples = 256;
+
+// (key, index) as one u64 whose descending order is the op's: larger value first, then the
+// lower index.
+inline uint64_t composite(uint32_t key, int64_t j) {
+  return uint64_t(key) << 32 | (0xffffffffu - uint32_t(j));
+}
+
+// The float whose key is `key` (order_key's inverse on non-NaN keys).
+inline float key_value(uint32_t key) {
+  const uint32_t u = key & 0x80000000u ? key ^ 0x80000000u : ~key;
+  float v;
+  std::memcpy(&v, &u, 4);
+  return v;
+}
+
+// Bit b set when !(x[b * stride] < tf) (x >= tf or NaN), for b < len <= 64: a mask first,
+// then only the few hits are visited. SSE2 (the x86-64 baseline) compares 4 values at a time
+// on contiguous rows.
+inline uint64_t reaching(const float* x, int64_t stride, int64_t len, float tf) {
+  uint64_t bits = 0;
+  int64_t b = 0;
+#if defined(__SSE2__)
+  if (stride == 1) {
+    const __m128 t = _mm_set1_ps(tf);
+    for (; b + 4 <= len; b += 4)
+      bits |= uint64_t(_mm_movemask_ps(_mm_cmpnlt_ps(_mm_loadu_ps(x + b), t))) << b;
+  }
+#endif
+  for (; b < len; ++b) bits |= uint64_t(!(x[b * stride] < tf)) << b;
+  return bits;
+}
+
+// The sampled route for one row of topk_indices: a threshold key t from kSamples evenly
+// spaced keys (the sample's rank ~1.25 k s / n + 8 largest, so about 1.25 k + a few of the
+// row are >= t), then one pass keeping the (key, index) pairs with key >= t, then an exact
+// selection of the k largest pairs among those and a sort of the k. Exact for any data:
+// when fewer than k keys reach t (an unlucky sample) it returns false and the caller takes
+// the radix route.
+bool sampled_topk(const float* row, int64_t stride, int64_t n, int64_t k, uint64_t* pairs, uint32_t* sample) {
+  const int64_t step = n / kSamples;
+  for (int64_t s = 0; s < kSamples; ++s) sample[s] = order_key(row[s * step * stride]);
+  const int64_t rank = std::min<int64_t>(kSamples - 1, (k * kSamples * 5) / (n * 4) + 8);
+  std::nth_element(sample, sample + rank, sample + kSamples, std::greater<uint32_t>());
+  const uint32_t t = sample[rank];
+  // key >= t as a float compare: !(v < tf) also holds for NaN (the largest keys); -0 and +0
+  // compare equal as their keys do. A NaN threshold (t = the NaN key) keeps everything.
+  const float tf = t == 0xffffffffu ? std::numeric_limits<float>::quiet_NaN() : key_value(t);
+  int64_t c = 0;
+  for (int64_t j0 = 0; j0 < n; j0 += 64) {
+    const uint64_t bits0 = reaching(row + j0 * stride, stride, std::min<int64_t>(64, n - j0), tf);
+    for (uint64_t bits = bits0; bits != 0; bits &= bits - 1) {
+      const int64_t j = j0 + __builtin_ctzll(bits);
+      pairs[c++] = composite(order_key(row[j * stride]), j);
+    }
+  }
+  if (c < k) return false;
+  if (c > k) std::nth_element(pairs, pairs + (k - 1), pairs + c, std::greater<uint64_t>());
+  std::sort(pairs, pairs + k, std::greater<uint64_t>());
+  return true;
+}
 
 struct TopkState {
   TopkPlan plan;
@@ -119,6 +188,14 @@ Status run_topk(const KernelArgs& args) {
     for (int64_t l = l0; l < l1; ++l) {
       const int64_t o = l / p.inner, i = l % p.inner;
       const float* row = px + o * p.n * p.inner + i;
+      if constexpr (Indices) {
+        // The sample lives in the candidate buffer, unused on this route.
+        if (p.n >= kSampleFrom && p.k < p.n && sampled_topk(row, p.inner, p.n, p.k, sel, cand)) {
+          int32_t* out = y.ptr<int32_t>() + o * p.k * p.inner + i;
+          for (int64_t r = 0; r < p.k; ++r) out[r * p.inner] = int32_t(0xffffffffu - uint32_t(sel[r]));
+          continue;
+        }
+      }
       for (int64_t j = 0; j < p.n; ++j) keys[j] = order_key(row[j * p.inner]);
       int64_t need = 0;
       const uint32_t t = p.k < p.n ? select_kth(keys, p.n, p.k, cand, hist, &need) : 0u;
@@ -126,8 +203,7 @@ Status run_topk(const KernelArgs& args) {
       if constexpr (Indices) {
         int64_t c = 0;
         for (int64_t j = 0; j < p.n; ++j)
-          if (keys[j] > t || (keys[j] == t && need-- > 0))
-            sel[c++] = uint64_t(keys[j]) << 32 | (0xffffffffu - uint32_t(j));
+          if (keys[j] > t || (keys[j] == t && need-- > 0)) sel[c++] = composite(keys[j], j);
         // Descending composite key: larger value first, then lower index.
         std::sort(sel, sel + c, std::greater<uint64_t>());
         int32_t* out = y.ptr<int32_t>() + o * p.k * p.inner + i;

@@ -6,7 +6,11 @@
 // +inf, -0 equal to +0); a three-pass radix select (11 + 11 + 10 bits) finds the k-th largest
 // key T and how many keys equal to T are taken; "ties: lower index wins" then means: every
 // key > T, plus the first `need` keys == T in index order. topk_indices sorts only the k
-// selected (key, index) pairs. The result is deterministic and equal to the reference's.
+// selected (key, index) pairs. Rows of 512 or more take a sampled route first for
+// topk_indices: a threshold from 256 evenly spaced keys, one branch-free pass keeping the
+// (key, index) pairs at or above it (about 1.25 k + a few), nth_element and a sort of the k
+// among those; when the sample's threshold lets fewer than k through, the radix route runs.
+// The result is deterministic and equal to the reference's either way.
 //
 // Scratch (keys, candidates, histogram, selected pairs) is allocated per parallel chunk by
 // the prepare step; a direct call without prepared state allocates it per call.

@@ -514,6 +514,30 @@ TEST_CASE("cpu membound: topk_mask and topk_indices select exactly as the refere
       }
     }
   }
+  // Rows that steer the sampled route (n >= 512) both ways: large values only at the sampled
+  // positions (its threshold lets too few through: the radix route), only off them (many
+  // candidates), a causal-mask-like sunk tail, all -inf, ascending and all equal rows.
+  {
+    const int64_t n = 4096, step = n / 256;
+    In x = make_in(DType::f32, {6, n});
+    float* p = x.ptr<float>();
+    std::mt19937 rng(77);
+    for (int64_t j = 0; j < n; ++j) {
+      const float r = float(rng() % 1000) / 1000.0f;
+      p[j] = j % step == 0 ? 10.0f + r : r;
+      p[n + j] = j % step == 0 ? r : 10.0f + r;
+      p[2 * n + j] = j < 300 ? r : r - 0x1p100f * float(j - 299);
+      p[3 * n + j] = -kInf;
+      p[4 * n + j] = float(j) * 0.5f;
+      p[5 * n + j] = 1.0f;
+    }
+    for (int64_t k : {int64_t(1), int64_t(205), int64_t(300), int64_t(301), n - 1}) {
+      CAPTURE(k);
+      const TopkIndicesAttrs a{.k = k};
+      compare(cpu::cpu_topk_indices_f32, reference_topk_indices, a, {x},
+              infer(OpKind::topk_indices, a, {x.desc})[0], 0);
+    }
+  }
   // With prepared scratch (as the cpu backend runs it): many rows over several chunks.
   In x = make_in(DType::f32, {64, 4096});
   fill(x, 5);
