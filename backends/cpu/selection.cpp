@@ -46,8 +46,9 @@ TopkPlan plan_topk(const TensorDesc& x, int axis_attr, int64_t k_attr, bool clam
 }
 
 // Scratch words (u64) for one chunk: keys and candidates (n u32 each), the histogram
-// (2048 u32) and the selected pairs (up to n u64: the sampled route keeps every candidate).
-size_t scratch_words(const TopkPlan& p) { return size_t(p.n + 1024 + std::max(p.k, p.n)); }
+// (2048 u32) and the selected pairs (up to n u64, and as many again for the sampled route's
+// radix sort).
+size_t scratch_words(const TopkPlan& p) { return size_t(p.n + 1024 + std::max(p.k, 2 * p.n)); }
 
 // Rows at least this long take the sampled route for topk_indices (below it the radix
 // select's fixed costs are small anyway).
@@ -85,6 +86,29 @@ inline uint64_t reaching(const float* x, int64_t stride, int64_t len, float tf) 
   return bits;
 }
 
+// Sorts v[0, n) descending by an LSD radix sort on 8-bit digits, using tmp[0, n): the
+// index half of a composite needs only its low bits (n < 2^24), the key half all four bytes.
+void radix_sort_descending(uint64_t* v, int64_t n, uint64_t* tmp) {
+  uint64_t all_or = 0, all_and = ~uint64_t(0);
+  for (int64_t i = 0; i < n; ++i) all_or |= v[i], all_and &= v[i];
+  uint64_t* src = v;
+  uint64_t* dst = tmp;
+  for (int shift = 0; shift < 64; shift += 8) {
+    if (((all_or ^ all_and) >> shift & 0xff) == 0) continue;  // every value has this byte alike
+    uint32_t count[256] = {};
+    for (int64_t i = 0; i < n; ++i) ++count[255 - (src[i] >> shift & 0xff)];
+    uint32_t at = 0;
+    for (uint32_t& c : count) {
+      const uint32_t here = c;
+      c = at;
+      at += here;
+    }
+    for (int64_t i = 0; i < n; ++i) dst[count[255 - (src[i] >> shift & 0xff)]++] = src[i];
+    std::swap(src, dst);
+  }
+  if (src != v) std::memcpy(v, src, size_t(n) * sizeof(uint64_t));
+}
+
 // The sampled route for one row of topk_indices: a threshold key t from kSamples evenly
 // spaced keys (the sample's rank ~1.25 k s / n + 8 largest, so about 1.25 k + a few of the
 // row are >= t), then one pass keeping the (key, index) pairs with key >= t, then an exact
@@ -109,8 +133,7 @@ bool sampled_topk(const float* row, int64_t stride, int64_t n, int64_t k, uint64
     }
   }
   if (c < k) return false;
-  if (c > k) std::nth_element(pairs, pairs + (k - 1), pairs + c, std::greater<uint64_t>());
-  std::sort(pairs, pairs + k, std::greater<uint64_t>());
+  radix_sort_descending(pairs, c, pairs + c);
   return true;
 }
 

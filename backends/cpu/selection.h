@@ -8,8 +8,9 @@
 // key > T, plus the first `need` keys == T in index order. topk_indices sorts only the k
 // selected (key, index) pairs. Rows of 512 or more take a sampled route first for
 // topk_indices: a threshold from 256 evenly spaced keys, one branch-free pass keeping the
-// (key, index) pairs at or above it (about 1.25 k + a few), nth_element and a sort of the k
-// among those; when the sample's threshold lets fewer than k through, the radix route runs.
+// (key, index) pairs at or above it (about 1.25 k + a few) and an LSD radix sort of those
+// (8-bit digits, bytes that all candidates share skipped); when the sample's threshold lets
+// fewer than k through, the radix-select route runs.
 // The result is deterministic and equal to the reference's either way.
 //
 // Scratch (keys, candidates, histogram, selected pairs) is allocated per parallel chunk by
