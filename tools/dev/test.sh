@@ -35,8 +35,8 @@ if [[ "${LONGRUN_SKIP_TSAN:-0}" != 1 ]]; then
   echo "== ThreadSanitizer build =="
   cmake --preset ci-tsan >/dev/null
   cmake --build --preset ci-tsan -j "$jobs" --target longrun_reliability_tests
-  echo "== Tests (TSan: 8 sessions x 8 threads x 100 runs over one model) =="
-  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 LONGRUN_RELIABILITY_RUNS=100 \
+  echo "== Tests (TSan: 8 sessions x 8 threads x 1000 runs over one model) =="
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 LONGRUN_RELIABILITY_RUNS=1000 \
     build/ci-tsan/tests/longrun_reliability_tests --test-case='concurrency*'
 fi
 
