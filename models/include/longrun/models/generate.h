@@ -52,6 +52,7 @@ struct GenerateOptions {
   int64_t no_repeat_ngram_size = 0;     // 0 = off
   int num_return_sequences = 1;         // <= num_beams
   int64_t decoder_start_token_id = -1;  // -1: the model's (BART: decoder_start_token_id; fairseq: eos)
+  int64_t eos_token_id = -1;            // causal LMs only; -1: the model's (combiner: 1)
   // Called after every step with its logits f32 [B * num_beams, V] (row b * K + k = beam k of
   // sentence b, in beam order; rows of finished sentences are unspecified). For tests/tools.
   std::function<void(int64_t step, const Tensor& logits)> on_step_logits;
