@@ -1,5 +1,16 @@
-// Text generation for the encoder-decoder families (bart, transformer): greedy and beam
-// search with a KV cache, fairseq SequenceGenerator semantics.
+// Text generation for the encoder-decoder families (bart, transformer, fourier-bart,
+// lasformer): greedy and beam search with a KV cache, fairseq SequenceGenerator semantics; and
+// for the decoder-only causal combiner LM (arch "combiner", causal = true), same search rules.
+//
+// Causal combiner LM (models/lm/causal_lm_generate.cpp): input_ids [B, N] is the prompt
+// (1 <= N < max_len; N = 0 or N >= max_len is invalid_argument); the result is its
+// continuation. Each step re-runs the forward graph on prompt + generated tokens [B * K, N + t]
+// and takes the last position's logits: NO KV cache yet (O(t) work per step, one plan per
+// length; cache_slots = 0, step_shapes = steps). Steps are capped so prompt + generated
+// <= max_len (the last allowed step forces eos). pad = 0 is banned; eos = eos_token_id, or 1
+// by default (the flax WMT/LM1B SentencePiece ids: pad 0, eos 1). no_repeat_ngram looks at the
+// generated tokens after a leading pad, not at the prompt. No attention_mask. A bidirectional
+// combiner is refused (unsupported) at Generator::create.
 //
 // How it runs (models/generate.cpp):
 //   - the encoder runs once per call; it also projects every decoder layer's cross-attention
@@ -73,12 +84,14 @@ class Generator {
   Generator(const Generator&) = delete;
   Generator& operator=(const Generator&) = delete;
 
-  // unsupported for a model that is not an encoder-decoder.
+  // unsupported for a model that is neither an encoder-decoder nor a causal combiner LM
+  // (a bidirectional combiner is refused: each of its tokens sees later ones).
   static Result<std::unique_ptr<Generator>> create(std::shared_ptr<const Model> model,
                                                    const SessionOptions& options);
 
   // input_ids i32/i64 [B, N]; attention_mask [B, N] (u8/i32/i64/f32, 0/1; bart only;
-  // nullptr = all ones; the fairseq transformer takes padding from ids == pad).
+  // nullptr = all ones; the fairseq transformer takes padding from ids == pad; a causal LM
+  // takes none). A causal LM's input_ids is the prompt, 1 <= N < max_len.
   Result<GenerateResult> generate(const TensorView& input_ids, const TensorView* attention_mask,
                                   const GenerateOptions& options);
 
