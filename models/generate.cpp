@@ -18,6 +18,7 @@ namespace longrun {
 
 namespace {
 
+using models::gather_rows;
 using models::GenerationSpec;
 using models::int_at;
 using models::Seq2SeqArchitecture;
@@ -60,20 +61,6 @@ Result<Tensor> zeros(DType t, std::initializer_list<int64_t> dims) {
   return Tensor::zeros(t, std::span<const int64_t>(dims.begin(), dims.size()));
 }
 
-// out[r] = in[rows[r]] along axis 0, each row's [H, S_in, hd] block placed in [H, S_out, hd]
-// (S_out >= S_in; the new slots are zero).
-Result<Tensor> gather_rows(const Tensor& in, const std::vector<int64_t>& rows, int64_t slots_out) {
-  const TensorDesc& d = in.desc();
-  const int64_t h = d.dim(1), s_in = d.dim(2), hd = d.dim(3);
-  LR_ASSIGN_OR_RETURN(Tensor out, zeros(DType::f32, {int64_t(rows.size()), h, slots_out, hd}));
-  const size_t block = size_t(s_in * hd) * sizeof(float);
-  for (size_t r = 0; r < rows.size(); ++r)
-    for (int64_t j = 0; j < h; ++j)
-      std::memcpy(out.data<float>() + (int64_t(r) * h + j) * slots_out * hd,
-                  in.data<float>() + (rows[r] * h + j) * s_in * hd, block);
-  return out;
-}
-
 // Each of the B rows of `in` (any rank >= 1) repeated `times` times: [B * times, ...].
 Result<Tensor> repeat_rows(const Tensor& in, int64_t times) {
   std::vector<int64_t> dims(in.desc().dims().begin(), in.desc().dims().end());
@@ -111,6 +98,7 @@ Result<std::unique_ptr<Generator>> Generator::create(std::shared_ptr<const Model
     impl->lm = lm;
     impl->options = options;
     LR_ASSIGN_OR_RETURN(impl->full, model->create_session(options, {"input_ids"}));
+    LR_ASSIGN_OR_RETURN(impl->step, models::causal_lm_step_session(model, options));
     return std::unique_ptr<Generator>(new Generator(std::move(impl)));
   }
   const auto* arch = dynamic_cast<const Seq2SeqArchitecture*>(&model->architecture());
@@ -159,7 +147,7 @@ Result<GenerateResult> Generator::generate(const TensorView& ids, const TensorVi
     if (mask != nullptr)
       return invalid_argument("generate: " + m.model->arch() +
                               " is a causal LM without an attention_mask input");
-    return models::generate_causal_lm(*m.lm, *m.full, ids, o);
+    return models::generate_causal_lm(*m.lm, *m.model, *m.full, m.step.get(), ids, o);
   }
   if (mask != nullptr && g.padding_from_tokens)
     return invalid_argument("generate: " + m.model->arch() + " takes padding from input_ids == pad (" +

@@ -17,6 +17,7 @@
 #include "combiner/combiner_attention.h"
 #include "common/blocks.h"
 #include "common/config.h"
+#include "lm/causal_lm.h"
 
 namespace longrun::models {
 namespace {
@@ -66,7 +67,7 @@ std::vector<float> sinusoid(int64_t rows, int64_t d) {
   return pe;
 }
 
-class Combiner final : public Architecture {
+class Combiner final : public Architecture, public CausalLm {
  public:
   explicit Combiner(CombinerConfig cfg) : cfg_(std::move(cfg)) {}
 
@@ -138,6 +139,9 @@ class Combiner final : public Architecture {
 
   void build(GraphContext& c) const override;
 
+  LmStepSpec step_spec() const override;
+  void build_step(GraphContext& c) const override;
+
  private:
   const char* output_module() const {
     return cfg_.form.variant == Variant::axial ? "DenseGeneral_2" : "DenseGeneral_0";
@@ -190,6 +194,95 @@ ValueId Combiner::attention(GraphContext& c, ValueId h, int64_t l, ValueId key_m
   const std::string debug = l == 0 ? "debug.layer0" : "";
   const ValueId y = combiner::combiner_attention(c, cfg_.form, x, row_summary, a + "combiner", debug);
   return dense_general(c, merge_heads(c, y), a + output_module() + "/kernel", hh, d);
+}
+
+LmStepSpec Combiner::step_spec() const {
+  LmStepSpec s;
+  s.vocab = cfg_.vocab_size, s.max_len = cfg_.max_len;
+  if (cfg_.form.variant != Variant::fixed) {
+    s.unsupported = std::string("combiner attention \"") + cfg_.attention + "\" has no cached step yet";
+    return s;
+  }
+  s.segment = cfg_.form.segment, s.summaries = cfg_.max_len / cfg_.form.segment;
+  const int64_t h = cfg_.num_heads, hd = cfg_.qkv_dim / h;
+  for (int64_t l = 0; l < cfg_.num_layers; ++l) {
+    const std::string p = std::to_string(l) + ".";
+    s.caches.push_back({p + "key", h, 0, hd, true});
+    s.caches.push_back({p + "value", h, 0, hd, true});
+    s.caches.push_back({p + "summary_key", h, s.summaries, hd, false});
+    s.caches.push_back({p + "summary_value", h, s.summaries, hd, false});
+    s.caches.push_back({p + "qmax", h, 1, hd, false});  // running max of the own segment
+    s.caches.push_back({p + "kmax", h, 1, hd, false});
+  }
+  return s;
+}
+
+// Fixed form, one token at position p = u s + t: the keys of segment u up to p (direct) and
+// the summaries of segments r < u in ONE softmax, as the full graph. Segment u's running
+// qmax / kmax (segment_max over [previous, new]) and E_u = softmax(qmax k_j) v_j over its
+// keys so far are written into summary slot u every step; it is final at t = s - 1 and only
+// read by later segments.
+void Combiner::build_step(GraphContext& c) const {
+  GraphBuilder& b = c.b;
+  const int64_t d = cfg_.emb_dim, heads = cfg_.num_heads, hd = cfg_.qkv_dim / heads, hh = cfg_.qkv_dim;
+  const ValueId ids = c.input("ids"), pos = c.input("position");
+  const ValueId write = c.input("write_slot"), direct_keep = c.input("direct_keep");
+  const ValueId summary_keep = c.input("summary_keep"), summary_write = c.input("summary_write");
+  const ValueId start = c.input("segment_start");
+  if (!c.ok()) return;
+  const int64_t r = c.desc(ids).dim(0);
+  ValueId x = b.embedding({c.weight("Embed_0/embedding"), ids}, {}, "Embed_0");
+  const ValueId pe =
+      combiner::constant_f32(c, "sinusoidal_positions", {cfg_.max_len, d}, sinusoid(cfg_.max_len, d));
+  x = b.add({x, b.embedding({pe, pos}, {}, "position")}, {}, "add_positions");
+  auto five = [&](ValueId t) {  // [a, b, c, e] -> [a, b, 1, c, e] for the rows layout of combine()
+    const TensorDesc& td = c.desc(t);
+    return reshape(c, t, {td.dim(0), td.dim(1), 1, td.dim(2), td.dim(3)});
+  };
+  auto running_max = [&](ValueId prev, ValueId now, const std::string& name) {
+    const ValueId both =
+        b.segment_max({b.concat({prev, now}, {.axis = 2}, name + ".both")}, {.axis = 2, .segment = 2}, name);
+    return b.where({start, now, both}, {}, name + ".start");
+  };
+  for (int64_t l = 0; l < cfg_.num_layers; ++l) {
+    const std::string p = layer_prefix(l), a = p + attention_module(cfg_.form.variant) + "/";
+    const std::string cache = std::to_string(l) + ".";
+    auto past = [&](const char* what) { return c.input("past." + cache + what); };
+    const ValueId h = layer_norm(c, x, p + "LayerNorm_0");
+    auto project = [&](const char* what, float alpha) {
+      return split_heads(c, dense_general(c, h, a + what + "/kernel", d, hh, alpha), heads,
+                         hd);  // [R,H,1,hd]
+    };
+    const ValueId q = project("query", float(1.0 / std::sqrt(double(hd)))), k = project("key", 1.0f),
+                  v = project("value", 1.0f);
+    const ValueId keys = b.where({write, k, past("key")}, {}, a + "cache.key");
+    const ValueId values = b.where({write, v, past("value")}, {}, a + "cache.value");
+    const ValueId qmax = running_max(past("qmax"), q, a + "qmax");
+    const ValueId kmax = running_max(past("kmax"), k, a + "kmax");
+    const ValueId e = combiner::attend(c, qmax, keys, values, {direct_keep}, a + "local");  // [R,H,1,hd]
+    const ValueId sk = b.where({summary_write, kmax, past("summary_key")}, {}, a + "cache.summary_key");
+    const ValueId se = b.where({summary_write, e, past("summary_value")}, {}, a + "cache.summary_value");
+    for (auto [v2, what] : {std::pair{keys, "key"},
+                            {values, "value"},
+                            {sk, "summary_key"},
+                            {se, "summary_value"},
+                            {qmax, "qmax"},
+                            {kmax, "kmax"}})
+      c.output(v2, "present." + cache + what);
+    combiner::SlotGroup direct{
+        .key = five(keys), .value = five(values), .keeps = {five(direct_keep)}, .name = "direct"};
+    combiner::SlotGroup summary{
+        .key = five(sk), .value = five(se), .keeps = {five(summary_keep)}, .name = "summary"};
+    const ValueId y = combiner::combine(c, five(q), kNoValue, {direct, summary}, a + "combiner");
+    const ValueId att = dense_general(c, merge_heads(c, reshape(c, y, {r, heads, 1, hd})),
+                                      a + output_module() + "/kernel", hh, d);
+    x = b.add({x, att}, {}, p + "residual_0");
+    const ValueId hidden =
+        dense(c, layer_norm(c, x, p + "LayerNorm_1"), p + "MlpBlock_0/Dense_0", Activation::relu);
+    x = b.add({x, dense(c, hidden, p + "MlpBlock_0/Dense_1", Activation::none)}, {}, p + "residual_1");
+  }
+  c.output(dense(c, layer_norm(c, x, "autoreg_model/LayerNorm_0"), "autoreg_model/Dense_0", Activation::none),
+           "logits");
 }
 
 void Combiner::build(GraphContext& c) const {

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "common/architecture.h"
+#include "lm/causal_lm.h"
 #include "seq2seq/beam_search.h"
 
 namespace longrun::models {
@@ -19,6 +21,132 @@ Result<int64_t> int_at(const TensorView& v, int64_t i) {
     case DType::f32: return int64_t(v.ptr<const float>()[i]);
     default: return invalid_argument("unsupported dtype " + v.desc.to_string());
   }
+}
+
+Result<Tensor> gather_rows(const Tensor& in, const std::vector<int64_t>& rows, int64_t slots_out) {
+  const TensorDesc& d = in.desc();
+  const int64_t h = d.dim(1), s_in = d.dim(2), hd = d.dim(3);
+  LR_ASSIGN_OR_RETURN(Tensor out,
+                      Tensor::zeros(TensorDesc(DType::f32, {int64_t(rows.size()), h, slots_out, hd})));
+  const size_t block = size_t(s_in * hd) * sizeof(float);
+  for (size_t r = 0; r < rows.size(); ++r)
+    for (int64_t j = 0; j < h; ++j)
+      std::memcpy(out.data<float>() + (int64_t(r) * h + j) * slots_out * hd,
+                  in.data<float>() + (rows[r] * h + j) * s_in * hd, block);
+  return out;
+}
+
+namespace {
+
+constexpr int64_t kFirstCacheSlots = 16;
+const char* const kStepInputs[] = {"ids",          "position",      "write_slot",   "direct_keep",
+                                   "summary_keep", "summary_write", "segment_start"};
+
+std::vector<std::string> step_names(const LmStepSpec& spec) {
+  std::vector<std::string> n(std::begin(kStepInputs), std::end(kStepInputs));
+  for (const LmStepSpec::Cache& c : spec.caches) n.push_back("past." + c.name);
+  return n;
+}
+
+// The KV-cache step: caches per LmStepSpec, fed back each position; capacity S doubles when
+// full (rows copied once), as generate.cpp's decoder steps.
+class CachedSteps {
+ public:
+  CachedSteps(const LmStepSpec& spec, Session& step, int64_t rows, int64_t positions)
+      : spec_(spec), step_(step), rows_(rows), positions_(positions), names_(step_names(spec)) {}
+
+  Status init() {
+    slots_ = std::min(kFirstCacheSlots, positions_);
+    for (const LmStepSpec::Cache& c : spec_.caches) {
+      LR_ASSIGN_OR_RETURN(
+          Tensor z,
+          Tensor::zeros(TensorDesc(DType::f32, {rows_, c.heads, c.grows ? slots_ : c.dim2, c.head_dim})));
+      caches_.push_back(std::move(z));
+    }
+    return Status();
+  }
+  int64_t slots() const { return slots_; }
+  int shapes() const { return shapes_; }
+
+  // Feeds tokens[r] at position p; returns the logits [R, 1, V] (valid until the next call).
+  Result<const float*> run(int64_t p, const std::vector<int64_t>& tokens) {
+    if (p == slots_) {
+      const int64_t grown = std::min(2 * slots_, positions_);
+      std::vector<int64_t> same(static_cast<size_t>(rows_));
+      for (int64_t r = 0; r < rows_; ++r) same[size_t(r)] = r;
+      for (size_t i = 0; i < caches_.size(); ++i)
+        if (spec_.caches[i].grows) {
+          LR_ASSIGN_OR_RETURN(caches_[i], gather_rows(caches_[i], same, grown));
+        }
+      slots_ = grown;
+      ++shapes_;
+    }
+    const int64_t s = spec_.segment, m = spec_.summaries, u = p / s;
+    LR_ASSIGN_OR_RETURN(Tensor ids, Tensor::zeros(TensorDesc(DType::i64, {rows_, 1})));
+    std::copy(tokens.begin(), tokens.end(), ids.data<int64_t>());
+    LR_ASSIGN_OR_RETURN(Tensor pos, Tensor::zeros(TensorDesc(DType::i64, {1})));
+    pos.data<int64_t>()[0] = p;
+    LR_ASSIGN_OR_RETURN(Tensor write, Tensor::zeros(TensorDesc(DType::u8, {1, 1, slots_, 1})));
+    write.data<uint8_t>()[p] = 1;
+    LR_ASSIGN_OR_RETURN(Tensor direct, Tensor::zeros(TensorDesc(DType::u8, {1, 1, 1, slots_})));
+    std::fill(direct.data<uint8_t>() + u * s, direct.data<uint8_t>() + p + 1, uint8_t(1));
+    LR_ASSIGN_OR_RETURN(Tensor summary, Tensor::zeros(TensorDesc(DType::u8, {1, 1, 1, m})));
+    std::fill_n(summary.data<uint8_t>(), u, uint8_t(1));
+    LR_ASSIGN_OR_RETURN(Tensor summary_write, Tensor::zeros(TensorDesc(DType::u8, {1, 1, m, 1})));
+    summary_write.data<uint8_t>()[u] = 1;
+    LR_ASSIGN_OR_RETURN(Tensor start, Tensor::zeros(TensorDesc(DType::u8, {1, 1, 1, 1})));
+    start.data<uint8_t>()[0] = p % s == 0;
+    std::vector<NamedTensorRef> in = {{names_[0], ids.view()},     {names_[1], pos.view()},
+                                      {names_[2], write.view()},   {names_[3], direct.view()},
+                                      {names_[4], summary.view()}, {names_[5], summary_write.view()},
+                                      {names_[6], start.view()}};
+    for (size_t i = 0; i < caches_.size(); ++i) in.push_back({names_[7 + i], caches_[i].view()});
+    LR_ASSIGN_OR_RETURN(out_, step_.run(in));
+    return out_.back().tensor.data<float>();
+  }
+
+  // After a step: row r continues `source[r]` (identity: no copy).
+  Status reorder(const std::vector<int64_t>& source, bool identity) {
+    for (size_t i = 0; i < caches_.size(); ++i) {
+      if (identity) {
+        caches_[i] = std::move(out_[i].tensor);
+      } else {
+        LR_ASSIGN_OR_RETURN(caches_[i], gather_rows(out_[i].tensor, source, out_[i].tensor.desc().dim(2)));
+      }
+    }
+    return Status();
+  }
+
+ private:
+  const LmStepSpec& spec_;
+  Session& step_;
+  int64_t rows_, positions_, slots_ = 0;
+  int shapes_ = 1;
+  std::vector<std::string> names_;
+  std::vector<Tensor> caches_;
+  std::vector<NamedTensor> out_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Session>> causal_lm_step_session(std::shared_ptr<const Model> model,
+                                                        const SessionOptions& options) {
+  const auto* lm = dynamic_cast<const CausalLm*>(&model->architecture());
+  if (lm == nullptr || !lm->step_spec().unsupported.empty()) return std::unique_ptr<Session>();
+  std::vector<std::string> names = step_names(lm->step_spec());
+  GraphFactory f = [model, names](std::span<const TensorDesc> descs) -> Result<Graph> {
+    const auto& arch = dynamic_cast<const CausalLm&>(model->architecture());
+    GraphBuilder b;
+    const ModelOptions no_debug;
+    GraphContext ctx(b, model->weights(), no_debug);
+    for (size_t i = 0; i < names.size(); ++i) ctx.add_input(names[i], b.input(names[i], descs[i]));
+    arch.build_step(ctx);
+    ctx.finish();
+    auto g = b.build();
+    if (!g.ok()) return g.status().with_context(model->arch() + " cached step");
+    return g;
+  };
+  return Session::create(std::move(f), names, options);
 }
 
 Result<std::optional<CausalLmSpec>> causal_lm_spec(const Model& model) {
@@ -39,8 +167,8 @@ Result<std::optional<CausalLmSpec>> causal_lm_spec(const Model& model) {
   return std::optional<CausalLmSpec>(s);
 }
 
-Result<GenerateResult> generate_causal_lm(const CausalLmSpec& spec, Session& full, const TensorView& ids,
-                                          const GenerateOptions& o) {
+Result<GenerateResult> generate_causal_lm(const CausalLmSpec& spec, const Model& model, Session& full,
+                                          Session* step, const TensorView& ids, const GenerateOptions& o) {
   const int64_t batch = ids.desc.dim(0), n = ids.desc.dim(1), k = o.num_beams, rows = batch * k;
   if (n < 1)
     return invalid_argument("generate: input 'input_ids' has N = 0 tokens: a causal LM needs a prompt");
@@ -75,23 +203,43 @@ Result<GenerateResult> generate_causal_lm(const CausalLmSpec& spec, Session& ful
                      .length_penalty = o.length_penalty});
   GenerateResult result;
   LR_ASSIGN_OR_RETURN(Tensor last, Tensor::zeros(TensorDesc(DType::f32, {rows, spec.vocab})));
+  const LmStepSpec step_spec =
+      step != nullptr ? dynamic_cast<const CausalLm&>(model.architecture()).step_spec() : LmStepSpec{};
+  CachedSteps cached(step_spec, step != nullptr ? *step : full, rows, n + steps);
+  if (step != nullptr) {  // prefill: the prompt's positions but the last, one token per step
+    LR_RETURN_IF_ERROR(cached.init());
+    for (int64_t p = 0; p + 1 < n; ++p) {
+      std::vector<int64_t> col(static_cast<size_t>(rows));
+      for (int64_t r = 0; r < rows; ++r) col[size_t(r)] = seq[size_t(r)][size_t(p)];
+      LR_RETURN_IF_ERROR(cached.run(p, col).status());
+      LR_RETURN_IF_ERROR(cached.reorder({}, true));
+    }
+  }
   for (int64_t t = 0; t < steps && !search.done(); ++t) {
     const int64_t len = n + t;
-    LR_ASSIGN_OR_RETURN(Tensor in, Tensor::zeros(TensorDesc(DType::i64, {rows, len})));
-    for (int64_t r = 0; r < rows; ++r)
-      std::copy(seq[size_t(r)].begin(), seq[size_t(r)].end(), in.data<int64_t>() + r * len);
-    const std::vector<NamedTensorRef> feed = {{"input_ids", in.view()}};
-    LR_ASSIGN_OR_RETURN(std::vector<NamedTensor> out, full.run(feed));
-    const auto it =
-        std::find_if(out.begin(), out.end(), [](const NamedTensor& x) { return x.name == "logits"; });
-    if (it == out.end()) return internal_error("generate: the model has no 'logits' output");
-    for (int64_t r = 0; r < rows; ++r)
-      std::memcpy(last.data<float>() + r * spec.vocab,
-                  it->tensor.data<float>() + (r * len + len - 1) * spec.vocab,
-                  size_t(spec.vocab) * sizeof(float));
+    if (step != nullptr) {
+      std::vector<int64_t> col(static_cast<size_t>(rows));
+      for (int64_t r = 0; r < rows; ++r) col[size_t(r)] = seq[size_t(r)].back();
+      LR_ASSIGN_OR_RETURN(const float* logits, cached.run(len - 1, col));
+      std::memcpy(last.data<float>(), logits, size_t(rows * spec.vocab) * sizeof(float));
+    } else {
+      LR_ASSIGN_OR_RETURN(Tensor in, Tensor::zeros(TensorDesc(DType::i64, {rows, len})));
+      for (int64_t r = 0; r < rows; ++r)
+        std::copy(seq[size_t(r)].begin(), seq[size_t(r)].end(), in.data<int64_t>() + r * len);
+      const std::vector<NamedTensorRef> feed = {{"input_ids", in.view()}};
+      LR_ASSIGN_OR_RETURN(std::vector<NamedTensor> out, full.run(feed));
+      const auto it =
+          std::find_if(out.begin(), out.end(), [](const NamedTensor& x) { return x.name == "logits"; });
+      if (it == out.end()) return internal_error("generate: the model has no 'logits' output");
+      for (int64_t r = 0; r < rows; ++r)
+        std::memcpy(last.data<float>() + r * spec.vocab,
+                    it->tensor.data<float>() + (r * len + len - 1) * spec.vocab,
+                    size_t(spec.vocab) * sizeof(float));
+    }
     if (o.on_step_logits) o.on_step_logits(t, last);
     search.advance(t, last.data<float>());
     result.steps = t + 1;
+    if (step != nullptr) LR_RETURN_IF_ERROR(cached.reorder(search.source_rows(), search.identity_order()));
     const std::vector<int64_t> chosen = search.last_tokens();
     std::vector<std::vector<int64_t>> next(static_cast<size_t>(rows));
     for (int64_t r = 0; r < rows; ++r) {
@@ -100,7 +248,8 @@ Result<GenerateResult> generate_causal_lm(const CausalLmSpec& spec, Session& ful
     }
     seq = std::move(next);
   }
-  result.step_shapes = int(result.steps);
+  result.step_shapes = step != nullptr ? cached.shapes() : int(result.steps);
+  result.cache_slots = step != nullptr ? cached.slots() : 0;
   result.sequences.resize(size_t(batch));
   result.scores.resize(size_t(batch));
   for (int64_t b = 0; b < batch; ++b) {

@@ -1,0 +1,41 @@
+// The interface a decoder-only causal LM architecture implements for KV-cache generation
+// (lm/causal_lm_generate.cpp). The step graph runs ONE token per row against fixed-capacity
+// caches that are graph inputs ("past.*") and outputs ("present.*", same order), then logits.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/architecture.h"
+
+namespace longrun::models {
+
+struct LmStepSpec {
+  std::string unsupported;  // non-empty: this form has no cached step (why), full recompute
+  int64_t vocab = 0, max_len = 0, segment = 1;
+  int64_t summaries = 0;  // M: per-segment summary slots (max_len / segment)
+  // Cache tensors, each [R, heads, dim2, head_dim]: dim2 = S (the slot capacity, grows) when
+  // grows is true, else fixed.
+  struct Cache {
+    std::string name;
+    int64_t heads = 0, dim2 = 0, head_dim = 0;
+    bool grows = false;
+  };
+  std::vector<Cache> caches;
+};
+
+// Step graph inputs: "ids" i64 [R, 1], "position" i64 [1], "write_slot" u8 [1, 1, S, 1] (slot
+// = position), "direct_keep" u8 [1, 1, 1, S] (the slots of the own segment up to position),
+// "summary_keep" u8 [1, 1, 1, M] (segments before the own one), "summary_write" u8
+// [1, 1, M, 1] (the own segment), "segment_start" u8 [1, 1, 1, 1] (position % s == 0), then
+// "past.<cache name>" for every cache. Outputs: "present.<cache name>" in the same order, then
+// "logits" f32 [R, 1, V].
+class CausalLm {
+ public:
+  virtual ~CausalLm() = default;
+  virtual LmStepSpec step_spec() const = 0;
+  virtual void build_step(GraphContext& ctx) const = 0;
+};
+
+}  // namespace longrun::models
