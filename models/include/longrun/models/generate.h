@@ -4,13 +4,16 @@
 //
 // Causal combiner LM (models/lm/causal_lm_generate.cpp): input_ids [B, N] is the prompt
 // (1 <= N < max_len; N = 0 or N >= max_len is invalid_argument); the result is its
-// continuation. Each step re-runs the forward graph on prompt + generated tokens [B * K, N + t]
-// and takes the last position's logits: NO KV cache yet (O(t) work per step, one plan per
-// length; cache_slots = 0, step_shapes = steps). Steps are capped so prompt + generated
-// <= max_len (the last allowed step forces eos). pad = 0 is banned; eos = eos_token_id, or 1
-// by default (the flax WMT/LM1B SentencePiece ids: pad 0, eos 1). no_repeat_ngram looks at the
-// generated tokens after a leading pad, not at the prompt. No attention_mask. A bidirectional
-// combiner is refused (unsupported) at Generator::create.
+// continuation. attention "fixed" runs a one-token step graph (CausalLm, lm/causal_lm.h) with
+// K/V caches of capacity S (doubling, as below) and per-segment summary caches (max-pooled key,
+// local expectation E, updated by running segment maxima each step, O(t d) per step); the
+// prompt is fed through the same step. The other forms (logsparse, axial, mixture) re-run the
+// full forward graph on prompt + generated tokens [B * K, N + t] each step (no KV cache yet:
+// cache_slots = 0, step_shapes = steps). Steps are capped so prompt + generated <= max_len (the
+// last allowed step forces eos). pad = 0 is banned; eos = eos_token_id, or 1 by default (the
+// flax WMT/LM1B SentencePiece ids: pad 0, eos 1). no_repeat_ngram looks at the generated
+// tokens after a leading pad, not at the prompt. No attention_mask. A bidirectional combiner
+// is refused (unsupported) at Generator::create.
 //
 // How it runs (models/generate.cpp):
 //   - the encoder runs once per call; it also projects every decoder layer's cross-attention
