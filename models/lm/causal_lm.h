@@ -23,13 +23,16 @@ struct LmStepSpec {
     bool grows = false;
   };
   std::vector<Cache> caches;
+  std::vector<std::string> inputs;  // the host inputs the step takes (names below), in order
 };
 
-// Step graph inputs: "ids" i64 [R, 1], "position" i64 [1], "write_slot" u8 [1, 1, S, 1] (slot
-// = position), "direct_keep" u8 [1, 1, 1, S] (the slots of the own segment up to position),
-// "summary_keep" u8 [1, 1, 1, M] (segments before the own one), "summary_write" u8
-// [1, 1, M, 1] (the own segment), "segment_start" u8 [1, 1, 1, 1] (position % s == 0), then
-// "past.<cache name>" for every cache. Outputs: "present.<cache name>" in the same order, then
+// Step graph inputs (spec.inputs, position p = u s + t): "ids" i64 [R, 1], "position" i64 [1],
+// "write_slot" u8 [1, 1, S, 1] (slot p), "direct_keep" u8 [1, 1, 1, S] (slots u s .. p),
+// "summary_keep" u8 [1, 1, 1, M] (segments r < u), "summary_write" u8 [1, 1, M, 1] (slot u),
+// "segment_start" u8 [1, 1, 1, 1] (t == 0), "row_write" u8 [1, 1, s, 1] (slot t), "row_keep"
+// u8 [1, 1, 1, s] (slots <= t), "row_slots" u8 [1, 1, S, 1] (slots of row u), "column_keep" u8
+// [1, 1, 1, S] (slots r s + t with r < u); then "past.<cache name>" for every cache. S is a
+// multiple of s. Outputs: "present.<cache name>" in the same order, then
 // "logits" f32 [R, 1, V].
 class CausalLm {
  public:

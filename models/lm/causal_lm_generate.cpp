@@ -39,13 +39,46 @@ Result<Tensor> gather_rows(const Tensor& in, const std::vector<int64_t>& rows, i
 namespace {
 
 constexpr int64_t kFirstCacheSlots = 16;
-const char* const kStepInputs[] = {"ids",          "position",      "write_slot",   "direct_keep",
-                                   "summary_keep", "summary_write", "segment_start"};
 
 std::vector<std::string> step_names(const LmStepSpec& spec) {
-  std::vector<std::string> n(std::begin(kStepInputs), std::end(kStepInputs));
+  std::vector<std::string> n = spec.inputs;
   for (const LmStepSpec::Cache& c : spec.caches) n.push_back("past." + c.name);
   return n;
+}
+
+int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+// The host input `name` of lm/causal_lm.h at position p = u s + t with S slots.
+Result<Tensor> step_input(const std::string& name, int64_t p, int64_t slots, const LmStepSpec& spec,
+                          const std::vector<int64_t>& tokens) {
+  const int64_t s = spec.segment, m = spec.summaries, u = p / s, t = p % s;
+  auto mask = [&](std::initializer_list<int64_t> dims, int64_t size, auto keep) -> Result<Tensor> {
+    LR_ASSIGN_OR_RETURN(Tensor x, Tensor::zeros(TensorDesc(DType::u8, std::vector<int64_t>(dims))));
+    for (int64_t j = 0; j < size; ++j) x.data<uint8_t>()[j] = keep(j) ? 1 : 0;
+    return x;
+  };
+  if (name == "ids") {
+    LR_ASSIGN_OR_RETURN(Tensor x, Tensor::zeros(TensorDesc(DType::i64, {int64_t(tokens.size()), 1})));
+    std::copy(tokens.begin(), tokens.end(), x.data<int64_t>());
+    return x;
+  }
+  if (name == "position") {
+    LR_ASSIGN_OR_RETURN(Tensor x, Tensor::zeros(TensorDesc(DType::i64, {1})));
+    x.data<int64_t>()[0] = p;
+    return x;
+  }
+  if (name == "write_slot") return mask({1, 1, slots, 1}, slots, [&](int64_t j) { return j == p; });
+  if (name == "direct_keep")
+    return mask({1, 1, 1, slots}, slots, [&](int64_t j) { return j >= u * s && j <= p; });
+  if (name == "summary_keep") return mask({1, 1, 1, m}, m, [&](int64_t j) { return j < u; });
+  if (name == "summary_write") return mask({1, 1, m, 1}, m, [&](int64_t j) { return j == u; });
+  if (name == "segment_start") return mask({1, 1, 1, 1}, 1, [&](int64_t) { return t == 0; });
+  if (name == "row_write") return mask({1, 1, s, 1}, s, [&](int64_t j) { return j == t; });
+  if (name == "row_keep") return mask({1, 1, 1, s}, s, [&](int64_t j) { return j <= t; });
+  if (name == "row_slots") return mask({1, 1, slots, 1}, slots, [&](int64_t j) { return j / s == u; });
+  if (name == "column_keep")
+    return mask({1, 1, 1, slots}, slots, [&](int64_t j) { return j % s == t && j / s < u; });
+  return internal_error("causal LM step: unknown input '" + name + "'");
 }
 
 // The KV-cache step: caches per LmStepSpec, fed back each position; capacity S doubles when
@@ -56,7 +89,7 @@ class CachedSteps {
       : spec_(spec), step_(step), rows_(rows), positions_(positions), names_(step_names(spec)) {}
 
   Status init() {
-    slots_ = std::min(kFirstCacheSlots, positions_);
+    slots_ = round_up(std::min(kFirstCacheSlots, positions_), spec_.segment);
     for (const LmStepSpec::Cache& c : spec_.caches) {
       LR_ASSIGN_OR_RETURN(
           Tensor z,
@@ -71,7 +104,7 @@ class CachedSteps {
   // Feeds tokens[r] at position p; returns the logits [R, 1, V] (valid until the next call).
   Result<const float*> run(int64_t p, const std::vector<int64_t>& tokens) {
     if (p == slots_) {
-      const int64_t grown = std::min(2 * slots_, positions_);
+      const int64_t grown = std::min(2 * slots_, round_up(positions_, spec_.segment));
       std::vector<int64_t> same(static_cast<size_t>(rows_));
       for (int64_t r = 0; r < rows_; ++r) same[size_t(r)] = r;
       for (size_t i = 0; i < caches_.size(); ++i)
@@ -81,26 +114,14 @@ class CachedSteps {
       slots_ = grown;
       ++shapes_;
     }
-    const int64_t s = spec_.segment, m = spec_.summaries, u = p / s;
-    LR_ASSIGN_OR_RETURN(Tensor ids, Tensor::zeros(TensorDesc(DType::i64, {rows_, 1})));
-    std::copy(tokens.begin(), tokens.end(), ids.data<int64_t>());
-    LR_ASSIGN_OR_RETURN(Tensor pos, Tensor::zeros(TensorDesc(DType::i64, {1})));
-    pos.data<int64_t>()[0] = p;
-    LR_ASSIGN_OR_RETURN(Tensor write, Tensor::zeros(TensorDesc(DType::u8, {1, 1, slots_, 1})));
-    write.data<uint8_t>()[p] = 1;
-    LR_ASSIGN_OR_RETURN(Tensor direct, Tensor::zeros(TensorDesc(DType::u8, {1, 1, 1, slots_})));
-    std::fill(direct.data<uint8_t>() + u * s, direct.data<uint8_t>() + p + 1, uint8_t(1));
-    LR_ASSIGN_OR_RETURN(Tensor summary, Tensor::zeros(TensorDesc(DType::u8, {1, 1, 1, m})));
-    std::fill_n(summary.data<uint8_t>(), u, uint8_t(1));
-    LR_ASSIGN_OR_RETURN(Tensor summary_write, Tensor::zeros(TensorDesc(DType::u8, {1, 1, m, 1})));
-    summary_write.data<uint8_t>()[u] = 1;
-    LR_ASSIGN_OR_RETURN(Tensor start, Tensor::zeros(TensorDesc(DType::u8, {1, 1, 1, 1})));
-    start.data<uint8_t>()[0] = p % s == 0;
-    std::vector<NamedTensorRef> in = {{names_[0], ids.view()},     {names_[1], pos.view()},
-                                      {names_[2], write.view()},   {names_[3], direct.view()},
-                                      {names_[4], summary.view()}, {names_[5], summary_write.view()},
-                                      {names_[6], start.view()}};
-    for (size_t i = 0; i < caches_.size(); ++i) in.push_back({names_[7 + i], caches_[i].view()});
+    std::vector<Tensor> host;
+    for (const std::string& name : spec_.inputs) {
+      LR_ASSIGN_OR_RETURN(Tensor x, step_input(name, p, slots_, spec_, tokens));
+      host.push_back(std::move(x));
+    }
+    std::vector<NamedTensorRef> in;
+    for (size_t i = 0; i < host.size(); ++i) in.push_back({names_[i], host[i].view()});
+    for (size_t i = 0; i < caches_.size(); ++i) in.push_back({names_[host.size() + i], caches_[i].view()});
     LR_ASSIGN_OR_RETURN(out_, step_.run(in));
     return out_.back().tensor.data<float>();
   }
