@@ -1,7 +1,8 @@
 // Generation with the causal combiner LM (models/lm/causal_lm_generate.h): greedy sequences
-// equal an independent full-recompute oracle written here (argmax of the forward graph's last
-// logits on the growing sequence, pad banned, eos banned below min_length, eos forced last),
-// beam scores equal the hypotheses re-scored by one forward pass, and the errors.
+// of every causal form equal an independent full-recompute oracle written here (argmax of the
+// forward graph's last logits on the growing sequence, pad banned, eos banned below
+// min_length, eos forced last); the cached steps (fixed, axial) give the full forward's logits;
+// beam scores equal the hypotheses re-scored by one forward pass; and the errors.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -125,7 +126,8 @@ TEST_CASE("combiner generation: cached step logits equal the full forward on the
       worst = std::max(worst, diff / scale);
       seq.push_back(r->sequences[0][0][t]);
     }
-    MESSAGE(std::string(name) << " cached vs full: max normalised logit difference " << worst << " over 40 steps");
+    MESSAGE(std::string(name) << " cached vs full: max normalised logit difference " << worst
+                              << " over 40 steps");
     CHECK(worst <= 1e-5);
   }
 }
