@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "common/architecture.h"
 #include "common/weights.h"
+#include "lm/causal_lm_generate.h"
 #include "seq2seq/beam_search.h"
 #include "seq2seq/encoder_decoder.h"
 
@@ -16,7 +18,9 @@ namespace longrun {
 
 namespace {
 
+using models::gather_rows;
 using models::GenerationSpec;
+using models::int_at;
 using models::Seq2SeqArchitecture;
 
 constexpr int64_t kFirstCacheSlots = 16;
@@ -57,20 +61,6 @@ Result<Tensor> zeros(DType t, std::initializer_list<int64_t> dims) {
   return Tensor::zeros(t, std::span<const int64_t>(dims.begin(), dims.size()));
 }
 
-// out[r] = in[rows[r]] along axis 0, each row's [H, S_in, hd] block placed in [H, S_out, hd]
-// (S_out >= S_in; the new slots are zero).
-Result<Tensor> gather_rows(const Tensor& in, const std::vector<int64_t>& rows, int64_t slots_out) {
-  const TensorDesc& d = in.desc();
-  const int64_t h = d.dim(1), s_in = d.dim(2), hd = d.dim(3);
-  LR_ASSIGN_OR_RETURN(Tensor out, zeros(DType::f32, {int64_t(rows.size()), h, slots_out, hd}));
-  const size_t block = size_t(s_in * hd) * sizeof(float);
-  for (size_t r = 0; r < rows.size(); ++r)
-    for (int64_t j = 0; j < h; ++j)
-      std::memcpy(out.data<float>() + (int64_t(r) * h + j) * slots_out * hd,
-                  in.data<float>() + (rows[r] * h + j) * s_in * hd, block);
-  return out;
-}
-
 // Each of the B rows of `in` (any rank >= 1) repeated `times` times: [B * times, ...].
 Result<Tensor> repeat_rows(const Tensor& in, int64_t times) {
   std::vector<int64_t> dims(in.desc().dims().begin(), in.desc().dims().end());
@@ -84,16 +74,6 @@ Result<Tensor> repeat_rows(const Tensor& in, int64_t times) {
   return out;
 }
 
-Result<int64_t> int_at(const TensorView& v, int64_t i) {
-  switch (v.desc.dtype()) {
-    case DType::i32: return int64_t(v.ptr<const int32_t>()[i]);
-    case DType::i64: return v.ptr<const int64_t>()[i];
-    case DType::u8: return int64_t(v.ptr<const uint8_t>()[i]);
-    case DType::f32: return int64_t(v.ptr<const float>()[i]);
-    default: return invalid_argument("unsupported dtype " + v.desc.to_string());
-  }
-}
-
 }  // namespace
 
 struct Generator::Impl {
@@ -101,6 +81,8 @@ struct Generator::Impl {
   GenerationSpec spec;
   std::unique_ptr<Session> encoder_plain, encoder_masked, step;
   SessionOptions options;
+  std::optional<models::CausalLmSpec> lm;  // decoder-only LM: `full` is its forward graph
+  std::unique_ptr<Session> full;
 };
 
 Generator::Generator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -109,6 +91,16 @@ Generator::~Generator() = default;
 Result<std::unique_ptr<Generator>> Generator::create(std::shared_ptr<const Model> model,
                                                      const SessionOptions& options) {
   if (!model) return invalid_argument("Generator::create: null model");
+  LR_ASSIGN_OR_RETURN(std::optional<models::CausalLmSpec> lm, models::causal_lm_spec(*model));
+  if (lm) {
+    auto impl = std::make_unique<Impl>();
+    impl->model = model;
+    impl->lm = lm;
+    impl->options = options;
+    LR_ASSIGN_OR_RETURN(impl->full, model->create_session(options, {"input_ids"}));
+    LR_ASSIGN_OR_RETURN(impl->step, models::causal_lm_step_session(model, options));
+    return std::unique_ptr<Generator>(new Generator(std::move(impl)));
+  }
   const auto* arch = dynamic_cast<const Seq2SeqArchitecture*>(&model->architecture());
   if (arch == nullptr)
     return unsupported(model->path() + ": generation needs an encoder-decoder model; arch '" + model->arch() +
@@ -151,6 +143,12 @@ Result<GenerateResult> Generator::generate(const TensorView& ids, const TensorVi
       ids.desc.dim(0) < 1)
     return invalid_argument("generate: input 'input_ids': expected i32 or i64 [B, N], found " +
                             ids.desc.to_string());
+  if (m.lm) {
+    if (mask != nullptr)
+      return invalid_argument("generate: " + m.model->arch() +
+                              " is a causal LM without an attention_mask input");
+    return models::generate_causal_lm(*m.lm, *m.model, *m.full, m.step.get(), ids, o);
+  }
   if (mask != nullptr && g.padding_from_tokens)
     return invalid_argument("generate: " + m.model->arch() + " takes padding from input_ids == pad (" +
                             std::to_string(g.pad) + "); it has no attention_mask input");

@@ -26,8 +26,9 @@ bool parse_double(const char* s, double* out) {
 }  // namespace
 
 const char* generation_usage() {
-  return "  --generate         encoder-decoder models (bart, transformer): generate from input_ids (and\n"
-         "                     attention_mask) and print the ids; greedy unless --beam K > 1\n"
+  return "  --generate         encoder-decoder models (bart, transformer, ...) and causal combiner LMs:\n"
+         "                     generate from input_ids (and attention_mask, encoder-decoders) and print\n"
+         "                     the ids (an LM's continuation of the prompt); greedy unless --beam K > 1\n"
          "  --max-new-tokens N tokens to generate, eos included (default 20)\n"
          "  --beam K           beam size (default 1 = greedy); also --num-beams\n"
          "  --min-length N     eos is banned before N tokens (default 0)\n"

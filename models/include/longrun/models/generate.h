@@ -1,5 +1,21 @@
-// Text generation for the encoder-decoder families (bart, transformer): greedy and beam
-// search with a KV cache, fairseq SequenceGenerator semantics.
+// Text generation for the encoder-decoder families (bart, transformer, fourier-bart,
+// lasformer): greedy and beam search with a KV cache, fairseq SequenceGenerator semantics; and
+// for the decoder-only causal combiner LM (arch "combiner", causal = true), same search rules.
+//
+// Causal combiner LM (models/lm/causal_lm_generate.cpp): input_ids [B, N] is the prompt
+// (1 <= N < max_len; N = 0 or N >= max_len is invalid_argument); the result is its
+// continuation. Attention "fixed" and "axial" run a one-token step graph (CausalLm,
+// lm/causal_lm.h) with caches of capacity S (a multiple of s, doubling as below): fixed keeps
+// K/V and per-segment summaries (max-pooled key, local expectation E, from running segment
+// maxima); axial keeps the own row's q/k/v/LN input and K~, R of every position (the own row's
+// R recomputed each step, O(s^2 d)); O(t d) per step either way. The prompt is fed through the
+// same step. "logsparse" and "mixture" re-run the full forward graph on prompt + generated
+// tokens [B * K, N + t] each step (no KV cache yet: O(N + t) forward per step,
+// cache_slots = 0, step_shapes = steps). Steps are capped so prompt + generated <= max_len (the
+// last allowed step forces eos). pad = 0 is banned; eos = eos_token_id, or 1 by default (the
+// flax WMT/LM1B SentencePiece ids: pad 0, eos 1). no_repeat_ngram looks at the generated
+// tokens after a leading pad, not at the prompt. No attention_mask. A bidirectional combiner
+// is refused (unsupported) at Generator::create.
 //
 // How it runs (models/generate.cpp):
 //   - the encoder runs once per call; it also projects every decoder layer's cross-attention
@@ -52,6 +68,7 @@ struct GenerateOptions {
   int64_t no_repeat_ngram_size = 0;     // 0 = off
   int num_return_sequences = 1;         // <= num_beams
   int64_t decoder_start_token_id = -1;  // -1: the model's (BART: decoder_start_token_id; fairseq: eos)
+  int64_t eos_token_id = -1;            // causal LMs only; -1: the model's (combiner: 1)
   // Called after every step with its logits f32 [B * num_beams, V] (row b * K + k = beam k of
   // sentence b, in beam order; rows of finished sentences are unspecified). For tests/tools.
   std::function<void(int64_t step, const Tensor& logits)> on_step_logits;
@@ -72,12 +89,14 @@ class Generator {
   Generator(const Generator&) = delete;
   Generator& operator=(const Generator&) = delete;
 
-  // unsupported for a model that is not an encoder-decoder.
+  // unsupported for a model that is neither an encoder-decoder nor a causal combiner LM
+  // (a bidirectional combiner is refused: each of its tokens sees later ones).
   static Result<std::unique_ptr<Generator>> create(std::shared_ptr<const Model> model,
                                                    const SessionOptions& options);
 
   // input_ids i32/i64 [B, N]; attention_mask [B, N] (u8/i32/i64/f32, 0/1; bart only;
-  // nullptr = all ones; the fairseq transformer takes padding from ids == pad).
+  // nullptr = all ones; the fairseq transformer takes padding from ids == pad; a causal LM
+  // takes none). A causal LM's input_ids is the prompt, 1 <= N < max_len.
   Result<GenerateResult> generate(const TensorView& input_ids, const TensorView* attention_mask,
                                   const GenerateOptions& options);
 

@@ -1,0 +1,44 @@
+// The interface a decoder-only causal LM architecture implements for KV-cache generation
+// (lm/causal_lm_generate.cpp). The step graph runs ONE token per row against fixed-capacity
+// caches that are graph inputs ("past.*") and outputs ("present.*", same order), then logits.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/architecture.h"
+
+namespace longrun::models {
+
+struct LmStepSpec {
+  std::string unsupported;  // non-empty: this form has no cached step (why), full recompute
+  int64_t vocab = 0, max_len = 0, segment = 1;
+  int64_t summaries = 0;  // M: per-segment summary slots (max_len / segment)
+  // Cache tensors, each [R, heads, dim2, head_dim]: dim2 = S (the slot capacity, grows) when
+  // grows is true, else fixed.
+  struct Cache {
+    std::string name;
+    int64_t heads = 0, dim2 = 0, head_dim = 0;
+    bool grows = false;
+  };
+  std::vector<Cache> caches;
+  std::vector<std::string> inputs;  // the host inputs the step takes (names below), in order
+};
+
+// Step graph inputs (spec.inputs, position p = u s + t): "ids" i64 [R, 1], "position" i64 [1],
+// "write_slot" u8 [1, 1, S, 1] (slot p), "direct_keep" u8 [1, 1, 1, S] (slots u s .. p),
+// "summary_keep" u8 [1, 1, 1, M] (segments r < u), "summary_write" u8 [1, 1, M, 1] (slot u),
+// "segment_start" u8 [1, 1, 1, 1] (t == 0), "row_write" u8 [1, 1, s, 1] (slot t), "row_keep"
+// u8 [1, 1, 1, s] (slots <= t), "row_slots" u8 [1, 1, S, 1] (slots of row u), "column_keep" u8
+// [1, 1, 1, S] (slots r s + t with r < u); then "past.<cache name>" for every cache. S is a
+// multiple of s. Outputs: "present.<cache name>" in the same order, then
+// "logits" f32 [R, 1, V].
+class CausalLm {
+ public:
+  virtual ~CausalLm() = default;
+  virtual LmStepSpec step_spec() const = 0;
+  virtual void build_step(GraphContext& ctx) const = 0;
+};
+
+}  // namespace longrun::models

@@ -1,0 +1,44 @@
+// Generation for decoder-only causal LMs (arch "combiner" with causal = true): the same
+// search rules as the encoder-decoders (seq2seq/beam_search.h, longrun/models/generate.h),
+// each step recomputing the full causal model on prompt + generated tokens (no KV cache yet).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "longrun/models/generate.h"
+
+namespace longrun::models {
+
+struct CausalLmSpec {
+  int64_t vocab = 0;
+  int64_t max_len = 0;  // prompt + generated tokens never exceed it
+  int64_t pad = 0;      // banned from generation
+  int64_t eos = 1;      // default end token (GenerateOptions::eos_token_id overrides)
+};
+
+// nullopt when `model` is not a decoder-only LM; unsupported for a bidirectional combiner.
+Result<std::optional<CausalLmSpec>> causal_lm_spec(const Model& model);
+
+// The cached-step session of a model whose architecture is a CausalLm with a step for its form;
+// nullptr when it has none (generation then recomputes the full model per step).
+Result<std::unique_ptr<Session>> causal_lm_step_session(std::shared_ptr<const Model> model,
+                                                        const SessionOptions& options);
+
+// `full` is a session over the model's forward graph (input_ids only); `step` the cached step
+// (nullptr: full recomputation per step).
+Result<GenerateResult> generate_causal_lm(const CausalLmSpec& spec, const Model& model, Session& full,
+                                          Session* step, const TensorView& input_ids,
+                                          const GenerateOptions& options);
+
+// out[r] = in[rows[r]] along axis 0 of a rank-4 [R, H, S_in, hd] tensor, each [H, S_in, hd]
+// block placed in [H, S_out, hd] (S_out >= S_in; the new slots are zero).
+Result<Tensor> gather_rows(const Tensor& in, const std::vector<int64_t>& rows, int64_t slots_out);
+
+// Element i of an integer (or 0/1 float) tensor as int64.
+Result<int64_t> int_at(const TensorView& v, int64_t i);
+
+}  // namespace longrun::models
