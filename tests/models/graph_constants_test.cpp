@@ -113,7 +113,8 @@ TEST_CASE("graph constants: Lasformer's selection adds only O(N) constants") {
   CAPTURE(listing(long_graph));
   CHECK(long_graph.largest_weight <= (kLong + 2) * 64);  // the sinusoid rows of D = 64 at most
   // Per extra position: a sinusoid row (D = 64) plus a few scalars per selection constant.
-  CHECK(long_graph.weight_bytes - short_graph.weight_bytes <= (kLong - 16) * int64_t(sizeof(float)) * (64 + 16));
+  CHECK(long_graph.weight_bytes - short_graph.weight_bytes <=
+        (kLong - 16) * int64_t(sizeof(float)) * (64 + 16));
 }
 
 TEST_CASE("graph constants: the Combiner's sum pooling is a cumsum, not a triangular matmul") {
