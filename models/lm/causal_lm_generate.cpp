@@ -271,15 +271,7 @@ Result<GenerateResult> generate_causal_lm(const CausalLmSpec& spec, const Model&
   }
   result.step_shapes = step != nullptr ? cached.shapes() : int(result.steps);
   result.cache_slots = step != nullptr ? cached.slots() : 0;
-  result.sequences.resize(size_t(batch));
-  result.scores.resize(size_t(batch));
-  for (int64_t b = 0; b < batch; ++b) {
-    const auto hyps = search.finished(b);
-    for (size_t j = 0; j < hyps.size() && j < size_t(o.num_return_sequences); ++j) {
-      result.sequences[size_t(b)].push_back(hyps[j].tokens);
-      result.scores[size_t(b)].push_back(hyps[j].score);
-    }
-  }
+  search.take_results(o.num_return_sequences, &result.sequences, &result.scores);
   return result;
 }
 

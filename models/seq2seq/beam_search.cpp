@@ -139,4 +139,17 @@ std::vector<BeamSearch::Hypothesis> BeamSearch::finished(int64_t b) const {
   return out;
 }
 
+void BeamSearch::take_results(int per_sentence, std::vector<std::vector<std::vector<int64_t>>>* sequences,
+                              std::vector<std::vector<double>>* scores) const {
+  sequences->assign(size_t(batch_), {});
+  scores->assign(size_t(batch_), {});
+  for (int64_t b = 0; b < batch_; ++b) {
+    const auto hyps = finished(b);
+    for (size_t j = 0; j < hyps.size() && j < size_t(per_sentence); ++j) {
+      (*sequences)[size_t(b)].push_back(hyps[j].tokens);
+      (*scores)[size_t(b)].push_back(hyps[j].score);
+    }
+  }
+}
+
 }  // namespace longrun::models

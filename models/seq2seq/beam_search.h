@@ -40,6 +40,9 @@ class BeamSearch {
   };
   // Finished hypotheses of sentence b, best first (stable for equal scores).
   std::vector<Hypothesis> finished(int64_t b) const;
+  // The best `per_sentence` finished hypotheses of every sentence: tokens and scores.
+  void take_results(int per_sentence, std::vector<std::vector<std::vector<int64_t>>>* sequences,
+                    std::vector<std::vector<double>>* scores) const;
 
  private:
   void log_probs(int64_t row, int64_t step, const float* logits, std::vector<double>* lp) const;
