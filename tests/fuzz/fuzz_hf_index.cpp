@@ -8,27 +8,20 @@
 // variants). Properties: no crash, no sanitizer report, every error carries a message; an
 // accepted index names only plain file names; an accepted directory read returns each mapped
 // tensor exactly once, from the shard the index names, and keeps config.json byte for byte.
-#include <unistd.h>
 
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <set>
 #include <string>
 #include <string_view>
 
+#include "fuzz_files.h"
 #include "readers.h"
 
 namespace {
 
-[[noreturn]] void fail() { __builtin_trap(); }
+using fuzz_files::write_file;
 
-void write_file(const std::string& path, std::string_view text) {
-  FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) std::abort();
-  if (!text.empty() && std::fwrite(text.data(), 1, text.size(), f) != text.size()) std::abort();
-  std::fclose(f);
-}
+[[noreturn]] void fail() { __builtin_trap(); }
 
 // A safetensors file of `header` (padded to 8 bytes) and `data_bytes` bytes of data.
 std::string safetensors(std::string header, size_t data_bytes) {
@@ -40,9 +33,7 @@ std::string safetensors(std::string header, size_t data_bytes) {
 
 const std::string& work_dir() {
   static const std::string dir = [] {
-    char name[] = "/tmp/fuzz_hf_index.XXXXXX";
-    if (!mkdtemp(name)) std::abort();
-    const std::string d = name;
+    const std::string d = fuzz_files::make_temp_dir("fuzz_hf_index");
     write_file(d + "/a.safetensors", safetensors(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
                                                  R"("y":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})",
                                                  12));

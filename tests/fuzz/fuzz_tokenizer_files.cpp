@@ -11,35 +11,25 @@
 // runtime read them. Properties: no crash, no sanitizer report, every error carries a message;
 // an accepted tokenizer encodes a fixed text and the input to ids inside its vocabulary, and
 // its metadata re-reads to a tokenizer that serialises identically.
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "fuzz_files.h"
 #include "longrun/tokenizer.h"
 
 namespace {
 
+using fuzz_files::write_file;
+
 [[noreturn]] void fail() { __builtin_trap(); }
 
 const std::string& work_dir() {
-  static const std::string dir = [] {
-    char name[] = "/tmp/fuzz_tokenizer_files.XXXXXX";
-    if (!mkdtemp(name)) std::abort();
-    return std::string(name);
-  }();
+  static const std::string dir = [] { return fuzz_files::make_temp_dir("fuzz_tokenizer_files"); }();
   return dir;
-}
-
-void write_file(const std::string& path, std::string_view text) {
-  FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) std::abort();
-  if (!text.empty() && std::fwrite(text.data(), 1, text.size(), f) != text.size()) std::abort();
-  std::fclose(f);
 }
 
 std::vector<std::string_view> split_files(std::string_view s) {
