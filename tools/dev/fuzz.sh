@@ -2,8 +2,8 @@
 # Builds the libFuzzer targets in tests/fuzz/ with clang (-fsanitize=fuzzer,address,undefined)
 # and runs each for a bounded time, seeded from valid files.
 #   tools/dev/fuzz.sh [SECONDS_PER_TARGET]   (default 30)
-# Exits non-zero on a crash, leak, timeout or sanitizer report (the reproducer is kept
-# in build/fuzz/<target>/); exits 77 (CTest: skipped) when clang++ is missing.
+# Exits 1 on a crash, leak, timeout or sanitizer report (the reproducer is kept
+# in build/fuzz/<target>.work/); exits 77 (CTest: skipped) when clang++ is missing.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-30}
@@ -34,8 +34,9 @@ run_target() {  # name seed_dir...
   mkdir -p "$dir/corpus"
   for seeds in "$@"; do cp -n "$seeds"/* "$dir/corpus/" 2>/dev/null || true; done
   echo "fuzz: running $name for ${seconds}s"
-  (cd "$dir" && "../$name" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-      -max_len=65536 -print_final_stats=1 corpus 2>&1 | tail -n 12)
+  # libFuzzer exits 77 on a crash by default: CTest would report that as skipped.
+  (cd "$dir" && "../$name" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -error_exitcode=1 \
+      -timeout_exitcode=1 -max_len=65536 -print_final_stats=1 corpus 2>&1 | tail -n 12)
 }
 
 build_target fuzz_safetensors tests/fuzz/fuzz_safetensors.cpp runtime/src/safetensors_reader.cpp \
