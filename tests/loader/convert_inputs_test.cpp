@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "convert.h"
 #include "convert_test_util.h"
@@ -110,4 +111,22 @@ TEST_CASE("convert inputs: inconsistent shard indexes are refused") {
   refused("[1,2]", "not a JSON object with a \"weight_map\"");
   auto none = read_checkpoint((dir.path / "nope.pt").string(), "auto", {});
   CHECK(none.status().code() == StatusCode::not_found);
+}
+
+TEST_CASE("convert inputs: parse_shard_index reads the index JSON from bytes") {
+  auto ok =
+      parse_shard_index(R"({"metadata":{"total_size":8},"weight_map":{"a":"s1","b":"s2","c":"s1"}})", "i");
+  REQUIRE_MESSAGE(ok.ok(), ok.status().to_string());
+  CHECK(ok->shards == std::set<std::string>{"s1", "s2"});
+  CHECK(ok->where.at("c") == "s1");
+  auto refused = [](const std::string& json, const std::string& what) {
+    auto r = parse_shard_index(json, "idx.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK_MESSAGE(r.status().message().find("idx.json: " + what) != std::string::npos, r.status().message());
+  };
+  refused(R"({"weight_map":{"x":1}})", "weight_map['x'] is not a string");
+  refused(R"({"weight_map":{"x":"a/b"}})", "shard name 'a/b' is not a file in the same folder");
+  refused(R"({"weight_map":{"x":""}})", "shard name '' is not a file");
+  refused(R"({"weight_map":[]})", "not a JSON object with a \"weight_map\" object");
+  refused("{\"weight_map\":{", "not a JSON object");
 }

@@ -65,3 +65,21 @@ TEST_CASE("fairseq: a file without a model dict is refused") {
   REQUIRE_FALSE(f.ok());
   CHECK(f.status().message().find("no top-level \"model\" state dict") != std::string::npos);
 }
+
+TEST_CASE("fairseq: hyper-parameter strings that are not UTF-8 do not abort the JSON conversion") {
+  using namespace pk;
+  // {"model": {}, "cfg": {"model": {"arch": b"\xff\xfe" (a protocol-2 SHORT_BINSTRING)}}}
+  const std::string bad = std::string("U\x02\xff\xfe", 4);
+  const std::string p = proto() + "}(" + str("model") + "}" + str("cfg") + "}(" + str("model") + "}(" +
+                        str("arch") + bad + "uuu.";
+  const auto b = bytes_of(p);
+  PickleOptions o;
+  auto doc = parse_pickle(b, o, "t.pkl");
+  REQUIRE_MESSAGE(doc.ok(), doc.status().to_string());
+  SourceCheckpoint ck;
+  ck.pickle_root = (*doc)->root();
+  auto f = fairseq_from(std::move(ck), "t.pkl");
+  REQUIRE_MESSAGE(f.ok(), f.status().to_string());
+  CHECK(f->hyperparameters_from == "cfg.model");
+  CHECK(f->hyperparameters_json == "{\"arch\":\"\xef\xbf\xbd\xef\xbf\xbd\"}");  // U+FFFD for each byte
+}

@@ -175,3 +175,33 @@ TEST_CASE("pickle: tensor views outside their storage are refused with the tenso
   CHECK(s.message().find("tensor 'w'") != std::string::npos);
   CHECK(s.message().find("needs 24 bytes of its storage, which has 16") != std::string::npos);
 }
+
+TEST_CASE("pickle: a stride-0 view of a tiny storage cannot make the importer allocate unboundedly") {
+  using namespace pk;
+  std::vector<float> data(1, 7.f);
+  auto bytes = [&](const StorageRef&) -> Result<std::span<const std::byte>> {
+    return std::as_bytes(std::span(data));
+  };
+  auto collect = [&](const std::string& p, SourceCheckpoint* ck) {
+    auto doc = parse(p);
+    REQUIRE(doc.ok());
+    return collect_tensors((*doc)->root(), "f.pt", bytes, ck);
+  };
+  // 255^4 floats (16.9 GB, under the 1 TiB cap) read from one 4-byte element: refused before
+  // anything is allocated.
+  SourceCheckpoint ck;
+  const Status s = collect(
+      state_dict({{"w", tensor(storage("FloatStorage", "0", 1), 0, {255, 255, 255, 255}, {0, 0, 0, 0})}}),
+      &ck);
+  REQUIRE_FALSE(s.ok());
+  CHECK_MESSAGE(s.message().find("tensor 'w'") != std::string::npos, s.message());
+  CHECK_MESSAGE(
+      s.message().find("overlapping view (sizes [255, 255, 255, 255], strides [0, 0, 0, 0]) "
+                       "would materialise 16913002500 bytes from a storage of 4 bytes") != std::string::npos,
+      s.message());
+  // A small expanded buffer (torch.save keeps expand()'s stride 0) still imports.
+  SourceCheckpoint ok;
+  REQUIRE(collect(state_dict({{"b", tensor(storage("FloatStorage", "0", 1), 0, {2, 3}, {0, 0})}}), &ok).ok());
+  REQUIRE(ok.tensors.size() == 1);
+  CHECK(materialize(ok.tensors[0]).size() == 24);
+}

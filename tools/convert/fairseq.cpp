@@ -36,6 +36,12 @@ nlohmann::json to_json(const PNode* v, int depth) {
 
 bool ends_with(std::string_view s, std::string_view suffix) { return s.ends_with(suffix); }
 
+// Pickled strings need not be UTF-8 (protocol-2 str, bytes): bytes that are not become U+FFFD
+// instead of nlohmann's type_error, which the CLI does not catch.
+std::string dump_json(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace
 
 Result<std::vector<SourceTensor>> split_in_proj(const SourceTensor& fused) {
@@ -67,10 +73,10 @@ Result<FairseqCheckpoint> fairseq_from(SourceCheckpoint src, const std::string& 
   const PNode* args = dict_get(root, "args");
   const PNode* cfg = dict_get(root, "cfg");
   if (args && args->kind == PKind::record) {
-    f.hyperparameters_json = to_json(args, 0).dump();
+    f.hyperparameters_json = dump_json(to_json(args, 0));
     f.hyperparameters_from = "args";
   } else if (const PNode* model_cfg = dict_get(cfg, "model")) {
-    f.hyperparameters_json = to_json(model_cfg, 0).dump();
+    f.hyperparameters_json = dump_json(to_json(model_cfg, 0));
     f.hyperparameters_from = "cfg.model";
   } else {
     return format_error(label +

@@ -43,25 +43,13 @@ Result<std::string> read_text(const std::string& path, size_t limit) {
   return t;
 }
 
-// {"metadata": {...}, "weight_map": {"tensor": "shard file"}}: every shard is read, every
-// tensor must come from exactly the shard the map names, and every shard tensor be mapped.
+// Every shard is read, every tensor must come from exactly the shard the map names, and every
+// shard tensor be mapped.
 Status read_sharded(const std::string& index_path, const ReadOptions& options, SourceCheckpoint* out) {
   LR_ASSIGN_OR_RETURN(std::string text, read_text(index_path, 100'000'000));
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
-    return format_error(index_path + ": not a JSON object with a \"weight_map\" object");
-  std::map<std::string, std::string> where;  // tensor -> shard
-  std::set<std::string> shards;
-  for (const auto& [name, shard] : j["weight_map"].items()) {
-    if (!shard.is_string())
-      return format_error(index_path + ": weight_map[\"" + name + "\"] is not a string");
-    const std::string s = shard.get<std::string>();
-    if (s.empty() || s.find('/') != std::string::npos || s.find("..") != std::string::npos)
-      return format_error(index_path + ": shard name " + json::quote_for_message(s) +
-                          " is not a file in the same folder");
-    where[name] = s;
-    shards.insert(s);
-  }
+  LR_ASSIGN_OR_RETURN(ShardIndex index, parse_shard_index(text, index_path));
+  const std::map<std::string, std::string>& where = index.where;
+  const std::set<std::string>& shards = index.shards;
   const fs::path dir = fs::path(index_path).parent_path();
   std::set<std::string> seen;
   for (const std::string& s : shards) {
@@ -110,6 +98,24 @@ Status read_hf_dir(const std::string& dir, const ReadOptions& options, SourceChe
 }
 
 }  // namespace
+
+Result<ShardIndex> parse_shard_index(std::string_view text, const std::string& label) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
+    return format_error(label + ": not a JSON object with a \"weight_map\" object");
+  ShardIndex index;
+  for (const auto& [name, shard] : j["weight_map"].items()) {
+    if (!shard.is_string())
+      return format_error(label + ": weight_map[" + json::quote_for_message(name) + "] is not a string");
+    const std::string s = shard.get<std::string>();
+    if (s.empty() || s.find('/') != std::string::npos || s.find("..") != std::string::npos)
+      return format_error(label + ": shard name " + json::quote_for_message(s) +
+                          " is not a file in the same folder");
+    index.where[name] = s;
+    index.shards.insert(s);
+  }
+  return index;
+}
 
 Status read_checkpoint_bytes(std::span<const std::byte> bytes, const std::string& label,
                              const ReadOptions& options, SourceCheckpoint* out) {

@@ -3,7 +3,10 @@
 // directory (config.json + model.safetensors / sharded / pytorch_model.bin).
 #pragma once
 
+#include <map>
+#include <set>
 #include <string>
+#include <string_view>
 
 #include "source.h"
 
@@ -19,5 +22,14 @@ Status read_checkpoint_file(const std::string& path, const ReadOptions& options,
 // Same from memory (tests, fuzzing): the tensors point into `bytes`.
 Status read_checkpoint_bytes(std::span<const std::byte> bytes, const std::string& label,
                              const ReadOptions& options, SourceCheckpoint* out);
+
+// The JSON of a sharded checkpoint's index, {"metadata": {...}, "weight_map": {"tensor":
+// "shard file"}}: shard names must be plain file names in the index's folder (no '/', no "..").
+// `label` names the index in errors.
+struct ShardIndex {
+  std::map<std::string, std::string> where;  // tensor -> shard
+  std::set<std::string> shards;
+};
+Result<ShardIndex> parse_shard_index(std::string_view text, const std::string& label);
 
 }  // namespace longrun::convert

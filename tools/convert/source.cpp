@@ -29,6 +29,16 @@ bool SourceTensor::contiguous() const {
   return true;
 }
 
+namespace {
+
+std::string list_text(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+}  // namespace
+
 Status check_view(const SourceTensor& t, const std::string& what) {
   auto bad = [&](const std::string& m) { return format_error(what + ": " + m); };
   if (t.sizes.size() != t.strides.size() || t.sizes.size() > 8) return bad("bad rank");
@@ -56,6 +66,16 @@ Status check_view(const SourceTensor& t, const std::string& what) {
   uint64_t total;
   if (!checked_mul(uint64_t(numel), item, &total) || total > (uint64_t(1) << 40))
     return bad("tensor of " + std::to_string(numel) + " elements is too large");
+  // torch.save keeps expanded views as they are (stride 0, e.g. a buffer made with
+  // arange(n).expand(...)), so overlapping views are legal; but a view that reads each storage
+  // element at most once never materialises to more than its storage, so only an overlapping
+  // view can exceed it. Allow that up to a fixed slack for small expanded buffers; beyond it a
+  // few bytes of storage could make materialize() allocate up to the 1 TiB cap above.
+  if (total > t.storage.size() && total > kMaxExpandedViewBytes)
+    return bad("overlapping view (sizes " + list_text(t.sizes) + ", strides " + list_text(t.strides) +
+               ") would materialise " + std::to_string(total) + " bytes from a storage of " +
+               std::to_string(t.storage.size()) + " bytes; refused above " +
+               std::to_string(kMaxExpandedViewBytes) + " bytes");
   return {};
 }
 

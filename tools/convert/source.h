@@ -51,8 +51,13 @@ struct ReadOptions {
   PickleLimits limits;
 };
 
+// An overlapping (e.g. stride-0, expanded) view may materialise to more bytes than its storage
+// holds only up to this many bytes.
+inline constexpr uint64_t kMaxExpandedViewBytes = uint64_t(64) << 20;
+
 // Validates a tensor view against its storage (rank, non-negative sizes/strides, checked
-// extent inside the storage). `what` names the tensor.
+// extent inside the storage, materialised size at most max(storage bytes,
+// kMaxExpandedViewBytes)). `what` names the tensor.
 Status check_view(const SourceTensor& t, const std::string& what);
 
 // Collects every tensor reachable from `root` through dicts (keys joined with '.'), lists,

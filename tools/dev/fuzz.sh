@@ -2,14 +2,14 @@
 # Builds the libFuzzer targets in tests/fuzz/ with clang (-fsanitize=fuzzer,address,undefined)
 # and runs each for a bounded time, seeded from valid files.
 #   tools/dev/fuzz.sh [SECONDS_PER_TARGET]   (default 30)
-# Exits non-zero on a crash, leak, timeout or sanitizer report (the reproducer is kept
-# in build/fuzz/<target>/).
+# Exits 1 on a crash, leak, timeout or sanitizer report (the reproducer is kept
+# in build/fuzz/<target>.work/); exits 77 (CTest: skipped) when clang++ is missing.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-30}
 if ! command -v clang++ >/dev/null; then
   echo "fuzz: clang++ not found; skipping the fuzz run (install clang to enable it)"
-  exit 0
+  exit 77
 fi
 out=build/fuzz
 mkdir -p "$out"
@@ -34,8 +34,9 @@ run_target() {  # name seed_dir...
   mkdir -p "$dir/corpus"
   for seeds in "$@"; do cp -n "$seeds"/* "$dir/corpus/" 2>/dev/null || true; done
   echo "fuzz: running $name for ${seconds}s"
-  (cd "$dir" && "../$name" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-      -max_len=65536 -print_final_stats=1 corpus 2>&1 | tail -n 12)
+  # libFuzzer exits 77 on a crash by default: CTest would report that as skipped.
+  (cd "$dir" && "../$name" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -error_exitcode=1 \
+      -timeout_exitcode=1 -max_len=65536 -print_final_stats=1 corpus 2>&1 | tail -n 12)
 }
 
 build_target fuzz_safetensors tests/fuzz/fuzz_safetensors.cpp runtime/src/safetensors_reader.cpp \
@@ -52,6 +53,22 @@ build_target fuzz_pickle tests/fuzz/fuzz_pickle.cpp "${convert_sources[@]}"
 run_target fuzz_pickle tests/fuzz/seeds/pickle
 build_target fuzz_torch_zip tests/fuzz/fuzz_torch_zip.cpp "${convert_sources[@]}"
 run_target fuzz_torch_zip tests/golden/checkpoints tests/fuzz/seeds/pickle
+build_target fuzz_fairseq tests/fuzz/fuzz_fairseq.cpp tools/convert/fairseq.cpp "${convert_sources[@]}"
+mkdir -p "$out/fuzz_fairseq.seeds"
+cp tests/golden/checkpoints/fairseq.pt tests/golden/checkpoints/namespace.pt "$out/fuzz_fairseq.seeds/"
+run_target fuzz_fairseq "$out/fuzz_fairseq.seeds" tests/fuzz/seeds/pickle
+# The sharded index (and config.json) of an HF directory; seeds: a valid index over the
+# target's two fixed shards, and near misses.
+build_target fuzz_hf_index tests/fuzz/fuzz_hf_index.cpp "${convert_sources[@]}"
+mkdir -p "$out/fuzz_hf_index.seeds"
+i=0
+for index in '{"metadata":{"total_size":20},"weight_map":{"x":"a.safetensors","y":"a.safetensors","z":"b.safetensors"}}' \
+             '{"weight_map":{"x":"a.safetensors","y":"b.safetensors","z":"b.safetensors"}}' \
+             '{"weight_map":{"x":"a.safetensors","y":"a.safetensors"}}' \
+             '{"weight_map":{"z":"../b.safetensors","x":1}}'; do
+  printf '%s' "$index" > "$out/fuzz_hf_index.seeds/seed$((i++))"
+done
+run_target fuzz_hf_index "$out/fuzz_hf_index.seeds"
 build_target fuzz_flax_msgpack tests/fuzz/fuzz_flax_msgpack.cpp tools/checkpoint/flax/*.cpp
 run_target fuzz_flax_msgpack tests/golden/flax
 build_target fuzz_tokenizer tests/fuzz/fuzz_tokenizer.cpp runtime/src/text/*.cpp
@@ -63,3 +80,15 @@ for f in tests/golden/tokenizer/bpe_corpus.txt tests/golden/tokenizer/bpe/merges
   done
 done
 run_target fuzz_tokenizer "$out/fuzz_tokenizer.seeds"
+# The HF tokenizer files: a layout byte (0 tokenizer.json, 1 vocab.txt, 2 vocab.json), then the
+# files separated by "@@FILE@@" lines (tests/fuzz/fuzz_tokenizer_files.cpp).
+build_target fuzz_tokenizer_files tests/fuzz/fuzz_tokenizer_files.cpp runtime/src/text/*.cpp
+seeds=$out/fuzz_tokenizer_files.seeds
+mkdir -p "$seeds"
+tok=tests/golden/tokenizer
+sep=$'\n@@FILE@@\n'
+{ printf 0; cat $tok/bpe/tokenizer.json; } > "$seeds/tokenizer_json"
+{ printf 1; head -n 2000 $tok/bert/vocab.txt; printf %s "$sep"; cat $tok/bert/tokenizer_config.json
+  printf %s "$sep"; cat $tok/bert/special_tokens_map.json; printf %s "$sep"; echo "Hello, world!"; } > "$seeds/wordpiece"
+{ printf 2; cat $tok/bpe/vocab.json; printf %s "$sep"; cat $tok/bpe/merges.txt; } > "$seeds/bpe"
+run_target fuzz_tokenizer_files "$seeds"
