@@ -185,15 +185,7 @@ Result<GenerateResult> Generator::generate(const TensorView& ids, const TensorVi
     cross.push_back(std::move(r));
   }
 
-  models::BeamSearch search(batch, start,
-                            {.vocab = g.tgt_vocab,
-                             .pad = g.pad,
-                             .eos = g.eos,
-                             .beams = int(k),
-                             .max_steps = steps,
-                             .min_length = o.min_length,
-                             .no_repeat_ngram = o.no_repeat_ngram_size,
-                             .length_penalty = o.length_penalty});
+  models::BeamSearch search(batch, start, models::beam_rules(o, g.tgt_vocab, g.pad, g.eos, int(k), steps));
   GenerateResult result;
   int64_t slots = std::min(kFirstCacheSlots, steps);
   result.step_shapes = 1;

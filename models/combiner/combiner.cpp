@@ -248,6 +248,20 @@ ValueId five(GraphContext& c, ValueId t) {
   const TensorDesc& td = c.desc(t);
   return reshape(c, t, {td.dim(0), td.dim(1), 1, td.dim(2), td.dim(3)});
 }
+
+// One step's query over its direct keys (cached, masked by `direct_keep`) and the summary
+// slots (masked by `summary_keep`) in one softmax, as the full graph's combine().
+ValueId combine_step(GraphContext& c, ValueId q, ValueId keys, ValueId values, ValueId direct_keep,
+                     ValueId summary_keys, ValueId summary_values, ValueId summary_keep,
+                     const std::string& a) {
+  combiner::SlotGroup direct{
+      .key = five(c, keys), .value = five(c, values), .keeps = {five(c, direct_keep)}, .name = "direct"};
+  combiner::SlotGroup summary{.key = five(c, summary_keys),
+                              .value = five(c, summary_values),
+                              .keeps = {five(c, summary_keep)},
+                              .name = "summary"};
+  return combiner::combine(c, five(c, q), kNoValue, {direct, summary}, a + "combiner");
+}
 }  // namespace
 
 // Fixed form, one token at position p = u s + t: the keys of segment u up to p (direct) and
@@ -281,13 +295,7 @@ ValueId Combiner::step_fixed(GraphContext& c, const StepHeads& x, const std::str
                           {qmax, "qmax"},
                           {kmax, "kmax"}})
     c.output(v2, "present." + cache + what);
-  combiner::SlotGroup direct{
-      .key = five(c, keys), .value = five(c, values), .keeps = {five(c, keep)}, .name = "direct"};
-  combiner::SlotGroup summary{.key = five(c, sk),
-                              .value = five(c, se),
-                              .keeps = {five(c, c.input("summary_keep"))},
-                              .name = "summary"};
-  return combiner::combine(c, five(c, x.q), kNoValue, {direct, summary}, a + "combiner");
+  return combine_step(c, x.q, keys, values, keep, sk, se, c.input("summary_keep"), a);
 }
 
 // Axial form, one token at (u, t): direct = the own row's keys up to t; summaries = K~[r, t],
@@ -328,13 +336,7 @@ ValueId Combiner::step_axial(GraphContext& c, const StepHeads& x, const std::str
                           {sk, "summary_key"},
                           {sv, "summary_value"}})
     c.output(v2, "present." + cache + what);
-  combiner::SlotGroup direct{
-      .key = five(c, rk), .value = five(c, rv), .keeps = {five(c, keep)}, .name = "direct"};
-  combiner::SlotGroup summary{.key = five(c, sk),
-                              .value = five(c, sv),
-                              .keeps = {five(c, c.input("column_keep"))},
-                              .name = "summary"};
-  return combiner::combine(c, five(c, x.q), kNoValue, {direct, summary}, a + "combiner");
+  return combine_step(c, x.q, rk, rv, keep, sk, sv, c.input("column_keep"), a);
 }
 
 // The step graph (lm/causal_lm.h): embedding + PE at `position`, the layers with the form's

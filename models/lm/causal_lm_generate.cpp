@@ -213,15 +213,7 @@ Result<GenerateResult> generate_causal_lm(const CausalLmSpec& spec, const Model&
                                 std::to_string(spec.vocab));
       for (int64_t j = 0; j < k; ++j) seq[size_t(b * k + j)].push_back(x);
     }
-  BeamSearch search(batch, spec.pad,
-                    {.vocab = spec.vocab,
-                     .pad = spec.pad,
-                     .eos = eos,
-                     .beams = int(k),
-                     .max_steps = steps,
-                     .min_length = o.min_length,
-                     .no_repeat_ngram = o.no_repeat_ngram_size,
-                     .length_penalty = o.length_penalty});
+  BeamSearch search(batch, spec.pad, beam_rules(o, spec.vocab, spec.pad, eos, int(k), steps));
   GenerateResult result;
   LR_ASSIGN_OR_RETURN(Tensor last, Tensor::zeros(TensorDesc(DType::f32, {rows, spec.vocab})));
   const LmStepSpec step_spec =

@@ -18,6 +18,20 @@ struct BeamRules {
   double length_penalty = 1.0;
 };
 
+// The rules of generate.h's options for a decoder of `vocab` tokens running `max_steps` steps.
+template <class Options>
+BeamRules beam_rules(const Options& o, int64_t vocab, int64_t pad, int64_t eos, int beams,
+                     int64_t max_steps) {
+  return {.vocab = vocab,
+          .pad = pad,
+          .eos = eos,
+          .beams = beams,
+          .max_steps = max_steps,
+          .min_length = o.min_length,
+          .no_repeat_ngram = o.no_repeat_ngram_size,
+          .length_penalty = o.length_penalty};
+}
+
 class BeamSearch {
  public:
   // Rows r = b * beams + k. Every row starts as [start]; only beam 0 of a sentence is live.

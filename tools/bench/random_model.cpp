@@ -1,6 +1,5 @@
 #include "random_model.h"
 
-#include <malloc.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -40,7 +39,6 @@ Result<RandomModel> random_model(const std::string& arch, const std::string& con
                                .string();
   LR_RETURN_IF_ERROR(write_safetensors(path, entries, meta));
   buffers.clear();
-  ::malloc_trim(0);  // hand the generator's freed buffers back: they are not the model's memory
   RandomModel r;
   auto model = Model::load(path);
   if (save_path.empty()) {
