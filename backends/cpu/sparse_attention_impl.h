@@ -39,12 +39,19 @@ struct SparseAttention {
       T qv[DV + 1];
       for (int d = 0; d < DV + int(kTail); ++d) qv[d] = V::load(q + d * L);
       const int tail = int(hd - int64_t(DV) * L);
+#pragma GCC unroll 16
       for (int s = 0; s < L; ++s) {
         const float* r = kbase + int64_t(keys[s]) * kstride;
-        T a = V::zero();
-        for (int d = 0; d < DV; ++d) a = V::fmadd(qv[d], V::load(r + d * L), a);
-        if constexpr (kTail) a = V::fmadd(qv[DV], V::load_n(r + DV * L, tail), a);
-        acc[s] = a;
+        // Two chains (even / odd vectors of hd): half the FMA latency per key, so the
+        // gathered loads of more keys are in flight at once.
+        T a = V::zero(), b = V::zero();
+        for (int d = 0; d + 1 < DV; d += 2) {
+          a = V::fmadd(qv[d], V::load(r + d * L), a);
+          b = V::fmadd(qv[d + 1], V::load(r + (d + 1) * L), b);
+        }
+        if constexpr (DV % 2 == 1) a = V::fmadd(qv[DV - 1], V::load(r + (DV - 1) * L), a);
+        if constexpr (kTail) b = V::fmadd(qv[DV], V::load_n(r + DV * L, tail), b);
+        acc[s] = V::add(a, b);
       }
     } else {
       for (int s = 0; s < L; ++s) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/sparse_attention.h"
 #include "longrun/ops/schema.h"
 #include "longrun/session.h"
 
@@ -324,14 +325,16 @@ TEST_CASE("cpu sparse_attention: shapes, unused slots, repeats, broadcast indice
     }
 }
 
-// Rows with every slot valid are read in place (no compacted copy); with kk = 200 a work
-// item holds 630 queries (sparse_attention.h), so Nq = 700 splits each head into a full and
-// a partial block, the logits pass of a block running before its V pass.
+// Rows with every slot valid are read in place (no compacted copy); a work item holds
+// sparse_block_q() queries (sparse_attention.h), so Nq = one block + 70 splits each head
+// into a full and a partial block, the logits pass of a block running before its V pass.
 TEST_CASE("cpu sparse_attention: top-k rows read in place, several query blocks per head") {
   std::mt19937 rng(2718);
+  const int64_t two_blocks = cpu::sparse_block_q(int64_t(1) << 30, 208) + 70;  // kk 200..208: same block
+  REQUIRE(two_blocks < 2 * cpu::sparse_block_q(int64_t(1) << 30, 208));
   check_sparse({.B = 1,
                 .H = 2,
-                .Nq = 700,
+                .Nq = two_blocks,
                 .Nk = 300,
                 .hd = 64,
                 .hv = 64,
@@ -340,10 +343,19 @@ TEST_CASE("cpu sparse_attention: top-k rows read in place, several query blocks 
                 .iH = 2,
                 .unused = false},
                rng);
+  check_sparse({.B = 2,
+                .H = 1,
+                .Nq = two_blocks,
+                .Nk = 90,
+                .hd = 16,
+                .hv = 33,
+                .kk = 205,
+                .iB = 1,
+                .iH = 1,
+                .unused = false},
+               rng);
   check_sparse(
-      {.B = 2, .H = 1, .Nq = 700, .Nk = 90, .hd = 16, .hv = 33, .kk = 205, .iB = 1, .iH = 1, .unused = false},
-      rng);
-  check_sparse({.B = 1, .H = 1, .Nq = 1300, .Nk = 64, .hd = 64, .hv = 64, .kk = 200, .iB = 1, .iH = 1}, rng);
+      {.B = 1, .H = 1, .Nq = 2 * two_blocks, .Nk = 64, .hd = 64, .hv = 64, .kk = 200, .iB = 1, .iH = 1}, rng);
 }
 
 TEST_CASE("cpu sparse_attention and attention: wide heads (generic head-dim loops)") {
