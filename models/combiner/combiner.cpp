@@ -14,34 +14,15 @@
 #include <string>
 #include <vector>
 
-#include "combiner/combiner_attention.h"
-#include "common/blocks.h"
+#include "combiner/combiner_model.h"
 #include "common/config.h"
-#include "lm/causal_lm.h"
 
 namespace longrun::models {
-namespace {
 
-using combiner::Form;
 using combiner::Pooling;
 using combiner::Variant;
 
-constexpr float kLayerNormEps = 1e-6f;  // flax nn.LayerNorm default, as the JAX code
-
-struct CombinerConfig {
-  int64_t vocab_size = 0;
-  int64_t emb_dim = 0;
-  int64_t num_heads = 0;
-  int64_t qkv_dim = 0;
-  int64_t mlp_dim = 0;
-  int64_t num_layers = 0;
-  int64_t max_len = 0;
-  int64_t max_seg_len = 0;  // 0 for logsparse when absent
-  std::string attention;
-  Form form;
-};
-
-const char* attention_module(Variant v) {
+const char* combiner_attention_module(Variant v) {
   switch (v) {
     case Variant::fixed: return "_SelfAttSqrtn_0";
     case Variant::logsparse: return "_SelfAttLogn_0";
@@ -50,11 +31,13 @@ const char* attention_module(Variant v) {
   }
 }
 
-std::string layer_prefix(int64_t l) { return "autoreg_model/transformer_layer_" + std::to_string(l) + "/"; }
+std::string combiner_layer_prefix(int64_t l) {
+  return "autoreg_model/transformer_layer_" + std::to_string(l) + "/";
+}
 
 // Flax WMT sinusoidal table, concatenated halves: column j < D/2 is sin(p e^{-j ln(1e4)/(D/2-1)}),
 // column D/2 + j the cos of the same angle. Computed in double, rounded once.
-std::vector<float> sinusoid(int64_t rows, int64_t d) {
+std::vector<float> combiner_sinusoid(int64_t rows, int64_t d) {
   const int64_t half = d / 2;
   const double step = half > 1 ? std::log(1e4) / double(half - 1) : 0.0;
   std::vector<float> pe(size_t(rows * d));
@@ -67,120 +50,73 @@ std::vector<float> sinusoid(int64_t rows, int64_t d) {
   return pe;
 }
 
-class Combiner final : public Architecture, public CausalLm {
- public:
-  explicit Combiner(CombinerConfig cfg) : cfg_(std::move(cfg)) {}
-
-  std::vector<ParamSpec> parameters() const override {
-    const int64_t d = cfg_.emb_dim, h = cfg_.num_heads, hd = cfg_.qkv_dim / cfg_.num_heads, m = cfg_.mlp_dim;
-    std::vector<ParamSpec> t;
-    auto layer_norm = [&](const std::string& p) {
-      t.push_back({p + "/scale", {d}, true});
-      t.push_back({p + "/bias", {d}, true});
-    };
-    auto dense = [&](const std::string& p, int64_t in, int64_t out) {
-      t.push_back({p + "/kernel", {in, out}, true});
-      t.push_back({p + "/bias", {out}, false});
-    };
-    t.push_back({"Embed_0/embedding", {cfg_.vocab_size, d}, true});
-    for (int64_t l = 0; l < cfg_.num_layers; ++l) {
-      const std::string p = layer_prefix(l), a = p + attention_module(cfg_.form.variant) + "/";
-      layer_norm(p + "LayerNorm_0");
-      for (const char* k : {"query", "key", "value"}) t.push_back({a + k + "/kernel", {d, h, hd}, false});
-      if (cfg_.form.variant == Variant::axial) {
-        t.push_back({a + "DenseGeneral_0/kernel", {h, hd, d}, false});
-        layer_norm(a + "LayerNorm_0");
-        t.push_back({a + "DenseGeneral_1/kernel", {d, h, hd}, false});
-      }
-      t.push_back({a + output_module() + "/kernel", {h, hd, d}, false});
-      layer_norm(p + "LayerNorm_1");
-      dense(p + "MlpBlock_0/Dense_0", d, m);
-      dense(p + "MlpBlock_0/Dense_1", m, d);
-    }
-    layer_norm("autoreg_model/LayerNorm_0");
-    dense("autoreg_model/Dense_0", d, cfg_.vocab_size);
-    return t;
-  }
-
-  std::vector<ModelInput> inputs() const override {
-    std::vector<ModelInput> in = {{"input_ids",
-                                   true,
-                                   {DType::i32, DType::i64},
-                                   "[B, N] token ids, N <= " + std::to_string(cfg_.max_len)}};
-    if (cfg_.form.key_padding)
-      in.push_back(attention_mask_input("[B, N] 1 = token, 0 = padding (default: all ones)"));
-    return in;
-  }
-
-  std::vector<std::string> outputs() const override { return {"last_hidden_state", "logits"}; }
-
-  std::vector<std::string> debug_outputs() const override {
-    // The first layer only: enough to point a mismatch at the attention form, the summaries or
-    // the rest of the layer, without doubling the size of every golden.
-    if (cfg_.num_layers == 0) return {};
-    std::vector<std::string> out;  // in the order the builder produces them
-    if (cfg_.form.variant != Variant::logsparse) out.push_back("debug.layer0.summary_keys");
-    out.push_back("debug.layer0.attention");
-    out.push_back("debug.layer0.output");
-    return out;
-  }
-
-  std::string config_json() const override {
-    nlohmann::json j = {{"vocab_size", cfg_.vocab_size}, {"emb_dim", cfg_.emb_dim},
-                        {"num_heads", cfg_.num_heads},   {"qkv_dim", cfg_.qkv_dim},
-                        {"mlp_dim", cfg_.mlp_dim},       {"num_layers", cfg_.num_layers},
-                        {"max_len", cfg_.max_len},       {"attention", cfg_.attention},
-                        {"causal", cfg_.form.causal},    {"key_padding", cfg_.form.key_padding}};
-    if (cfg_.form.variant != Variant::logsparse) j["max_seg_len"] = cfg_.max_seg_len;
-    if (cfg_.form.variant == Variant::mixture && !cfg_.form.causal)
-      j["pooling"] = cfg_.form.pooling == Pooling::sum ? "sum" : "max";
-    return j.dump();
-  }
-
-  void build(GraphContext& c) const override;
-
-  LmStepSpec step_spec() const override;
-  void build_step(GraphContext& c) const override;
-
- private:
-  struct StepHeads {
-    ValueId q, k, v;  // [R, H, 1, hd] (q scaled)
-    ValueId h;        // the layer's LN0 output [R, 1, D]
+std::vector<ParamSpec> Combiner::parameters() const {
+  const int64_t d = cfg_.emb_dim, h = cfg_.num_heads, hd = cfg_.qkv_dim / cfg_.num_heads, m = cfg_.mlp_dim;
+  std::vector<ParamSpec> t;
+  auto layer_norm = [&](const std::string& p) {
+    t.push_back({p + "/scale", {d}, true});
+    t.push_back({p + "/bias", {d}, true});
   };
-  ValueId step_fixed(GraphContext& c, const StepHeads& x, const std::string& cache,
-                     const std::string& a) const;
-  ValueId step_axial(GraphContext& c, const StepHeads& x, const std::string& cache,
-                     const std::string& a) const;
-
- private:
-  const char* output_module() const {
-    return cfg_.form.variant == Variant::axial ? "DenseGeneral_2" : "DenseGeneral_0";
+  auto dense = [&](const std::string& p, int64_t in, int64_t out) {
+    t.push_back({p + "/kernel", {in, out}, true});
+    t.push_back({p + "/bias", {out}, false});
+  };
+  t.push_back({"Embed_0/embedding", {cfg_.vocab_size, d}, true});
+  for (int64_t l = 0; l < cfg_.num_layers; ++l) {
+    const std::string p = combiner_layer_prefix(l),
+                      a = p + combiner_attention_module(cfg_.form.variant) + "/";
+    layer_norm(p + "LayerNorm_0");
+    for (const char* k : {"query", "key", "value"}) t.push_back({a + k + "/kernel", {d, h, hd}, false});
+    if (cfg_.form.variant == Variant::axial) {
+      t.push_back({a + "DenseGeneral_0/kernel", {h, hd, d}, false});
+      layer_norm(a + "LayerNorm_0");
+      t.push_back({a + "DenseGeneral_1/kernel", {d, h, hd}, false});
+    }
+    t.push_back({a + output_module() + "/kernel", {h, hd, d}, false});
+    layer_norm(p + "LayerNorm_1");
+    dense(p + "MlpBlock_0/Dense_0", d, m);
+    dense(p + "MlpBlock_0/Dense_1", m, d);
   }
+  layer_norm("autoreg_model/LayerNorm_0");
+  dense("autoreg_model/Dense_0", d, cfg_.vocab_size);
+  return t;
+}
 
-  // x [.., D] times a DenseGeneral kernel viewed as [in, out].
-  ValueId dense_general(GraphContext& c, ValueId x, const std::string& kernel, int64_t in, int64_t out,
-                        float alpha = 1.0f) const {
-    const ValueId w = reshape(c, c.weight(kernel), {in, out});
-    return c.b.matmul({x, w}, {.alpha = alpha}, kernel);
-  }
+std::vector<ModelInput> Combiner::inputs() const {
+  std::vector<ModelInput> in = {{"input_ids",
+                                 true,
+                                 {DType::i32, DType::i64},
+                                 "[B, N] token ids, N <= " + std::to_string(cfg_.max_len)}};
+  if (cfg_.form.key_padding)
+    in.push_back(attention_mask_input("[B, N] 1 = token, 0 = padding (default: all ones)"));
+  return in;
+}
 
-  ValueId layer_norm(GraphContext& c, ValueId x, const std::string& prefix) const {
-    return c.b.layer_norm({x, c.weight(prefix + "/scale"), c.weight(prefix + "/bias")},
-                          {.eps = kLayerNormEps}, prefix);
-  }
+std::vector<std::string> Combiner::debug_outputs() const {
+  // The first layer only: enough to point a mismatch at the attention form, the summaries or
+  // the rest of the layer, without doubling the size of every golden.
+  if (cfg_.num_layers == 0) return {};
+  std::vector<std::string> out;  // in the order the builder produces them
+  if (cfg_.form.variant != Variant::logsparse) out.push_back("debug.layer0.summary_keys");
+  out.push_back("debug.layer0.attention");
+  out.push_back("debug.layer0.output");
+  return out;
+}
 
-  ValueId dense(GraphContext& c, ValueId x, const std::string& prefix, Activation act) const {
-    return c.b.matmul({x, c.weight(prefix + "/kernel"), c.weight(prefix + "/bias")},
-                      {.has_bias = true, .activation = act}, prefix);
-  }
-
-  ValueId attention(GraphContext& c, ValueId h, int64_t l, ValueId key_mask) const;
-
-  CombinerConfig cfg_;
-};
+std::string Combiner::config_json() const {
+  nlohmann::json j = {{"vocab_size", cfg_.vocab_size}, {"emb_dim", cfg_.emb_dim},
+                      {"num_heads", cfg_.num_heads},   {"qkv_dim", cfg_.qkv_dim},
+                      {"mlp_dim", cfg_.mlp_dim},       {"num_layers", cfg_.num_layers},
+                      {"max_len", cfg_.max_len},       {"attention", cfg_.attention},
+                      {"causal", cfg_.form.causal},    {"key_padding", cfg_.form.key_padding}};
+  if (cfg_.form.variant != Variant::logsparse) j["max_seg_len"] = cfg_.max_seg_len;
+  if (cfg_.form.variant == Variant::mixture && !cfg_.form.causal)
+    j["pooling"] = cfg_.form.pooling == Pooling::sum ? "sum" : "max";
+  return j.dump();
+}
 
 ValueId Combiner::attention(GraphContext& c, ValueId h, int64_t l, ValueId key_mask) const {
-  const std::string a = layer_prefix(l) + attention_module(cfg_.form.variant) + "/";
+  const std::string a = combiner_layer_prefix(l) + combiner_attention_module(cfg_.form.variant) + "/";
   const int64_t d = cfg_.emb_dim, heads = cfg_.num_heads, hd = cfg_.qkv_dim / heads, hh = cfg_.qkv_dim;
   auto project = [&](const char* what, float alpha) {
     return split_heads(c, dense_general(c, h, a + what + "/kernel", d, hh, alpha), heads, hd);
@@ -206,176 +142,6 @@ ValueId Combiner::attention(GraphContext& c, ValueId h, int64_t l, ValueId key_m
   return dense_general(c, merge_heads(c, y), a + output_module() + "/kernel", hh, d);
 }
 
-LmStepSpec Combiner::step_spec() const {
-  LmStepSpec s;
-  s.vocab = cfg_.vocab_size, s.max_len = cfg_.max_len;
-  const Variant v = cfg_.form.variant;
-  if (v != Variant::fixed && v != Variant::axial) {
-    s.unsupported = std::string("combiner attention \"") + cfg_.attention + "\" has no cached step yet";
-    return s;
-  }
-  s.segment = cfg_.form.segment, s.summaries = cfg_.max_len / cfg_.form.segment;
-  const int64_t h = cfg_.num_heads, hd = cfg_.qkv_dim / h, seg = s.segment;
-  if (v == Variant::fixed)
-    s.inputs = {"ids",          "position",      "write_slot",   "direct_keep",
-                "summary_keep", "summary_write", "segment_start"};
-  else
-    s.inputs = {"ids", "position", "row_write", "row_keep", "row_slots", "column_keep"};
-  for (int64_t l = 0; l < cfg_.num_layers; ++l) {
-    const std::string p = std::to_string(l) + ".";
-    if (v == Variant::fixed) {
-      s.caches.push_back({p + "key", h, 0, hd, true});
-      s.caches.push_back({p + "value", h, 0, hd, true});
-      s.caches.push_back({p + "summary_key", h, s.summaries, hd, false});
-      s.caches.push_back({p + "summary_value", h, s.summaries, hd, false});
-      s.caches.push_back({p + "qmax", h, 1, hd, false});  // running max of the own segment
-      s.caches.push_back({p + "kmax", h, 1, hd, false});
-    } else {  // the own row's q/k/v and LN input; K~ and R of every position (rows < u read)
-      for (const char* what : {"row_query", "row_key", "row_value"})
-        s.caches.push_back({p + what, h, seg, hd, false});
-      s.caches.push_back({p + "row_input", 1, seg, cfg_.emb_dim, false});
-      s.caches.push_back({p + "summary_key", h, 0, hd, true});
-      s.caches.push_back({p + "summary_value", h, 0, hd, true});
-    }
-  }
-  return s;
-}
-
-namespace {
-// [a, b, c, e] -> [a, b, 1, c, e]: the rows layout of combine() for one query.
-ValueId five(GraphContext& c, ValueId t) {
-  if (!c.ok()) return kNoValue;
-  const TensorDesc& td = c.desc(t);
-  return reshape(c, t, {td.dim(0), td.dim(1), 1, td.dim(2), td.dim(3)});
-}
-
-// One step's query over its direct keys (cached, masked by `direct_keep`) and the summary
-// slots (masked by `summary_keep`) in one softmax, as the full graph's combine().
-ValueId combine_step(GraphContext& c, ValueId q, ValueId keys, ValueId values, ValueId direct_keep,
-                     ValueId summary_keys, ValueId summary_values, ValueId summary_keep,
-                     const std::string& a) {
-  combiner::SlotGroup direct{
-      .key = five(c, keys), .value = five(c, values), .keeps = {five(c, direct_keep)}, .name = "direct"};
-  combiner::SlotGroup summary{.key = five(c, summary_keys),
-                              .value = five(c, summary_values),
-                              .keeps = {five(c, summary_keep)},
-                              .name = "summary"};
-  return combiner::combine(c, five(c, q), kNoValue, {direct, summary}, a + "combiner");
-}
-}  // namespace
-
-// Fixed form, one token at position p = u s + t: the keys of segment u up to p (direct) and
-// the summaries of segments r < u in ONE softmax, as the full graph. Segment u's running
-// qmax / kmax (segment_max over [previous, new]) and E_u = softmax(qmax k_j) v_j over its
-// keys so far are written into summary slot u every step; it is final at t = s - 1 and only
-// read by later segments.
-ValueId Combiner::step_fixed(GraphContext& c, const StepHeads& x, const std::string& cache,
-                             const std::string& a) const {
-  GraphBuilder& b = c.b;
-  auto past = [&](const char* what) { return c.input("past." + cache + what); };
-  const ValueId start = c.input("segment_start"), write = c.input("write_slot"),
-                keep = c.input("direct_keep");
-  auto running_max = [&](ValueId prev, ValueId now, const std::string& name) {
-    const ValueId both =
-        b.segment_max({b.concat({prev, now}, {.axis = 2}, name + ".both")}, {.axis = 2, .segment = 2}, name);
-    return b.where({start, now, both}, {}, name + ".start");
-  };
-  const ValueId keys = b.where({write, x.k, past("key")}, {}, a + "cache.key");
-  const ValueId values = b.where({write, x.v, past("value")}, {}, a + "cache.value");
-  const ValueId qmax = running_max(past("qmax"), x.q, a + "qmax");
-  const ValueId kmax = running_max(past("kmax"), x.k, a + "kmax");
-  const ValueId e = combiner::attend(c, qmax, keys, values, {keep}, a + "local");  // [R,H,1,hd]
-  const ValueId sw = c.input("summary_write");
-  const ValueId sk = b.where({sw, kmax, past("summary_key")}, {}, a + "cache.summary_key");
-  const ValueId se = b.where({sw, e, past("summary_value")}, {}, a + "cache.summary_value");
-  for (auto [v2, what] : {std::pair{keys, "key"},
-                          {values, "value"},
-                          {sk, "summary_key"},
-                          {se, "summary_value"},
-                          {qmax, "qmax"},
-                          {kmax, "kmax"}})
-    c.output(v2, "present." + cache + what);
-  return combine_step(c, x.q, keys, values, keep, sk, se, c.input("summary_keep"), a);
-}
-
-// Axial form, one token at (u, t): direct = the own row's keys up to t; summaries = K~[r, t],
-// R[r, t] of the rows r < u, cached per position. Each step recomputes the own row's R (full
-// attention inside the row over its keys so far, O(s^2 d)) and K~ = W2 LN'(W1 R + h), and
-// writes them into the row's slots (final at t = s - 1).
-ValueId Combiner::step_axial(GraphContext& c, const StepHeads& x, const std::string& cache,
-                             const std::string& a) const {
-  GraphBuilder& b = c.b;
-  auto past = [&](const char* what) { return c.input("past." + cache + what); };
-  const int64_t d = cfg_.emb_dim, heads = cfg_.num_heads, hd = cfg_.qkv_dim / heads, hh = cfg_.qkv_dim;
-  const ValueId write = c.input("row_write"), keep = c.input("row_keep"), slots = c.input("row_slots");
-  if (!c.ok()) return kNoValue;
-  const int64_t r = c.desc(x.q).dim(0), seg = c.desc(write).dim(2), cap = c.desc(slots).dim(2);
-  const ValueId rq = b.where({write, x.q, past("row_query")}, {}, a + "cache.row_query");
-  const ValueId rk = b.where({write, x.k, past("row_key")}, {}, a + "cache.row_key");
-  const ValueId rv = b.where({write, x.v, past("row_value")}, {}, a + "cache.row_value");
-  const ValueId rh =
-      b.where({write, reshape(c, x.h, {r, 1, 1, d}), past("row_input")}, {}, a + "cache.row_input");
-  const ValueId row = combiner::attend(c, rq, rk, rv, {keep}, a + "row");  // R [R, H, s, hd]
-  const ValueId w1 = b.add({dense_general(c, merge_heads(c, row), a + "DenseGeneral_0/kernel", hh, d),
-                            reshape(c, rh, {r, seg, d})},
-                           {}, a + "W1.residual");
-  const ValueId k_sum = split_heads(
-      c, dense_general(c, layer_norm(c, w1, a + "LayerNorm_0"), a + "DenseGeneral_1/kernel", d, hh), heads,
-      hd);
-  auto tiled = [&](ValueId t, const std::string& name) {  // [R, H, s, hd] -> [R, H, S, hd]
-    return cap == seg ? t : b.concat(std::vector<ValueId>(size_t(cap / seg), t), {.axis = 2}, name);
-  };
-  const ValueId sk =
-      b.where({slots, tiled(k_sum, a + "tile.key"), past("summary_key")}, {}, a + "cache.summary_key");
-  const ValueId sv =
-      b.where({slots, tiled(row, a + "tile.value"), past("summary_value")}, {}, a + "cache.summary_value");
-  for (auto [v2, what] : {std::pair{rq, "row_query"},
-                          {rk, "row_key"},
-                          {rv, "row_value"},
-                          {rh, "row_input"},
-                          {sk, "summary_key"},
-                          {sv, "summary_value"}})
-    c.output(v2, "present." + cache + what);
-  return combine_step(c, x.q, rk, rv, keep, sk, sv, c.input("column_keep"), a);
-}
-
-// The step graph (lm/causal_lm.h): embedding + PE at `position`, the layers with the form's
-// cached attention, final LN and head.
-void Combiner::build_step(GraphContext& c) const {
-  GraphBuilder& b = c.b;
-  const int64_t d = cfg_.emb_dim, heads = cfg_.num_heads, hd = cfg_.qkv_dim / heads, hh = cfg_.qkv_dim;
-  const ValueId ids = c.input("ids"), pos = c.input("position");
-  if (!c.ok()) return;
-  const int64_t r = c.desc(ids).dim(0);
-  ValueId x = b.embedding({c.weight("Embed_0/embedding"), ids}, {}, "Embed_0");
-  const ValueId pe =
-      combiner::constant_f32(c, "sinusoidal_positions", {cfg_.max_len, d}, sinusoid(cfg_.max_len, d));
-  x = b.add({x, b.embedding({pe, pos}, {}, "position")}, {}, "add_positions");
-  for (int64_t l = 0; l < cfg_.num_layers; ++l) {
-    const std::string p = layer_prefix(l), a = p + attention_module(cfg_.form.variant) + "/";
-    const ValueId h = layer_norm(c, x, p + "LayerNorm_0");
-    auto project = [&](const char* what, float alpha) {
-      return split_heads(c, dense_general(c, h, a + what + "/kernel", d, hh, alpha), heads,
-                         hd);  // [R,H,1,hd]
-    };
-    const StepHeads sh{.q = project("query", float(1.0 / std::sqrt(double(hd)))),
-                       .k = project("key", 1.0f),
-                       .v = project("value", 1.0f),
-                       .h = h};
-    const std::string cache = std::to_string(l) + ".";
-    const ValueId y =
-        cfg_.form.variant == Variant::fixed ? step_fixed(c, sh, cache, a) : step_axial(c, sh, cache, a);
-    const ValueId att = dense_general(c, merge_heads(c, reshape(c, y, {r, heads, 1, hd})),
-                                      a + output_module() + "/kernel", hh, d);
-    x = b.add({x, att}, {}, p + "residual_0");
-    const ValueId hidden =
-        dense(c, layer_norm(c, x, p + "LayerNorm_1"), p + "MlpBlock_0/Dense_0", Activation::relu);
-    x = b.add({x, dense(c, hidden, p + "MlpBlock_0/Dense_1", Activation::none)}, {}, p + "residual_1");
-  }
-  c.output(dense(c, layer_norm(c, x, "autoreg_model/LayerNorm_0"), "autoreg_model/Dense_0", Activation::none),
-           "logits");
-}
-
 void Combiner::build(GraphContext& c) const {
   GraphBuilder& b = c.b;
   const TokenInputs in = token_inputs(c, cfg_.max_len, "max_len of the config");
@@ -396,12 +162,12 @@ void Combiner::build(GraphContext& c) const {
   }
 
   ValueId x = b.embedding({c.weight("Embed_0/embedding"), ids}, {}, "Embed_0");
-  x = b.add(
-      {x, combiner::constant_f32(c, "sinusoidal_positions", {np, cfg_.emb_dim}, sinusoid(np, cfg_.emb_dim))},
-      {}, "add_positions");
+  x = b.add({x, combiner::constant_f32(c, "sinusoidal_positions", {np, cfg_.emb_dim},
+                                       combiner_sinusoid(np, cfg_.emb_dim))},
+            {}, "add_positions");
   auto real = [&](ValueId t) { return np == n ? t : slice(c, t, 1, 0, n); };
   for (int64_t l = 0; l < cfg_.num_layers; ++l) {
-    const std::string p = layer_prefix(l), tag = "debug.layer" + std::to_string(l);
+    const std::string p = combiner_layer_prefix(l), tag = "debug.layer" + std::to_string(l);
     const ValueId a = attention(c, layer_norm(c, x, p + "LayerNorm_0"), l, key_mask);
     if (l == 0) c.debug(real(a), tag + ".attention");
     x = b.add({x, a}, {}, p + "residual_0");
@@ -414,8 +180,6 @@ void Combiner::build(GraphContext& c) const {
   c.output(last, "last_hidden_state");
   c.output(dense(c, last, "autoreg_model/Dense_0", Activation::none), "logits");
 }
-
-}  // namespace
 
 Result<std::unique_ptr<Architecture>> parse_combiner_config(std::string_view config_json) {
   LR_ASSIGN_OR_RETURN(ConfigReader r, ConfigReader::parse(config_json, "combiner config"));

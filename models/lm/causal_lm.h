@@ -14,7 +14,7 @@ namespace longrun::models {
 struct LmStepSpec {
   std::string unsupported;  // non-empty: this form has no cached step (why), full recompute
   int64_t vocab = 0, max_len = 0, segment = 1;
-  int64_t summaries = 0;  // M: per-segment summary slots (max_len / segment)
+  int64_t summaries = 0;  // M: per-segment summary slots (max_len / segment); logsparse: levels
   // Cache tensors, each [R, heads, dim2, head_dim]: dim2 = S (the slot capacity, grows) when
   // grows is true, else fixed.
   struct Cache {
@@ -31,7 +31,10 @@ struct LmStepSpec {
 // "summary_keep" u8 [1, 1, 1, M] (segments r < u), "summary_write" u8 [1, 1, M, 1] (slot u),
 // "segment_start" u8 [1, 1, 1, 1] (t == 0), "row_write" u8 [1, 1, s, 1] (slot t), "row_keep"
 // u8 [1, 1, 1, s] (slots <= t), "row_slots" u8 [1, 1, S, 1] (slots of row u), "column_keep" u8
-// [1, 1, 1, S] (slots r s + t with r < u); then "past.<cache name>" for every cache. S is a
+// [1, 1, 1, S] (slots r s + t with r < u), for logsparse levels l < M (block 2^l):
+// "level_start" / "level_end" u8 [1, 1, M, 1] (p starts / ends its level-l block),
+// "level_keep" u8 [1, 1, M, S] (slots of that block up to p), "level_use" u8 [1, 1, 1, M]
+// (bit l of p); then "past.<cache name>" for every cache. S is a
 // multiple of s. Outputs: "present.<cache name>" in the same order, then
 // "logits" f32 [R, 1, V].
 class CausalLm {

@@ -1,5 +1,6 @@
-// Causal-LM generation by full recomputation (lm/causal_lm_generate.h): every step runs the
-// forward graph on [B * K, N + t] ids and feeds the last position's logits to BeamSearch.
+// Causal-LM generation (lm/causal_lm_generate.h): every step runs the cached one-token step
+// graph (CachedSteps), or without one the forward graph on [B * K, N + t] ids, and feeds the
+// last position's logits to BeamSearch.
 #include "lm/causal_lm_generate.h"
 
 #include <algorithm>
@@ -78,6 +79,18 @@ Result<Tensor> step_input(const std::string& name, int64_t p, int64_t slots, con
   if (name == "row_slots") return mask({1, 1, slots, 1}, slots, [&](int64_t j) { return j / s == u; });
   if (name == "column_keep")
     return mask({1, 1, 1, slots}, slots, [&](int64_t j) { return j % s == t && j / s < u; });
+  // Logsparse levels l < M (block 2^l): p starts / ends its block, the current block's
+  // slots up to p, bit l of p set (block (p >> l) - 1 is a summary slot).
+  if (name == "level_start")
+    return mask({1, 1, m, 1}, m, [&](int64_t l) { return p % (int64_t(1) << l) == 0; });
+  if (name == "level_end")
+    return mask({1, 1, m, 1}, m, [&](int64_t l) { return (p + 1) % (int64_t(1) << l) == 0; });
+  if (name == "level_use") return mask({1, 1, 1, m}, m, [&](int64_t l) { return (p >> l) & 1; });
+  if (name == "level_keep")
+    return mask({1, 1, m, slots}, m * slots, [&](int64_t j) {
+      const int64_t l = j / slots, slot = j % slots;
+      return slot >= (p >> l << l) && slot <= p;
+    });
   return internal_error("causal LM step: unknown input '" + name + "'");
 }
 

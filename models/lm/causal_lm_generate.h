@@ -1,6 +1,7 @@
 // Generation for decoder-only causal LMs (arch "combiner" with causal = true): the same
 // search rules as the encoder-decoders (seq2seq/beam_search.h, longrun/models/generate.h),
-// each step recomputing the full causal model on prompt + generated tokens (no KV cache yet).
+// each step running the form's cached one-token step (CausalLm::build_step) where it has one,
+// else recomputing the full causal model on prompt + generated tokens.
 #pragma once
 
 #include <cstdint>

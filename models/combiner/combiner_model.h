@@ -1,0 +1,99 @@
+// The Combiner model class shared by combiner.cpp (parameters, config, the full forward
+// graph) and combiner_step.cpp (the cached one-token step graphs of the causal forms).
+// Internal to the models library: users reach it through parse_combiner_config.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "combiner/combiner_attention.h"
+#include "common/architecture.h"
+#include "common/blocks.h"
+#include "lm/causal_lm.h"
+
+namespace longrun::models {
+
+inline constexpr float kCombinerLayerNormEps = 1e-6f;  // flax nn.LayerNorm default, as the JAX code
+
+struct CombinerConfig {
+  int64_t vocab_size = 0;
+  int64_t emb_dim = 0;
+  int64_t num_heads = 0;
+  int64_t qkv_dim = 0;
+  int64_t mlp_dim = 0;
+  int64_t num_layers = 0;
+  int64_t max_len = 0;
+  int64_t max_seg_len = 0;  // 0 for logsparse when absent
+  std::string attention;
+  combiner::Form form;
+};
+
+// Flax WMT sinusoidal table [rows, d], concatenated sin | cos halves.
+std::vector<float> combiner_sinusoid(int64_t rows, int64_t d);
+
+// The JAX module name of the attention form, e.g. "_SelfAttSqrtn_0".
+const char* combiner_attention_module(combiner::Variant v);
+
+// "autoreg_model/transformer_layer_<l>/".
+std::string combiner_layer_prefix(int64_t l);
+
+class Combiner final : public Architecture, public CausalLm {
+ public:
+  explicit Combiner(CombinerConfig cfg) : cfg_(std::move(cfg)) {}
+
+  std::vector<ParamSpec> parameters() const override;
+
+  std::vector<ModelInput> inputs() const override;
+
+  std::vector<std::string> outputs() const override { return {"last_hidden_state", "logits"}; }
+
+  std::vector<std::string> debug_outputs() const override;
+
+  std::string config_json() const override;
+
+  void build(GraphContext& c) const override;
+
+  LmStepSpec step_spec() const override;
+  void build_step(GraphContext& c) const override;
+
+ private:
+  struct StepHeads {
+    ValueId q, k, v;  // [R, H, 1, hd] (q scaled)
+    ValueId h;        // the layer's LN0 output [R, 1, D]
+  };
+  ValueId step_logsparse(GraphContext& c, const StepHeads& x, const std::string& cache,
+                         const std::string& a) const;
+  ValueId step_fixed(GraphContext& c, const StepHeads& x, const std::string& cache,
+                     const std::string& a) const;
+  ValueId step_axial(GraphContext& c, const StepHeads& x, const std::string& cache,
+                     const std::string& a) const;
+
+  const char* output_module() const {
+    return cfg_.form.variant == combiner::Variant::axial ? "DenseGeneral_2" : "DenseGeneral_0";
+  }
+
+  // x [.., D] times a DenseGeneral kernel viewed as [in, out].
+  ValueId dense_general(GraphContext& c, ValueId x, const std::string& kernel, int64_t in, int64_t out,
+                        float alpha = 1.0f) const {
+    const ValueId w = reshape(c, c.weight(kernel), {in, out});
+    return c.b.matmul({x, w}, {.alpha = alpha}, kernel);
+  }
+
+  ValueId layer_norm(GraphContext& c, ValueId x, const std::string& prefix) const {
+    return c.b.layer_norm({x, c.weight(prefix + "/scale"), c.weight(prefix + "/bias")},
+                          {.eps = kCombinerLayerNormEps}, prefix);
+  }
+
+  ValueId dense(GraphContext& c, ValueId x, const std::string& prefix, Activation act) const {
+    return c.b.matmul({x, c.weight(prefix + "/kernel"), c.weight(prefix + "/bias")},
+                      {.has_bias = true, .activation = act}, prefix);
+  }
+
+  ValueId attention(GraphContext& c, ValueId h, int64_t l, ValueId key_mask) const;
+
+  CombinerConfig cfg_;
+};
+
+}  // namespace longrun::models

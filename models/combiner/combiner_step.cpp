@@ -1,0 +1,253 @@
+// combiner: the cached one-token step graphs of the causal forms (lm/causal_lm.h). Each
+// form keeps what later positions read -- keys and values, running maxima, finished
+// summaries -- in caches fed back every step, and runs the query of the new position over
+// its direct keys and summary slots in ONE softmax, as the full graph (combiner.cpp).
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "combiner/combiner_model.h"
+
+namespace longrun::models {
+
+using combiner::Variant;
+
+LmStepSpec Combiner::step_spec() const {
+  LmStepSpec s;
+  s.vocab = cfg_.vocab_size, s.max_len = cfg_.max_len;
+  const Variant v = cfg_.form.variant;
+  if (v == Variant::mixture) {
+    s.unsupported = std::string("combiner attention \"") + cfg_.attention + "\" has no cached step yet";
+    return s;
+  }
+  const int64_t h = cfg_.num_heads, hd = cfg_.qkv_dim / h;
+  if (v == Variant::logsparse) {
+    s.summaries = cfg_.form.log_len;  // one summary slot per level
+    s.inputs = {"ids", "position", "write_slot", "level_start", "level_end", "level_keep", "level_use"};
+    for (int64_t l = 0; l < cfg_.num_layers; ++l) {
+      const std::string p = std::to_string(l) + ".";
+      s.caches.push_back({p + "key", h, 0, hd, true});
+      s.caches.push_back({p + "value", h, 0, hd, true});
+      // Per level: running max of q and k over the current block, and the key (max-pooled)
+      // and value (local expectation) of the last finished block.
+      for (const char* what : {"level_qmax", "level_kmax", "level_key", "level_value"})
+        s.caches.push_back({p + what, h, s.summaries, hd, false});
+    }
+    return s;
+  }
+  s.segment = cfg_.form.segment, s.summaries = cfg_.max_len / cfg_.form.segment;
+  const int64_t seg = s.segment;
+  if (v == Variant::fixed)
+    s.inputs = {"ids",          "position",      "write_slot",   "direct_keep",
+                "summary_keep", "summary_write", "segment_start"};
+  else
+    s.inputs = {"ids", "position", "row_write", "row_keep", "row_slots", "column_keep"};
+  for (int64_t l = 0; l < cfg_.num_layers; ++l) {
+    const std::string p = std::to_string(l) + ".";
+    if (v == Variant::fixed) {
+      s.caches.push_back({p + "key", h, 0, hd, true});
+      s.caches.push_back({p + "value", h, 0, hd, true});
+      s.caches.push_back({p + "summary_key", h, s.summaries, hd, false});
+      s.caches.push_back({p + "summary_value", h, s.summaries, hd, false});
+      s.caches.push_back({p + "qmax", h, 1, hd, false});  // running max of the own segment
+      s.caches.push_back({p + "kmax", h, 1, hd, false});
+    } else {  // the own row's q/k/v and LN input; K~ and R of every position (rows < u read)
+      for (const char* what : {"row_query", "row_key", "row_value"})
+        s.caches.push_back({p + what, h, seg, hd, false});
+      s.caches.push_back({p + "row_input", 1, seg, cfg_.emb_dim, false});
+      s.caches.push_back({p + "summary_key", h, 0, hd, true});
+      s.caches.push_back({p + "summary_value", h, 0, hd, true});
+    }
+  }
+  return s;
+}
+
+namespace {
+// [a, b, c, e] -> [a, b, 1, c, e]: the rows layout of combine() for one query.
+ValueId five(GraphContext& c, ValueId t) {
+  if (!c.ok()) return kNoValue;
+  const TensorDesc& td = c.desc(t);
+  return reshape(c, t, {td.dim(0), td.dim(1), 1, td.dim(2), td.dim(3)});
+}
+
+// One step's query over its direct keys (cached, masked by `direct_keep` unless that is
+// kNoValue) and the summary slots (masked by `summary_keep`) in one softmax, as the full
+// graph's combine().
+ValueId combine_step(GraphContext& c, ValueId q, ValueId keys, ValueId values, ValueId direct_keep,
+                     ValueId summary_keys, ValueId summary_values, ValueId summary_keep,
+                     const std::string& a) {
+  combiner::SlotGroup direct{.key = five(c, keys), .value = five(c, values), .name = "direct"};
+  if (direct_keep != kNoValue) direct.keeps = {five(c, direct_keep)};
+  combiner::SlotGroup summary{.key = five(c, summary_keys),
+                              .value = five(c, summary_values),
+                              .keeps = {five(c, summary_keep)},
+                              .name = "summary"};
+  return combiner::combine(c, five(c, q), kNoValue, {direct, summary}, a + "combiner");
+}
+}  // namespace
+
+namespace {
+// The elementwise max of two [R, H, M, hd] tensors: segment_max over the pair stacked on a
+// new axis (the op set has no binary max).
+ValueId max_of(GraphContext& c, ValueId x, ValueId y, const std::string& name) {
+  if (!c.ok()) return kNoValue;
+  const TensorDesc d = c.desc(x);
+  auto five = [&](ValueId t) { return reshape(c, t, {d.dim(0), d.dim(1), d.dim(2), 1, d.dim(3)}); };
+  const ValueId both = c.b.concat({five(x), five(y)}, {.axis = 3}, name + ".both");
+  return reshape(c, c.b.segment_max({both}, {.axis = 3, .segment = 2}, name),
+                 {d.dim(0), d.dim(1), d.dim(2), d.dim(3)});
+}
+}  // namespace
+
+// Logsparse form, one token at position p: slots are p itself and, for every level l with
+// bit l of p set, block (p >> l) - 1 of size 2^l (key: max-pooled k, value: its local
+// expectation with the max-pooled q). That block is the last one finished at level l, so
+// one summary per level is cached: each step updates the running q/k maxima of the current
+// block of every level ("level_start" resets them), computes the current block's local
+// expectation over the cached keys ("level_keep"), and when p ends a block ("level_end")
+// stores it as the level's summary. The softmax reads the summaries from before this step.
+ValueId Combiner::step_logsparse(GraphContext& c, const StepHeads& x, const std::string& cache,
+                                 const std::string& a) const {
+  GraphBuilder& b = c.b;
+  auto past = [&](const char* what) { return c.input("past." + cache + what); };
+  const ValueId write = c.input("write_slot"), start = c.input("level_start"), end = c.input("level_end");
+  if (!c.ok()) return kNoValue;
+  const int64_t levels = c.desc(start).dim(2);
+  auto running_max = [&](ValueId prev, ValueId now, const std::string& name) {
+    const ValueId now_m = b.upsample_nearest({now}, {.axis = 2, .size = levels}, name + ".tile");
+    return b.where({start, now_m, max_of(c, prev, now_m, name)}, {}, name + ".start");
+  };
+  const ValueId keys = b.where({write, x.k, past("key")}, {}, a + "cache.key");
+  const ValueId values = b.where({write, x.v, past("value")}, {}, a + "cache.value");
+  const ValueId qmax = running_max(past("level_qmax"), x.q, a + "level_qmax");
+  const ValueId kmax = running_max(past("level_kmax"), x.k, a + "level_kmax");
+  const ValueId e = combiner::attend(c, qmax, keys, values, {c.input("level_keep")}, a + "local");
+  const ValueId lk = b.where({end, kmax, past("level_key")}, {}, a + "cache.level_key");
+  const ValueId lv = b.where({end, e, past("level_value")}, {}, a + "cache.level_value");
+  for (auto [v2, what] : {std::pair{keys, "key"},
+                          {values, "value"},
+                          {qmax, "level_qmax"},
+                          {kmax, "level_kmax"},
+                          {lk, "level_key"},
+                          {lv, "level_value"}})
+    c.output(v2, "present." + cache + what);
+  return combine_step(c, x.q, x.k, x.v, kNoValue, past("level_key"), past("level_value"),
+                      c.input("level_use"), a);
+}
+
+// Fixed form, one token at position p = u s + t: the keys of segment u up to p (direct) and
+// the summaries of segments r < u in ONE softmax, as the full graph. Segment u's running
+// qmax / kmax (segment_max over [previous, new]) and E_u = softmax(qmax k_j) v_j over its
+// keys so far are written into summary slot u every step; it is final at t = s - 1 and only
+// read by later segments.
+ValueId Combiner::step_fixed(GraphContext& c, const StepHeads& x, const std::string& cache,
+                             const std::string& a) const {
+  GraphBuilder& b = c.b;
+  auto past = [&](const char* what) { return c.input("past." + cache + what); };
+  const ValueId start = c.input("segment_start"), write = c.input("write_slot"),
+                keep = c.input("direct_keep");
+  auto running_max = [&](ValueId prev, ValueId now, const std::string& name) {
+    const ValueId both =
+        b.segment_max({b.concat({prev, now}, {.axis = 2}, name + ".both")}, {.axis = 2, .segment = 2}, name);
+    return b.where({start, now, both}, {}, name + ".start");
+  };
+  const ValueId keys = b.where({write, x.k, past("key")}, {}, a + "cache.key");
+  const ValueId values = b.where({write, x.v, past("value")}, {}, a + "cache.value");
+  const ValueId qmax = running_max(past("qmax"), x.q, a + "qmax");
+  const ValueId kmax = running_max(past("kmax"), x.k, a + "kmax");
+  const ValueId e = combiner::attend(c, qmax, keys, values, {keep}, a + "local");  // [R,H,1,hd]
+  const ValueId sw = c.input("summary_write");
+  const ValueId sk = b.where({sw, kmax, past("summary_key")}, {}, a + "cache.summary_key");
+  const ValueId se = b.where({sw, e, past("summary_value")}, {}, a + "cache.summary_value");
+  for (auto [v2, what] : {std::pair{keys, "key"},
+                          {values, "value"},
+                          {sk, "summary_key"},
+                          {se, "summary_value"},
+                          {qmax, "qmax"},
+                          {kmax, "kmax"}})
+    c.output(v2, "present." + cache + what);
+  return combine_step(c, x.q, keys, values, keep, sk, se, c.input("summary_keep"), a);
+}
+
+// Axial form, one token at (u, t): direct = the own row's keys up to t; summaries = K~[r, t],
+// R[r, t] of the rows r < u, cached per position. Each step recomputes the own row's R (full
+// attention inside the row over its keys so far, O(s^2 d)) and K~ = W2 LN'(W1 R + h), and
+// writes them into the row's slots (final at t = s - 1).
+ValueId Combiner::step_axial(GraphContext& c, const StepHeads& x, const std::string& cache,
+                             const std::string& a) const {
+  GraphBuilder& b = c.b;
+  auto past = [&](const char* what) { return c.input("past." + cache + what); };
+  const int64_t d = cfg_.emb_dim, heads = cfg_.num_heads, hd = cfg_.qkv_dim / heads, hh = cfg_.qkv_dim;
+  const ValueId write = c.input("row_write"), keep = c.input("row_keep"), slots = c.input("row_slots");
+  if (!c.ok()) return kNoValue;
+  const int64_t r = c.desc(x.q).dim(0), seg = c.desc(write).dim(2), cap = c.desc(slots).dim(2);
+  const ValueId rq = b.where({write, x.q, past("row_query")}, {}, a + "cache.row_query");
+  const ValueId rk = b.where({write, x.k, past("row_key")}, {}, a + "cache.row_key");
+  const ValueId rv = b.where({write, x.v, past("row_value")}, {}, a + "cache.row_value");
+  const ValueId rh =
+      b.where({write, reshape(c, x.h, {r, 1, 1, d}), past("row_input")}, {}, a + "cache.row_input");
+  const ValueId row = combiner::attend(c, rq, rk, rv, {keep}, a + "row");  // R [R, H, s, hd]
+  const ValueId w1 = b.add({dense_general(c, merge_heads(c, row), a + "DenseGeneral_0/kernel", hh, d),
+                            reshape(c, rh, {r, seg, d})},
+                           {}, a + "W1.residual");
+  const ValueId k_sum = split_heads(
+      c, dense_general(c, layer_norm(c, w1, a + "LayerNorm_0"), a + "DenseGeneral_1/kernel", d, hh), heads,
+      hd);
+  auto tiled = [&](ValueId t, const std::string& name) {  // [R, H, s, hd] -> [R, H, S, hd]
+    return cap == seg ? t : b.concat(std::vector<ValueId>(size_t(cap / seg), t), {.axis = 2}, name);
+  };
+  const ValueId sk =
+      b.where({slots, tiled(k_sum, a + "tile.key"), past("summary_key")}, {}, a + "cache.summary_key");
+  const ValueId sv =
+      b.where({slots, tiled(row, a + "tile.value"), past("summary_value")}, {}, a + "cache.summary_value");
+  for (auto [v2, what] : {std::pair{rq, "row_query"},
+                          {rk, "row_key"},
+                          {rv, "row_value"},
+                          {rh, "row_input"},
+                          {sk, "summary_key"},
+                          {sv, "summary_value"}})
+    c.output(v2, "present." + cache + what);
+  return combine_step(c, x.q, rk, rv, keep, sk, sv, c.input("column_keep"), a);
+}
+
+// The step graph (lm/causal_lm.h): embedding + PE at `position`, the layers with the form's
+// cached attention, final LN and head.
+void Combiner::build_step(GraphContext& c) const {
+  GraphBuilder& b = c.b;
+  const int64_t d = cfg_.emb_dim, heads = cfg_.num_heads, hd = cfg_.qkv_dim / heads, hh = cfg_.qkv_dim;
+  const ValueId ids = c.input("ids"), pos = c.input("position");
+  if (!c.ok()) return;
+  const int64_t r = c.desc(ids).dim(0);
+  ValueId x = b.embedding({c.weight("Embed_0/embedding"), ids}, {}, "Embed_0");
+  const ValueId pe = combiner::constant_f32(c, "sinusoidal_positions", {cfg_.max_len, d},
+                                            combiner_sinusoid(cfg_.max_len, d));
+  x = b.add({x, b.embedding({pe, pos}, {}, "position")}, {}, "add_positions");
+  for (int64_t l = 0; l < cfg_.num_layers; ++l) {
+    const std::string p = combiner_layer_prefix(l),
+                      a = p + combiner_attention_module(cfg_.form.variant) + "/";
+    const ValueId h = layer_norm(c, x, p + "LayerNorm_0");
+    auto project = [&](const char* what, float alpha) {
+      return split_heads(c, dense_general(c, h, a + what + "/kernel", d, hh, alpha), heads,
+                         hd);  // [R,H,1,hd]
+    };
+    const StepHeads sh{.q = project("query", float(1.0 / std::sqrt(double(hd)))),
+                       .k = project("key", 1.0f),
+                       .v = project("value", 1.0f),
+                       .h = h};
+    const std::string cache = std::to_string(l) + ".";
+    const ValueId y = cfg_.form.variant == Variant::fixed       ? step_fixed(c, sh, cache, a)
+                      : cfg_.form.variant == Variant::logsparse ? step_logsparse(c, sh, cache, a)
+                                                                : step_axial(c, sh, cache, a);
+    const ValueId att = dense_general(c, merge_heads(c, reshape(c, y, {r, heads, 1, hd})),
+                                      a + output_module() + "/kernel", hh, d);
+    x = b.add({x, att}, {}, p + "residual_0");
+    const ValueId hidden =
+        dense(c, layer_norm(c, x, p + "LayerNorm_1"), p + "MlpBlock_0/Dense_0", Activation::relu);
+    x = b.add({x, dense(c, hidden, p + "MlpBlock_0/Dense_1", Activation::none)}, {}, p + "residual_1");
+  }
+  c.output(dense(c, layer_norm(c, x, "autoreg_model/LayerNorm_0"), "autoreg_model/Dense_0", Activation::none),
+           "logits");
+}
+
+}  // namespace longrun::models
