@@ -65,6 +65,8 @@ class Combiner final : public Architecture, public CausalLm {
   };
   ValueId step_logsparse(GraphContext& c, const StepHeads& x, const std::string& cache,
                          const std::string& a) const;
+  ValueId step_mixture(GraphContext& c, const StepHeads& x, const std::string& cache,
+                       const std::string& a) const;
   ValueId step_fixed(GraphContext& c, const StepHeads& x, const std::string& cache,
                      const std::string& a) const;
   ValueId step_axial(GraphContext& c, const StepHeads& x, const std::string& cache,

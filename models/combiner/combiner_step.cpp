@@ -17,10 +17,6 @@ LmStepSpec Combiner::step_spec() const {
   LmStepSpec s;
   s.vocab = cfg_.vocab_size, s.max_len = cfg_.max_len;
   const Variant v = cfg_.form.variant;
-  if (v == Variant::mixture) {
-    s.unsupported = std::string("combiner attention \"") + cfg_.attention + "\" has no cached step yet";
-    return s;
-  }
   const int64_t h = cfg_.num_heads, hd = cfg_.qkv_dim / h;
   if (v == Variant::logsparse) {
     s.summaries = cfg_.form.log_len;  // one summary slot per level
@@ -41,8 +37,12 @@ LmStepSpec Combiner::step_spec() const {
   if (v == Variant::fixed)
     s.inputs = {"ids",          "position",      "write_slot",   "direct_keep",
                 "summary_keep", "summary_write", "segment_start"};
-  else
+  else if (v == Variant::axial)
     s.inputs = {"ids", "position", "row_write", "row_keep", "row_slots", "column_keep"};
+  else
+    s.inputs = {"ids",           "position",      "write_slot",    "direct_keep", "column_keep",
+                "segment_start", "first_row",     "row_write",     "row_slots",   "column_rows_keep",
+                "prev_row_keep", "top_left_keep", "top_right_keep"};
   for (int64_t l = 0; l < cfg_.num_layers; ++l) {
     const std::string p = std::to_string(l) + ".";
     if (v == Variant::fixed) {
@@ -52,6 +52,16 @@ LmStepSpec Combiner::step_spec() const {
       s.caches.push_back({p + "summary_value", h, s.summaries, hd, false});
       s.caches.push_back({p + "qmax", h, 1, hd, false});  // running max of the own segment
       s.caches.push_back({p + "kmax", h, 1, hd, false});
+    } else if (v == Variant::mixture) {
+      s.caches.push_back({p + "key", h, 0, hd, true});
+      s.caches.push_back({p + "value", h, 0, hd, true});
+      for (const char* what : {"row_query", "row_key", "row_value",  // the own row
+                               "column_qmax", "column_kmax",         // per column, rows so far
+                               "above_qmax", "above_kmax"})          // per column, rows < u
+        s.caches.push_back({p + what, h, seg, hd, false});
+      // Per position (r, t): row r's top-left / top-right summary key and value at column t.
+      for (const char* what : {"top_left_key", "top_left_value", "top_right_key", "top_right_value"})
+        s.caches.push_back({p + what, h, 0, hd, true});
     } else {  // the own row's q/k/v and LN input; K~ and R of every position (rows < u read)
       for (const char* what : {"row_query", "row_key", "row_value"})
         s.caches.push_back({p + what, h, seg, hd, false});
@@ -211,6 +221,86 @@ ValueId Combiner::step_axial(GraphContext& c, const StepHeads& x, const std::str
   return combine_step(c, x.q, rk, rv, keep, sk, sv, c.input("column_keep"), a);
 }
 
+// Mixture form (JAX _AxialMixtureAtt), one token at (u, t), the five slot groups of the full
+// graph in one softmax: column t's keys of rows < u and row u's keys up to t (cached K/V);
+// the column summaries of rows < u for every column c != t (key max_{r<u} k[r, c], value their
+// local expectation with query max_{r<u} q[r, c], over the cached keys of that column); and
+// the top-left / top-right summaries of every row r < u at column t, cached per position. The
+// per-column maxima of rows < u are taken at each row start from the running maxima; the own
+// row's top-left / top-right summaries are recomputed from the row caches every step, O(s^2 d),
+// and written to the row's slots (final at t = s - 1, read only by later rows).
+ValueId Combiner::step_mixture(GraphContext& c, const StepHeads& x, const std::string& cache,
+                               const std::string& a) const {
+  GraphBuilder& b = c.b;
+  auto past = [&](const std::string& what) { return c.input("past." + cache + what); };
+  const ValueId write = c.input("write_slot"), row_write = c.input("row_write"), slots = c.input("row_slots"),
+                start = c.input("segment_start"), first = c.input("first_row");
+  if (!c.ok()) return kNoValue;
+  const int64_t seg = c.desc(row_write).dim(2), cap = c.desc(slots).dim(2);
+  auto update = [&](ValueId now, const std::string& what, ValueId at) {
+    return b.where({at, now, past(what)}, {}, a + "cache." + what);
+  };
+  const ValueId keys = update(x.k, "key", write), values = update(x.v, "value", write);
+  const ValueId rq = update(x.q, "row_query", row_write), rk = update(x.k, "row_key", row_write),
+                rv = update(x.v, "row_value", row_write);
+  // Running per-column maxima over the rows so far (row 0 starts them), and their value at
+  // the start of this row: the maxima of rows < u.
+  auto column_max = [&](ValueId now, const std::string& what) {
+    const ValueId tiled = b.upsample_nearest({now}, {.axis = 2, .size = seg}, a + what + ".tile");
+    const ValueId grown =
+        b.where({first, tiled, max_of(c, past(what), tiled, a + what)}, {}, a + what + ".first");
+    return update(grown, what, row_write);
+  };
+  const ValueId qcol = column_max(x.q, "column_qmax"), kcol = column_max(x.k, "column_kmax");
+  const ValueId qabove = update(past("column_qmax"), "above_qmax", start);
+  const ValueId kabove = update(past("column_kmax"), "above_kmax", start);
+  const ValueId e_col =
+      combiner::attend(c, qabove, keys, values, {c.input("column_rows_keep")}, a + "prev_row.local");
+  // The own row's top-left (columns < t') and top-right (columns > t') summaries, tiled over
+  // the capacity and written to the row's slots.
+  auto row_side = [&](bool reverse, const std::string& side) {
+    const std::string p = a + side;
+    const ValueId kp = combiner::exclusive_pool(c, rk, 2, reverse, combiner::Pooling::max, p + ".k");
+    const ValueId qp = combiner::exclusive_pool(c, rq, 2, reverse, combiner::Pooling::max, p + ".q");
+    const ValueId inner = combiner::keep_mask(
+        c, p + ".inner", {seg, seg},
+        [reverse](int64_t, int64_t t, int64_t col) { return reverse ? col > t : col < t; });
+    const ValueId e = combiner::attend(c, qp, rk, rv, {inner}, p + ".local");
+    auto tiled = [&](ValueId t, const std::string& what) {  // [R, H, s, hd] -> [R, H, S, hd]
+      return cap == seg ? t : b.concat(std::vector<ValueId>(size_t(cap / seg), t), {.axis = 2}, p + what);
+    };
+    return std::pair{update(tiled(kp, ".tile.key"), side + "_key", slots),
+                     update(tiled(e, ".tile.value"), side + "_value", slots)};
+  };
+  const auto [tl_key, tl_value] = row_side(false, "top_left");
+  const auto [tr_key, tr_value] = row_side(true, "top_right");
+  for (auto [v2, what] : {std::pair{keys, "key"},
+                          {values, "value"},
+                          {rq, "row_query"},
+                          {rk, "row_key"},
+                          {rv, "row_value"},
+                          {qcol, "column_qmax"},
+                          {kcol, "column_kmax"},
+                          {qabove, "above_qmax"},
+                          {kabove, "above_kmax"},
+                          {tl_key, "top_left_key"},
+                          {tl_value, "top_left_value"},
+                          {tr_key, "top_right_key"},
+                          {tr_value, "top_right_value"}})
+    c.output(v2, "present." + cache + what);
+  auto group = [&](ValueId key, ValueId value, const char* keep, const char* name) {
+    return combiner::SlotGroup{
+        .key = five(c, key), .value = five(c, value), .keeps = {five(c, c.input(keep))}, .name = name};
+  };
+  return combiner::combine(
+      c, five(c, x.q), kNoValue,
+      {group(keys, values, "column_keep", "col"), group(keys, values, "direct_keep", "row"),
+       group(kabove, e_col, "prev_row_keep", "prev_row"),
+       group(tl_key, tl_value, "top_left_keep", "top_left"),
+       group(tr_key, tr_value, "top_right_keep", "top_right")},
+      a + "combiner");
+}
+
 // The step graph (lm/causal_lm.h): embedding + PE at `position`, the layers with the form's
 // cached attention, final LN and head.
 void Combiner::build_step(GraphContext& c) const {
@@ -236,9 +326,13 @@ void Combiner::build_step(GraphContext& c) const {
                        .v = project("value", 1.0f),
                        .h = h};
     const std::string cache = std::to_string(l) + ".";
-    const ValueId y = cfg_.form.variant == Variant::fixed       ? step_fixed(c, sh, cache, a)
-                      : cfg_.form.variant == Variant::logsparse ? step_logsparse(c, sh, cache, a)
-                                                                : step_axial(c, sh, cache, a);
+    ValueId y = kNoValue;
+    switch (cfg_.form.variant) {
+      case Variant::fixed: y = step_fixed(c, sh, cache, a); break;
+      case Variant::logsparse: y = step_logsparse(c, sh, cache, a); break;
+      case Variant::axial: y = step_axial(c, sh, cache, a); break;
+      case Variant::mixture: y = step_mixture(c, sh, cache, a); break;
+    }
     const ValueId att = dense_general(c, merge_heads(c, reshape(c, y, {r, heads, 1, hd})),
                                       a + output_module() + "/kernel", hh, d);
     x = b.add({x, att}, {}, p + "residual_0");

@@ -34,7 +34,10 @@ struct LmStepSpec {
 // [1, 1, 1, S] (slots r s + t with r < u), for logsparse levels l < M (block 2^l):
 // "level_start" / "level_end" u8 [1, 1, M, 1] (p starts / ends its level-l block),
 // "level_keep" u8 [1, 1, M, S] (slots of that block up to p), "level_use" u8 [1, 1, 1, M]
-// (bit l of p); then "past.<cache name>" for every cache. S is a
+// (bit l of p), for mixture "first_row" u8 [1, 1, 1, 1] (u == 0), "column_rows_keep" u8
+// [1, 1, s, S] (column c's slots in rows < u), "prev_row_keep" u8 [1, 1, 1, s] (u > 0, c != t),
+// "top_left_keep" / "top_right_keep" u8 [1, 1, 1, S] (slots r s + t, r < u, when t > 0 /
+// t < s - 1); then "past.<cache name>" for every cache. S is a
 // multiple of s. Outputs: "present.<cache name>" in the same order, then
 // "logits" f32 [R, 1, V].
 class CausalLm {

@@ -79,6 +79,19 @@ Result<Tensor> step_input(const std::string& name, int64_t p, int64_t slots, con
   if (name == "row_slots") return mask({1, 1, slots, 1}, slots, [&](int64_t j) { return j / s == u; });
   if (name == "column_keep")
     return mask({1, 1, 1, slots}, slots, [&](int64_t j) { return j % s == t && j / s < u; });
+  // Mixture: row 0; per column c, its slots in rows < u; columns c != t below row 0; the
+  // slots (r, t) of rows r < u when t > 0 (top-left) / t < s - 1 (top-right).
+  if (name == "first_row") return mask({1, 1, 1, 1}, 1, [&](int64_t) { return u == 0; });
+  if (name == "column_rows_keep")
+    return mask({1, 1, s, slots}, s * slots, [&](int64_t j) {
+      const int64_t col = j / slots, slot = j % slots;
+      return slot % s == col && slot / s < u;
+    });
+  if (name == "prev_row_keep") return mask({1, 1, 1, s}, s, [&](int64_t c) { return u > 0 && c != t; });
+  if (name == "top_left_keep")
+    return mask({1, 1, 1, slots}, slots, [&](int64_t j) { return t > 0 && j % s == t && j / s < u; });
+  if (name == "top_right_keep")
+    return mask({1, 1, 1, slots}, slots, [&](int64_t j) { return t < s - 1 && j % s == t && j / s < u; });
   // Logsparse levels l < M (block 2^l): p starts / ends its block, the current block's
   // slots up to p, bit l of p set (block (p >> l) - 1 is a summary slot).
   if (name == "level_start")

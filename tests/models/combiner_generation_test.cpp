@@ -1,8 +1,8 @@
 // Generation with the causal combiner LM (models/lm/causal_lm_generate.h): greedy sequences
 // of every causal form equal an independent full-recompute oracle written here (argmax of the
 // forward graph's last logits on the growing sequence, pad banned, eos banned below
-// min_length, eos forced last); the cached steps (fixed, axial, logsparse) give the full
-// forward's logits;
+// min_length, eos forced last); the cached steps of every causal form give the full forward's
+// logits;
 // beam scores equal the hypotheses re-scored by one forward pass; and the errors.
 #include <doctest/doctest.h>
 
@@ -92,14 +92,14 @@ TEST_CASE("combiner generation: greedy equals full recomputation over 36 steps, 
 }
 
 TEST_CASE("combiner generation: cached step logits equal the full forward on the growing sequence") {
-  // fixed (s = 16) and axial (s = 8): prompt 5 + 40 steps crosses 2 / 5 segment boundaries and
-  // grows the cache 16 -> 32 -> 48 slots; logsparse (s = 1) ends blocks of every level up to 32
-  // and grows it 16 -> 32 -> 45. Every step's logits (beam 0) against the full graph
+  // fixed (s = 16), axial and mixture (s = 8): prompt 5 + 40 steps crosses 2 / 5 segment
+  // boundaries and grows the cache 16 -> 32 -> 48 slots; logsparse (s = 1) ends blocks of every
+  // level up to 32 and grows it 16 -> 32 -> 45. Every step's logits (beam 0) against the full graph
   // on prompt + generated[0..t), max |diff| over max |logit| <= 1e-5: the step attends over S
   // masked slots where the full graph attends over s, so sums may run in another order
   // (rounding only; a wrong cache is O(1)).
   const std::vector<int64_t> prompt = {7, 3, 22, 9, 14};
-  for (const char* name : {"combiner_fixed_causal", "combiner_axial_causal", "combiner_logsparse_causal"}) {
+  for (const char* name : kCausal) {
     CAPTURE(name);
     auto m = Model::load(golden_dir() + "/" + name + ".safetensors");
     REQUIRE(m.ok());
@@ -137,7 +137,7 @@ TEST_CASE("combiner generation: cached step logits equal the full forward on the
 
 TEST_CASE("combiner generation: beam scores equal the re-scored hypotheses; beam >= greedy") {
   const std::vector<int64_t> prompt = {4, 17, 30, 2, 11, 5};
-  for (const char* name : {"combiner_fixed_causal", "combiner_axial_causal", "combiner_logsparse_causal"}) {
+  for (const char* name : kCausal) {
     CAPTURE(name);
     auto m = Model::load(golden_dir() + "/" + name + ".safetensors");
     REQUIRE(m.ok());

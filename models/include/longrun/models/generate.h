@@ -4,18 +4,18 @@
 //
 // Causal combiner LM (models/lm/causal_lm_generate.cpp): input_ids [B, N] is the prompt
 // (1 <= N < max_len; N = 0 or N >= max_len is invalid_argument); the result is its
-// continuation. Attention "fixed", "axial" and "logsparse" run a one-token step graph
+// continuation. Every causal form runs a one-token step graph
 // (CausalLm, lm/causal_lm.h) with caches of capacity S (a multiple of s, doubling as below):
 // fixed keeps K/V and per-segment summaries (max-pooled key, local expectation E, from
 // running segment maxima); axial keeps the own row's q/k/v/LN input and K~, R of every
 // position (the own row's R recomputed each step, O(s^2 d)); logsparse keeps K/V and, per
 // level, the running maxima of the current block and the last finished block's summary (each
-// step recomputes every level's current E over the cached keys, O(t d log max_len)). The
-// prompt is fed through the same step. "mixture" re-runs the full forward graph on prompt +
-// generated tokens [B * K, N + t] each step (no KV cache yet: O(N + t) forward per step,
-// cache_slots = 0, step_shapes = steps). Steps are capped so prompt + generated <= max_len (the
-// last allowed step forces eos). pad = 0 is banned; eos = eos_token_id, or 1 by default (the
-// flax WMT/LM1B SentencePiece ids: pad 0, eos 1). no_repeat_ngram looks at the generated
+// step recomputes every level's current E over the cached keys, O(t d log max_len)); mixture
+// keeps K/V, the own row's q/k/v, per-column running maxima and every earlier position's
+// top-left / top-right summaries (each step recomputes the column summaries over the cached
+// keys, O(t d), and the own row's, O(s^2 d)). The prompt is fed through the same step. Steps are capped so
+// prompt + generated <= max_len (the last allowed step forces eos). pad = 0 is banned; eos = eos_token_id, or
+// 1 by default (the flax WMT/LM1B SentencePiece ids: pad 0, eos 1). no_repeat_ngram looks at the generated
 // tokens after a leading pad, not at the prompt. No attention_mask. A bidirectional combiner
 // is refused (unsupported) at Generator::create.
 //
