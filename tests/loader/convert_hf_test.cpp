@@ -140,7 +140,9 @@ TEST_CASE("convert fairseq: bart and the official Fourier-BART args give the gol
   }
 }
 
-TEST_CASE("convert fastformer: the official state_dict (wrapper, module. prefix) gives the golden") {
+TEST_CASE(
+    "convert fastformer: the official state_dict (wrapper, module. prefix) gives the golden and its "
+    "outputs") {
   auto golden = SafetensorsFile::open(golden_model("fastformer_d64"));
   REQUIRE(golden.ok());
   auto src = read_checkpoint(checkpoint_dir() + "/fastformer_official.pt", "auto", {});
@@ -151,6 +153,9 @@ TEST_CASE("convert fastformer: the official state_dict (wrapper, module. prefix)
   REQUIRE_MESSAGE(summary.ok(), summary.status().to_string());
   CHECK(summary->layout == "fastformer-official");
   check_golden_tensors(out, "fastformer_d64");
+  auto model = Model::load(out);
+  REQUIRE_MESSAGE(model.ok(), model.status().to_string());
+  check_model_io_goldens(**model, "fastformer_d64");
   fs::remove(out);
 }
 
