@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -111,11 +112,22 @@ struct IoTolerance {
 // Runs `model` on the inputs of the io file at `io_path` (the PyTorch oracle's goldens, written
 // by tests/reference) and checks every output against its "expected/<name>" with the model
 // tests' measure; every output must have one (the debug intermediates a golden also holds
-// are outputs of debug_outputs models only, and are skipped). Returns the worst error.
+// are outputs of debug_outputs models only, and are skipped). An io file that records the
+// config its outputs were computed with ("longrun.config") must agree with the model's on
+// every field both have (the oracle's also has training-only keys, the model's defaults).
+// Returns the worst error.
 inline golden::Error check_io_golden(const Model& model, const std::string& io_path, IoTolerance tol = {}) {
   CAPTURE(io_path);
   auto io = SafetensorsFile::open(io_path);
   REQUIRE_MESSAGE(io.ok(), io.status().to_string());
+  const auto config = (*io)->metadata().find("longrun.config");
+  if (config != (*io)->metadata().end()) {
+    const nlohmann::json have = nlohmann::json::parse(model.config_json());
+    const nlohmann::json ran = nlohmann::json::parse(config->second);
+    for (auto it = ran.begin(); it != ran.end(); ++it)
+      if (have.contains(it.key()))
+        CHECK_MESSAGE(have.at(it.key()) == it.value(), "config field " << it.key());
+  }
   golden::Error worst;
   for (const NamedTensor& t : run_outputs(model, io_inputs(**io))) {
     CAPTURE(t.name);
