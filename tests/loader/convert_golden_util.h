@@ -111,8 +111,8 @@ struct IoTolerance {
 
 // Runs `model` on the inputs of the io file at `io_path` (the PyTorch oracle's goldens, written
 // by tests/reference) and checks every output against its "expected/<name>" with the model
-// tests' measure; every output must have one (the debug intermediates a golden also holds
-// are outputs of debug_outputs models only, and are skipped). An io file that records the
+// tests' measure; every output must have one, and every expected tensor an output (except the
+// debug intermediates, outputs of debug_outputs models only). An io file that records the
 // config its outputs were computed with ("longrun.config") must agree with the model's on
 // every field both have (the oracle's also has training-only keys, the model's defaults).
 // Returns the worst error.
@@ -129,7 +129,13 @@ inline golden::Error check_io_golden(const Model& model, const std::string& io_p
         CHECK_MESSAGE(have.at(it.key()) == it.value(), "config field " << it.key());
   }
   golden::Error worst;
-  for (const NamedTensor& t : run_outputs(model, io_inputs(**io))) {
+  const std::vector<NamedTensor> outputs = run_outputs(model, io_inputs(**io));
+  for (const SafetensorsEntry& e : (*io)->tensors())
+    if (e.name.starts_with("expected/") && !e.name.starts_with("expected/debug."))
+      CHECK_MESSAGE(std::any_of(outputs.begin(), outputs.end(),
+                                [&](const NamedTensor& t) { return "expected/" + t.name == e.name; }),
+                    "the model has no output for " << e.name);
+  for (const NamedTensor& t : outputs) {
     CAPTURE(t.name);
     const SafetensorsEntry* want = (*io)->find("expected/" + t.name);
     REQUIRE_MESSAGE(want, "no golden for output " << t.name);
