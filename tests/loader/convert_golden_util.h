@@ -1,6 +1,6 @@
 // Helpers of the importer's round-trip tests: the golden model files, a per-process temporary
-// output path, a bit-for-bit comparison of a converted file with a golden model, and one
-// run of a model on the reference backend.
+// output path, a bit-for-bit comparison of a converted file with a golden model, runs of a
+// model on the reference backend, and the comparison of a run with the PyTorch io goldens.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "longrun/safetensors.h"
 #include "longrun/session.h"
 #include "longrun/tensor.h"
+#include "support/golden_error.h"
 
 namespace longrun::convert_tests {
 
@@ -52,21 +54,29 @@ inline void check_golden_tensors(const std::string& out, const std::string& gold
   }
 }
 
-// The "input/*" tensors of a golden io file (tests/golden/models/<name>.io.safetensors).
-inline std::vector<NamedTensor> golden_inputs(const std::string& io_name) {
-  auto io = SafetensorsFile::open(std::string(LONGRUN_GOLDEN_DIR) + "/models/" + io_name + ".io.safetensors");
-  REQUIRE_MESSAGE(io.ok(), io.status().to_string());
+inline std::string golden_io_path(const std::string& io_name) {
+  return std::string(LONGRUN_GOLDEN_DIR) + "/models/" + io_name + ".io.safetensors";
+}
+
+// The "input/*" tensors of an io file.
+inline std::vector<NamedTensor> io_inputs(const SafetensorsFile& io) {
   std::vector<NamedTensor> inputs;
-  for (const SafetensorsEntry& e : (*io)->tensors())
+  for (const SafetensorsEntry& e : io.tensors())
     if (e.name.starts_with("input/"))
       inputs.push_back({e.name.substr(6), Tensor::from_bytes(e.desc, e.bytes).value()});
   REQUIRE(!inputs.empty());
   return inputs;
 }
 
-// One output of one run on the reference backend, as raw bytes.
-inline std::vector<std::byte> run_once(const Model& model, const std::vector<NamedTensor>& inputs,
-                                       const std::string& output) {
+// The "input/*" tensors of a golden io file (tests/golden/models/<name>.io.safetensors).
+inline std::vector<NamedTensor> golden_inputs(const std::string& io_name) {
+  auto io = SafetensorsFile::open(golden_io_path(io_name));
+  REQUIRE_MESSAGE(io.ok(), io.status().to_string());
+  return io_inputs(**io);
+}
+
+// Every output of one run on the reference backend.
+inline std::vector<NamedTensor> run_outputs(const Model& model, const std::vector<NamedTensor>& inputs) {
   std::vector<std::string> names;
   std::vector<NamedTensorRef> refs;
   for (const NamedTensor& t : inputs) {
@@ -79,13 +89,87 @@ inline std::vector<std::byte> run_once(const Model& model, const std::vector<Nam
   REQUIRE_MESSAGE(session.ok(), session.status().to_string());
   auto out = (*session)->run(refs);
   REQUIRE_MESSAGE(out.ok(), out.status().to_string());
-  for (const NamedTensor& t : *out)
+  return std::move(*out);
+}
+
+// One output of one run on the reference backend, as raw bytes.
+inline std::vector<std::byte> run_once(const Model& model, const std::vector<NamedTensor>& inputs,
+                                       const std::string& output) {
+  for (const NamedTensor& t : run_outputs(model, inputs))
     if (t.name == output) {
       const auto* p = static_cast<const std::byte*>(t.tensor.view().data);
       return {p, p + t.tensor.desc().nbytes()};
     }
   FAIL("no output " << output);
   return {};
+}
+
+struct IoTolerance {
+  double norm_err = golden::kMaxNormErr;
+  double max_abs = golden::kMaxAbsErr;
+};
+
+// Runs `model` on the inputs of the io file at `io_path` (the PyTorch oracle's goldens, written
+// by tests/reference) and checks every output against its "expected/<name>" with the model
+// tests' measure; every output must have one, and every expected tensor an output (except the
+// debug intermediates, outputs of debug_outputs models only). An io file that records the
+// config its outputs were computed with ("longrun.config") must agree with the model's on
+// every field both have (the oracle's also has training-only keys, the model's defaults).
+// Returns the worst error.
+inline golden::Error check_io_golden(const Model& model, const std::string& io_path, IoTolerance tol = {}) {
+  CAPTURE(io_path);
+  auto io = SafetensorsFile::open(io_path);
+  REQUIRE_MESSAGE(io.ok(), io.status().to_string());
+  const auto config = (*io)->metadata().find("longrun.config");
+  if (config != (*io)->metadata().end()) {
+    const nlohmann::json have = nlohmann::json::parse(model.config_json());
+    const nlohmann::json ran = nlohmann::json::parse(config->second);
+    for (auto it = ran.begin(); it != ran.end(); ++it)
+      if (have.contains(it.key()))
+        CHECK_MESSAGE(have.at(it.key()) == it.value(), "config field " << it.key());
+  }
+  golden::Error worst;
+  const std::vector<NamedTensor> outputs = run_outputs(model, io_inputs(**io));
+  for (const SafetensorsEntry& e : (*io)->tensors())
+    if (e.name.starts_with("expected/") && !e.name.starts_with("expected/debug."))
+      CHECK_MESSAGE(std::any_of(outputs.begin(), outputs.end(),
+                                [&](const NamedTensor& t) { return "expected/" + t.name == e.name; }),
+                    "the model has no output for " << e.name);
+  for (const NamedTensor& t : outputs) {
+    CAPTURE(t.name);
+    const SafetensorsEntry* want = (*io)->find("expected/" + t.name);
+    REQUIRE_MESSAGE(want, "no golden for output " << t.name);
+    REQUIRE(t.tensor.desc().same_shape(want->desc));
+    REQUIRE(t.tensor.desc().dtype() == DType::f32);
+    const golden::Error e =
+        golden::measure({t.tensor.data<float>(), size_t(t.tensor.numel())},
+                        {reinterpret_cast<const float*>(want->bytes.data()), size_t(want->desc.numel())});
+    CHECK_MESSAGE(e.norm_err <= tol.norm_err, "norm_err " << e.norm_err);
+    CHECK_MESSAGE(e.max_abs <= tol.max_abs, "max_abs " << e.max_abs);
+    worst.norm_err = std::max(worst.norm_err, e.norm_err);
+    worst.max_abs = std::max(worst.max_abs, e.max_abs);
+  }
+  return worst;
+}
+
+// check_io_golden on every committed io golden of golden model `model_name`
+// (tests/golden/models/<model_name>.<case>.io.safetensors); returns the worst error.
+inline golden::Error check_model_io_goldens(const Model& model, const std::string& model_name,
+                                            IoTolerance tol = {}) {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(LONGRUN_GOLDEN_DIR) + "/models")) {
+    const std::string f = e.path().filename().string();
+    if (f.starts_with(model_name + ".") && f.ends_with(".io.safetensors")) files.push_back(e.path().string());
+  }
+  REQUIRE_MESSAGE(!files.empty(), "no io goldens of " << model_name);
+  std::sort(files.begin(), files.end());
+  golden::Error worst;
+  for (const std::string& f : files) {
+    const golden::Error e = check_io_golden(model, f, tol);
+    worst.norm_err = std::max(worst.norm_err, e.norm_err);
+    worst.max_abs = std::max(worst.max_abs, e.max_abs);
+  }
+  return worst;
 }
 
 }  // namespace longrun::convert_tests

@@ -2,8 +2,9 @@
 // re-saved as HF directories by tests/reference/make_hf_checkpoints.py (prefixes, buffers, an
 // NSP head, tied decoder copies; model.safetensors and a torch.save pytorch_model.bin) convert
 // back to exactly the golden tensors, with the arch detected from config.json and the head /
-// pooler flags inferred from the tensors. Tied copies that differ, heads the config excludes
-// and unknown model types are errors that name the tensor or field.
+// pooler flags inferred from the tensors. Fourier variants (fourier_bart_l2_r03 as an HF BART
+// directory, hf_bert with --set filters) and the Fastformer state_dicts also run on io goldens. Tied copies
+// that differ, heads the config excludes and unknown model types are errors that name the tensor or field.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -140,21 +141,54 @@ TEST_CASE("convert fairseq: bart and the official Fourier-BART args give the gol
   }
 }
 
-TEST_CASE("convert fastformer: the official state_dict (wrapper, module. prefix) gives the golden") {
-  auto golden = SafetensorsFile::open(golden_model("fastformer_d64"));
-  REQUIRE(golden.ok());
-  auto src = read_checkpoint(checkpoint_dir() + "/fastformer_official.pt", "auto", {});
-  REQUIRE_MESSAGE(src.ok(), src.status().to_string());
-  src->config_json = (*golden)->metadata().at("longrun.config");
-  const std::string out = temp_out("fastformer.safetensors");
-  auto summary = convert_source(*src, out, {}, "fastformer");
+TEST_CASE(
+    "convert fastformer: official state_dicts (wrapper, module. prefix, shared layer) give the golden "
+    "and its outputs") {
+  for (const auto& [file, golden_name] :
+       {std::pair{"fastformer_official.pt", "fastformer_d64"},
+        std::pair{"fastformer_shared_official.pt", "fastformer_d64_shared"}}) {
+    CAPTURE(file);
+    auto golden = SafetensorsFile::open(golden_model(golden_name));
+    REQUIRE(golden.ok());
+    auto src = read_checkpoint(checkpoint_dir() + "/" + file, "auto", {});
+    REQUIRE_MESSAGE(src.ok(), src.status().to_string());
+    src->config_json = (*golden)->metadata().at("longrun.config");
+    const std::string out = temp_out(std::string(file) + ".safetensors");
+    auto summary = convert_source(*src, out, {}, "fastformer");
+    REQUIRE_MESSAGE(summary.ok(), summary.status().to_string());
+    CHECK(summary->layout == "fastformer-official");
+    check_golden_tensors(out, golden_name);
+    auto model = Model::load(out);
+    REQUIRE_MESSAGE(model.ok(), model.status().to_string());
+    check_model_io_goldens(**model, golden_name);
+    fs::remove(out);
+  }
+}
+
+TEST_CASE(
+    "convert hf: a BART directory as fourier-bart (--arch, dct fields by --set) gives the golden and "
+    "its outputs") {
+  const SourceCheckpoint src = read_dir("hf_fourier_bart");
+  auto detected = detect_arch(src.config_json);
+  REQUIRE(detected.ok());
+  CHECK(*detected == "bart");  // the directory is plain BART: the filter comes from --set
+  const std::string out = temp_out("hf_fourier_bart.safetensors");
+  auto summary = convert_source(src, out, {"dct_layers=[2]", "dct_percentage=0.3"}, "fourier-bart");
   REQUIRE_MESSAGE(summary.ok(), summary.status().to_string());
-  CHECK(summary->layout == "fastformer-official");
-  check_golden_tensors(out, "fastformer_d64");
+  CHECK(summary->layout == "hf-bart");
+  CHECK(summary->ignored.size() == 1);  // lm_head.weight, the tied copy
+  check_golden_tensors(out, "fourier_bart_l2_r03");
+  auto model = Model::load(out);
+  auto golden_obj = Model::load(golden_model("fourier_bart_l2_r03"));
+  REQUIRE_MESSAGE(model.ok(), model.status().to_string());
+  REQUIRE(golden_obj.ok());
+  CHECK((*model)->config_json() == (*golden_obj)->config_json());
+  check_model_io_goldens(**model, "fourier_bart_l2_r03");
   fs::remove(out);
 }
 
-TEST_CASE("convert hf: --set filter_layers picks fourier-bert with the same tensors") {
+TEST_CASE(
+    "convert hf: --set filter_layers picks fourier-bert with the same tensors and the oracle's outputs") {
   const SourceCheckpoint src = read_dir("hf_bert");
   auto config = merge_config(src.config_json, {"filter_layers=[1]", "filter_ratio=0.5"});
   REQUIRE(config.ok());
@@ -165,9 +199,13 @@ TEST_CASE("convert hf: --set filter_layers picks fourier-bert with the same tens
   auto summary = convert_source(src, out, {"filter_layers=[1]", "filter_ratio=0.5"});
   REQUIRE_MESSAGE(summary.ok(), summary.status().to_string());
   CHECK(summary->mapped == 44);
+  check_golden_tensors(out, "bert_tiny");
   auto model = Model::load(out);
   REQUIRE_MESSAGE(model.ok(), model.status().to_string());
   CHECK((*model)->arch() == "fourier-bert");
+  // No golden model has bert_tiny's weights with a filter: make_hf_checkpoints.py ran the
+  // oracle on them with this config.
+  check_io_golden(**model, checkpoint_dir() + "/hf_bert.fourier_l1_r05.n7_pad.io.safetensors");
   fs::remove(out);
 }
 

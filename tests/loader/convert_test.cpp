@@ -2,8 +2,10 @@
 // golden model (zip with cuda:0 tags, shared storages, offsets and transposed views; legacy
 // with a module. prefix) convert to exactly the golden model's weights (bit for bit), load
 // as a native model with the same config, and reproduce the golden model's outputs on a golden
-// input bit for bit (reference backend). Mapping errors (missing, unexpected, duplicate,
-// wrong-shape tensors, bad config) are reported by name; ignore rules and dtype conversion.
+// input bit for bit (reference backend). fourier_lra_l12_r05's DataParallel state_dict gives
+// its golden's weights and config and matches its io goldens. Mapping errors (missing,
+// unexpected, duplicate, wrong-shape tensors, bad config) are reported by name; ignore rules
+// and dtype conversion.
 #include "convert.h"
 
 #include <doctest/doctest.h>
@@ -31,8 +33,8 @@ namespace {
 
 std::string golden_model() { return std::string(LONGRUN_GOLDEN_DIR) + "/models/lra_vanilla.safetensors"; }
 
-std::string config_text() {
-  std::ifstream in(checkpoint_dir() + "/lra_vanilla.config.json");
+std::string config_text(const std::string& model = "lra_vanilla") {
+  std::ifstream in(checkpoint_dir() + "/" + model + ".config.json");
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
@@ -42,9 +44,10 @@ std::string temp_path(const std::string& name) {
 }
 
 Result<ConvertSummary> convert_file(const std::string& input, const std::string& out,
-                                    std::vector<std::string> sets = {}, std::optional<DType> dtype = {}) {
+                                    std::vector<std::string> sets = {}, std::optional<DType> dtype = {},
+                                    const std::string& config_of = "lra_vanilla") {
   LR_ASSIGN_OR_RETURN(SourceCheckpoint src, read_checkpoint(input, "auto", {}));
-  LR_ASSIGN_OR_RETURN(std::string config, merge_config(config_text(), sets));
+  LR_ASSIGN_OR_RETURN(std::string config, merge_config(config_text(config_of), sets));
   ConvertOptions o;
   o.arch = "fourier-lra";
   o.config_json = config;
@@ -90,6 +93,23 @@ TEST_CASE("convert: official zip and legacy checkpoints reproduce the golden mod
     CHECK(run_once(**model, inputs, "logits") == golden_logits);
     fs::remove(out);
   }
+}
+
+TEST_CASE(
+    "convert: the official Fourier LRA state_dict of fourier_lra_l12_r05 (module. prefix, filters before "
+    "layers 1 and 2) gives the golden and its outputs") {
+  const std::string out = temp_path("fourier_lra_l12_r05.safetensors");
+  auto summary =
+      convert_file(checkpoint_dir() + "/fourier_lra_l12_r05.official.pt", out, {}, {}, "fourier_lra_l12_r05");
+  REQUIRE_MESSAGE(summary.ok(), summary.status().to_string());
+  check_golden_tensors(out, "fourier_lra_l12_r05");
+  auto model = Model::load(out);
+  auto golden = Model::load(golden_model_path("fourier_lra_l12_r05"));
+  REQUIRE_MESSAGE(model.ok(), model.status().to_string());
+  REQUIRE(golden.ok());
+  CHECK((*model)->config_json() == (*golden)->config_json());
+  check_model_io_goldens(**model, "fourier_lra_l12_r05");
+  fs::remove(out);
 }
 
 TEST_CASE("convert: mapping errors name every tensor; the target file is not written") {

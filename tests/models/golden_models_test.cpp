@@ -26,8 +26,8 @@
 namespace longrun::model_tests {
 namespace {
 
-constexpr double kMaxNormErr = 1e-5;
-constexpr double kMaxAbsErr = 1e-4;
+using golden::kMaxAbsErr;  // tests/support/golden_error.h: the values above
+using golden::kMaxNormErr;
 
 std::vector<std::string> io_files() {
   std::vector<std::string> out;

@@ -14,6 +14,7 @@
 #include "longrun/safetensors.h"
 #include "longrun/session.h"
 #include "longrun/tensor.h"
+#include "support/golden_error.h"
 
 namespace longrun::model_tests {
 
@@ -28,14 +29,9 @@ std::string golden_dir();  // tests/golden/models
 // Model::load of golden_dir()/file; the test fails (REQUIRE) with the load error otherwise.
 std::shared_ptr<const Model> load_golden(const std::string& file);
 
-// Error of `actual` against `expected` (both f32, same element count):
-//   norm_err = sqrt(sum (a - b)^2 / sum b^2),  max_abs = max |a - b|.
-struct Error {
-  double norm_err = 0.0;
-  double max_abs = 0.0;
-  bool finite = true;  // no NaN/Inf in actual
-};
-Error measure(std::span<const float> actual, std::span<const float> expected);
+// The error measure shared with the importer's round trips (tests/support/golden_error.h).
+using golden::Error;
+using golden::measure;
 
 // A model file's tensors and metadata, copied out so that tests can edit them.
 struct EditableFile {

@@ -14,6 +14,11 @@ fairseq_roberta.pt
                uses the old fused in_proj_weight / in_proj_bias (q, k, v stacked).
                fairseq has no token-type table: the importer writes zeros there, every other
                tensor must equal the golden one bit for bit.
+fairseq_roberta.fourier_l01_r05.n7_pad.io.safetensors
+               fairseq_roberta.pt converted with --set filter_layers=[0, 1] filter_ratio=0.5 is a
+               fourier-roberta with roberta_tiny's weights (token-type table zeros), a model no
+               golden holds: the bert oracle's outputs for it on a padded 2 x 7 batch
+               (make_hf_checkpoints.bert_oracle_io).
 
 The Lasformer (no public code) has fairseq names already; its round trip builds the
 checkpoint at test time. fairseq itself does not run on Python 3.11 (CHECKPOINTS.md §0), so
@@ -33,7 +38,7 @@ sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from make_hf_checkpoints import OUT, golden  # noqa: E402
+from make_hf_checkpoints import OUT, bert_oracle_io, golden  # noqa: E402
 
 
 def fairseq_roberta():
@@ -85,6 +90,9 @@ def fairseq_roberta():
 
 def main():
     fairseq_roberta()
+    bert_oracle_io("fairseq_roberta.fourier_l01_r05.n7_pad.io.safetensors", "roberta_tiny", "fourier-roberta",
+                   {"filter_layers": [0, 1], "filter_ratio": 0.5}, zeroed=("embeddings.token_type_embeddings.weight",),
+                   generator="make_fairseq_checkpoints.py")
     print("wrote", os.path.join(OUT, "fairseq_roberta.pt"))
 
 

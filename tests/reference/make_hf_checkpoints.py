@@ -30,12 +30,23 @@ fairseq_bart.pt / fairseq_fourier_bart.pt
                model.shared as encoder/decoder embed_tokens and decoder.output_projection (one
                storage), no final_logits_bias, version buffers, args with fairseq names (and
                dct_layers as the string "[2]", dct_percentage, as the official Fourier-BART).
-fastformer_official.pt
-               fastformer_d64 as the notebook's training loop would save it with DataParallel:
+fastformer_official.pt / fastformer_shared_official.pt
+               fastformer_d64 / fastformer_d64_shared (share_layers: one encoders.0 layer) as
+               the notebook's training loop would save them with DataParallel:
                torch.save({"model_state_dict": {"module." + name: tensor}, "epoch": 3}).
+hf_fourier_bart/
+               fourier_bart_l2_r03 as a plain HF BART directory (config.json of model_type
+               "bart" without the dct_* fields, which the importer gets from --set) +
+               model.safetensors as save_pretrained writes it (model.shared.weight; one tied
+               copy, lm_head.weight, kept).
+hf_bert.fourier_l1_r05.n7_pad.io.safetensors
+               hf_bert converted with --set filter_layers=[1] filter_ratio=0.5 is a fourier-bert
+               with bert_tiny's weights, a model no golden holds: the bert oracle's outputs for
+               it (float64, rounded once to f32; no debug intermediates) on a padded 2 x 7 batch,
+               and the config it ran ("longrun.config").
 
-Converting each must give back the golden model's tensors bit for bit
-(tests/loader/convert_hf_test.cpp).
+Converting each must give back the golden model's tensors bit for bit, and the converted
+model the golden's (or the io file's) outputs (tests/loader/convert_hf_test.cpp).
 """
 
 import json
@@ -48,6 +59,7 @@ sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+import bert  # noqa: E402
 import safetensors_io  # noqa: E402
 from safetensors_io import Tensor  # noqa: E402
 
@@ -171,10 +183,42 @@ def fairseq_bart(golden_name, out_name, arch, extra):
     torch.save({"args": args, "model": sd, "optimizer_history": []}, os.path.join(OUT, out_name))
 
 
-def fastformer_official():
-    w, _ = golden("fastformer_d64")
+def fastformer_official(golden_name, out_name):
+    w, _ = golden(golden_name)
     sd = {"module." + k: torch.from_numpy(np.array(a, dtype=np.float32)) for k, a in w.items()}
-    torch.save({"model_state_dict": sd, "epoch": 3}, os.path.join(OUT, "fastformer_official.pt"))
+    torch.save({"model_state_dict": sd, "epoch": 3}, os.path.join(OUT, out_name))
+
+
+def hf_fourier_bart():
+    w, config = golden("fourier_bart_l2_r03")
+    d = os.path.join(OUT, "hf_fourier_bart")
+    os.makedirs(d, exist_ok=True)
+    out = {k: f32(a) for k, a in w.items()}
+    out["lm_head.weight"] = f32(w["model.shared.weight"])
+    safetensors_io.write(os.path.join(d, "model.safetensors"), out, {"format": "pt"})
+    write_config(d, {k: v for k, v in config.items() if not k.startswith("dct_")}, "bart",
+                 "BartForConditionalGeneration")
+
+
+def bert_oracle_io(out_name, golden_name, arch, filters, zeroed=(), generator="make_hf_checkpoints.py"):
+    """The bert-family oracle on golden_name's weights (those in `zeroed` as zeros, as the
+    importer writes them) under its config plus `filters`: inputs and outputs of a padded
+    2 x 7 batch (token types where the model has two), written to checkpoints/<out_name>."""
+    w, config = golden(golden_name)
+    cfg = dict(config, **filters)
+    weights = {k: np.zeros_like(a) if k in zeroed else a for k, a in w.items()}
+    with_types = cfg["type_vocab_size"] > 1
+    ids, mask, types = bert.case_inputs(out_name, "n7_pad", cfg, 2, 7, [7, 4], with_types)
+    out = bert.forward(arch, cfg, weights, ids, mask, types)
+    bert.check_float32(arch, cfg, weights, ids, mask, types, out)
+    i64 = lambda a: Tensor.from_numpy(np.asarray(a, dtype=np.int64), "I64")  # noqa: E731
+    tensors = {"input/input_ids": i64(ids), "input/attention_mask": i64(mask)}
+    if with_types:
+        tensors["input/token_type_ids"] = i64(types)
+    tensors.update(("expected/" + k, f32(v)) for k, v in out.items() if not k.startswith("debug."))
+    meta = {"longrun.arch": arch, "longrun.config": json.dumps(cfg, sort_keys=True, separators=(",", ":")),
+            "longrun.generator": "tests/reference/" + generator}
+    safetensors_io.write(os.path.join(OUT, out_name), tensors, meta)
 
 
 def main():
@@ -182,11 +226,15 @@ def main():
     hf_roberta()
     hf_bart()
     fairseq_transformer()
-    fastformer_official()
+    fastformer_official("fastformer_d64", "fastformer_official.pt")
+    fastformer_official("fastformer_d64_shared", "fastformer_shared_official.pt")
+    hf_fourier_bart()
+    bert_oracle_io("hf_bert.fourier_l1_r05.n7_pad.io.safetensors", "bert_tiny", "fourier-bert",
+                   {"filter_layers": [1], "filter_ratio": 0.5})
     fairseq_bart("bart_tiny", "fairseq_bart.pt", "bart_base", {})
     fairseq_bart("fourier_bart_l2_r03", "fairseq_fourier_bart.pt", "bart_base_dct",
                  {"dct_layers": "[2]", "dct_percentage": 0.3, "dct_lowpass": True, "global_residual": True})
-    print("wrote", ", ".join(os.path.join(OUT, n) for n in ("hf_bert", "hf_roberta", "hf_bart")))
+    print("wrote", ", ".join(os.path.join(OUT, n) for n in ("hf_bert", "hf_roberta", "hf_bart", "hf_fourier_bart")))
 
 
 if __name__ == "__main__":

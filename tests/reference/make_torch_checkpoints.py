@@ -13,6 +13,10 @@ lra_vanilla.legacy.pt        the same in the legacy format (_use_new_zipfile_ser
                              names with a DataParallel "module." prefix.
 lra_vanilla.config.json      the model's config as the official lra_config dict (training-only
                              keys included, which the importer accepts and ignores).
+fourier_lra_l12_r05.official.pt / fourier_lra_l12_r05.config.json
+                             the fourier_lra_l12_r05 golden (filters before layers 1 and 2) as the
+                             official code saves a DataParallel model: {"model_state_dict":
+                             {"module." + name: tensor}}, zip, "cuda:0" tags; its lra_config as above.
 mixed.pt / mixed.legacy.pt   small tensors of every storage dtype (f64/f32/f16/bf16/i64/i32/i16/i8/
 mixed.p4.pt                  u8/bool), a bare nn.Parameter (_rebuild_parameter), a 0-dim and an
                              empty tensor, nested dicts and lists; zip, legacy and pickle protocol 4.
@@ -37,8 +41,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 OUT = os.path.join(ROOT, "tests", "golden", "checkpoints")
 
 
-def golden_state_dict():
-    tensors, meta = safetensors_io.read(os.path.join(ROOT, "tests", "golden", "models", "lra_vanilla.safetensors"))
+def golden_state_dict(name="lra_vanilla"):
+    tensors, meta = safetensors_io.read(os.path.join(ROOT, "tests", "golden", "models", name + ".safetensors"))
     sd = collections.OrderedDict()
     for name, t in tensors.items():
         assert t.code == "F32"
@@ -84,6 +88,23 @@ def official_config(cfg):
                 "mixed_precision": True, "learn_pos_emb": True, "tied_weights": False, "attn_type": "softmax",
                 "embedding_dim": cfg["transformer_dim"]})
     return lra
+
+
+def write_official_config(cfg, name):
+    with open(os.path.join(OUT, name), "w") as f:
+        json.dump(official_config(cfg), f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+def fourier_lra_official():
+    sd, cfg = golden_state_dict("fourier_lra_l12_r05")
+    wrapped = collections.OrderedDict(("module." + k, v) for k, v in sd.items())
+    path = os.path.join(OUT, "fourier_lra_l12_r05.official.pt")
+    save_as_device({"model_state_dict": wrapped}, path, "cuda:0")
+    write_official_config(cfg, "fourier_lra_l12_r05.config.json")
+    back = torch.load(path, map_location="cpu", weights_only=True)["model_state_dict"]
+    for k, v in sd.items():
+        assert torch.equal(back["module." + k], v)
 
 
 def mixed():
@@ -133,9 +154,8 @@ def main():
     legacy = collections.OrderedDict(("module." + k, v) for k, v in views.items())
     save_as_device({"model_state_dict": legacy}, os.path.join(OUT, "lra_vanilla.legacy.pt"), "cuda:0",
                    _use_new_zipfile_serialization=False)
-    with open(os.path.join(OUT, "lra_vanilla.config.json"), "w") as f:
-        json.dump(official_config(cfg), f, indent=1, sort_keys=True)
-        f.write("\n")
+    write_official_config(cfg, "lra_vanilla.config.json")
+    fourier_lra_official()
 
     obj, expected = mixed()
     torch.save(obj, os.path.join(OUT, "mixed.pt"))

@@ -54,6 +54,13 @@ expect 0 "HF directory to fourier-bert by --set" "$bin" "$ck/hf_bert" --set 'fil
   --set filter_ratio=0.5 -o "$tmp/hf.safetensors"
 grep -q "fourier-bert, layout hf-bert" "$tmp/out" || { echo "FAIL: fourier-bert"; cat "$tmp/out"; fail=1; }
 expect 1 "layout for another arch" "$bin" "$ck/hf_bert" --layout hf-bart -o "$tmp/hf2.safetensors"
+expect 0 "HF BART directory to fourier-bart by --arch and --set" "$bin" --arch fourier-bart \
+  --set 'dct_layers=[2]' --set dct_percentage=0.3 "$ck/hf_fourier_bart" -o "$tmp/fb1.safetensors"
+grep -q "fourier-bart, layout hf-bart" "$tmp/out" || { echo "FAIL: fourier-bart"; cat "$tmp/out"; fail=1; }
+sed 's/^{/{"dct_layers": [2], "dct_percentage": 0.3,/' "$ck/hf_fourier_bart/config.json" >"$tmp/fourier_bart.json"
+expect 0 "HF BART directory to fourier-bart by --config" "$bin" --arch fourier-bart \
+  --config "$tmp/fourier_bart.json" "$ck/hf_fourier_bart" -o "$tmp/fb2.safetensors"
+cmp -s "$tmp/fb1.safetensors" "$tmp/fb2.safetensors" || { echo "FAIL: --set and --config differ"; fail=1; }
 expect 2 "unknown model_type" "$bin" --config "$ck/lra_vanilla.config.json" "$ck/hf_bert" -o "$tmp/hf2.safetensors"
 expect 0 "fairseq transformer" "$bin" --from fairseq "$ck/fairseq_transformer.pt" -o "$tmp/ft.safetensors"
 grep -q "transformer, layout fairseq-transformer" "$tmp/out" || { echo "FAIL: fairseq layout"; cat "$tmp/out"; fail=1; }
