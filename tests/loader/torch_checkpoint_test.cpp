@@ -124,7 +124,7 @@ TEST_CASE("torch zip: malformed archives") {
   refused(compressed, "is compressed (method 8)");
   std::string bad_local = z;
   bad_local[cd + 42] = 5;  // local header offset
-  refused(bad_local, "no local header at offset 5");
+  refused(bad_local, "local header offset 5 points at no local header");
   std::string bad_size = z;
   bad_size[cd + 20] = bad_size[cd + 24] = char(0xf0);  // stored size beyond the data area
   bad_size[cd + 21] = bad_size[cd + 25] = char(0x7f);
