@@ -48,7 +48,7 @@ convert_sources=(tools/convert/pickle.cpp tools/convert/pickle_globals.cpp tools
                  tools/convert/source_dtype.cpp tools/convert/zip_reader.cpp tools/convert/torch_checkpoint.cpp
                  tools/convert/readers.cpp tools/convert/flax_source.cpp tools/checkpoint/flax/*.cpp
                  runtime/src/safetensors_reader.cpp runtime/src/file_pages.cpp runtime/src/safetensors_writer.cpp
-                 runtime/src/strict_json.cpp runtime/src/text/unicode.cpp)
+                 runtime/src/strict_json.cpp runtime/src/text/unicode.cpp runtime/src/text/text_file.cpp)
 build_target fuzz_pickle tests/fuzz/fuzz_pickle.cpp "${convert_sources[@]}"
 run_target fuzz_pickle tests/fuzz/seeds/pickle
 build_target fuzz_torch_zip tests/fuzz/fuzz_torch_zip.cpp "${convert_sources[@]}"
