@@ -27,7 +27,8 @@ Result<uint64_t> storage_nbytes(const StorageRef& s) {
 
 void note_opaque(const PickleDoc& doc, SourceCheckpoint* out) {
   for (const std::string& g : doc.opaque_globals())
-    out->notes.push_back("opaque global " + g + " (lenient mode)");
+    out->notes.push_back("opaque global " + g +
+                         " (unknown, kept as an opaque value: no tensor reachable through it)");
 }
 
 // The object pickle of a torch file: strict unless options.lenient. With
