@@ -4,8 +4,8 @@
 //
 // Built and run by tools/dev/fuzz.sh (seeds: tests/golden/checkpoints/fairseq.pt,
 // namespace.pt and tests/fuzz/seeds/pickle/). Each input is read twice: as a whole torch.save
-// file (zip or legacy, lenient as the CLI reads fairseq files) and as a bare pickle whose
-// storages are a fake 4 KiB buffer; every tree that parses goes through fairseq_from.
+// file (zip or legacy, as the CLI reads fairseq files: unknown globals opaque outside "model") and as a bare
+// pickle whose storages are a fake 4 KiB buffer; every tree that parses goes through fairseq_from.
 // Properties: no crash, no sanitizer report, every error carries a message, the
 // hyper-parameters are a JSON object, every kept tensor (split views included) materialises to
 // numel * itemsize bytes, and split_in_proj on any tensor either errors or yields three views
@@ -63,7 +63,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<std::byte> buffer(size);
   if (size) std::memcpy(buffer.data(), data, size);
   ReadOptions o;
-  o.lenient = true;
+  o.opaque_outside_model = true;
   o.limits.max_ops = 200'000;  // keep single inputs fast
 
   SourceCheckpoint file;

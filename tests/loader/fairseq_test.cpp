@@ -1,13 +1,17 @@
 // fairseq checkpoints (tests/golden/checkpoints/fairseq.pt, a torch.save'd fairseq-layout dict
-// with a pickled training object of an unknown module): strict mode refuses it naming the
-// class; lenient mode keeps the object opaque, reads cfg.model as JSON, keeps only the model's
-// tensors, splits the fused in_proj into q/k/v views bit for bit, renames layer_norms.{0,1}
-// and drops the version/sinusoidal buffers and the optimizer state with reasons.
+// with a pickled training object of an unknown module; zips built here with an enum in args or
+// in the model): unknown globals outside "model" stay opaque without --lenient, under "model"
+// they are refused by name; the reader reads cfg.model or args as JSON, keeps only the model's
+// tensors, splits the fused in_proj into q/k/v views bit for bit, renames layer_norms.{0,1} and
+// drops the version/sinusoidal buffers and the optimizer state with reasons.
 #include "fairseq.h"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include "convert_test_util.h"
 #include "readers.h"
@@ -16,11 +20,78 @@ using namespace longrun;
 using namespace longrun::convert;
 using namespace longrun::convert_tests;
 
-TEST_CASE("fairseq: strict mode names the unknown training class") {
+namespace {
+
+// Writes `bytes` to a temporary file for read_fairseq (which takes a path); removed on exit.
+struct TempFile {
+  std::string path;
+  explicit TempFile(const std::string& bytes) {
+    path =
+        (std::filesystem::temp_directory_path() / ("longrun-fairseq-" + std::to_string(::getpid()) + ".pt"))
+            .string();
+    std::ofstream(path, std::ios::binary) << bytes;
+  }
+  ~TempFile() { std::filesystem::remove(path); }
+};
+
+// A fairseq torch.save zip: {"model": OrderedDict(w=f32[4], <model_extra>), "args": Namespace(
+// arch="transformer", dataset_impl=<an enum of fairseq's own module>)}.
+std::string fairseq_zip(const std::string& model_extra) {
+  using namespace pk;
+  const std::string enum_value =
+      global("fairseq.dataclass.constants", "DatasetImpl") + "(" + str("mmap") + "tR";
+  const std::string model = global("collections", "OrderedDict") + ")R(" + str("w") +
+                            tensor(storage("FloatStorage", "0", 4), 0, {4}, {1}) +
+                            (model_extra.empty() ? "" : str("x") + enum_value) + "u";
+  const std::string args = global("argparse", "Namespace") + ")\x81}(" + str("arch") + str("transformer") +
+                           str("dataset_impl") + enum_value + "ub";
+  return make_torch_zip(proto() + "}(" + str("model") + model + str("args") + args + "u.",
+                        {{"0", std::string(16, '\0')}});
+}
+
+}  // namespace
+
+TEST_CASE("fairseq: unknown globals outside \"model\" stay opaque without --lenient") {
+  // The fixture pickles a training meter under extra_state.
   auto f = read_fairseq(checkpoint_dir() + "/fairseq.pt", {});
+  REQUIRE_MESSAGE(f.ok(), f.status().to_string());
+  CHECK(f->source.tensors.size() == 8);
+
+  // An enum in args: the hyper-parameters keep the rest, the enum is an opaque description.
+  TempFile args_enum(fairseq_zip(""));
+  auto a = read_fairseq(args_enum.path, {});
+  REQUIRE_MESSAGE(a.ok(), a.status().to_string());
+  CHECK(a->hyperparameters_from == "args");
+  CHECK(a->hyperparameters_json ==
+        R"j({"arch":"transformer","dataset_impl":"opaque fairseq.dataclass.constants.DatasetImpl(...)"})j");
+  REQUIRE(a->source.tensors.size() == 1);
+  CHECK(a->source.tensors[0].name == "w");
+
+  // Read as a plain torch file (not fairseq), the same archive is strict.
+  auto plain = read_checkpoint(args_enum.path, "pytorch", {});
+  REQUIRE_FALSE(plain.ok());
+  CHECK_MESSAGE(plain.status().message().find("refused global 'fairseq.dataclass.constants.DatasetImpl'") !=
+                    std::string::npos,
+                plain.status().message());
+}
+
+TEST_CASE("fairseq: an unknown global under \"model\" is still refused by name") {
+  TempFile model_enum(fairseq_zip("in model"));
+  auto f = read_fairseq(model_enum.path, {});
   REQUIRE_FALSE(f.ok());
-  CHECK(f.status().message().find("refused global 'fairseq.logging.meters.AverageMeter'") !=
-        std::string::npos);
+  CHECK_MESSAGE(
+      f.status().message().find("refused object 'fairseq.dataclass.constants.DatasetImpl(...)' in the "
+                                "\"model\" state dict") != std::string::npos,
+      f.status().message());
+  // Exec gadgets stay refused anywhere, args included.
+  using namespace pk;
+  TempFile gadget(make_torch_zip(
+      proto() + "}(" + str("model") + "}" + str("args") + global("os", "system") + "(" + str("id") + "tRu.",
+      {}));
+  auto g = read_fairseq(gadget.path, {});
+  REQUIRE_FALSE(g.ok());
+  CHECK_MESSAGE(g.status().message().find("refused global 'os.system'") != std::string::npos,
+                g.status().message());
 }
 
 TEST_CASE("fairseq: lenient read, hyper-parameters, upgrades and in_proj split") {

@@ -44,6 +44,12 @@ void refused(const std::string& file, const std::string& what) {
 
 const std::string kFloats16 = std::string(16, '\0');
 
+// The first three pickles of a legacy torch.save stream: magic number, protocol 1001, sys_info.
+const std::string kLegacyMagic =
+    pk::proto() + "\x8a\x0a" + std::string("\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19", 10) + ".";
+const std::string kLegacyVersion = pk::proto() + "M" + pk::le(1001, 2) + ".";
+const std::string kLegacySysInfo = pk::proto() + "}(" + pk::str("little_endian") + "\x88u.";
+
 }  // namespace
 
 TEST_CASE("torch readers: zip, legacy and protocol-4 fixtures match the expected tensors bit for bit") {
@@ -124,7 +130,7 @@ TEST_CASE("torch zip: malformed archives") {
   refused(compressed, "is compressed (method 8)");
   std::string bad_local = z;
   bad_local[cd + 42] = 5;  // local header offset
-  refused(bad_local, "no local header at offset 5");
+  refused(bad_local, "local header offset 5 points at no local header");
   std::string bad_size = z;
   bad_size[cd + 20] = bad_size[cd + 24] = char(0xf0);  // stored size beyond the data area
   bad_size[cd + 21] = bad_size[cd + 25] = char(0x7f);
@@ -148,10 +154,7 @@ TEST_CASE("torch zip: malformed archives") {
 
 TEST_CASE("torch legacy: malformed streams") {
   using namespace pk;
-  const std::string magic =
-      proto() + "\x8a\x0a" + std::string("\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19", 10) + ".";
-  const std::string version = proto() + "M" + le(1001, 2) + ".";
-  const std::string sys_info = proto() + "}(" + str("little_endian") + "\x88u.";
+  const std::string &magic = kLegacyMagic, &version = kLegacyVersion, &sys_info = kLegacySysInfo;
   const std::string obj = state_dict({{"w", tensor("(" + str("storage") + global("torch", "FloatStorage") +
                                                        str("77") + str("cpu") + i8(4) + "NtQ",
                                                    0, {4}, {1})}});
@@ -172,4 +175,39 @@ TEST_CASE("torch legacy: malformed streams") {
   refused(magic + proto() + "M" + le(1000, 2) + ".", "expected 1001");
   refused(magic + version + sys_info + obj + proto() + "]" + str("78") + "a." + le(4, 8) + kFloats16,
           "storage key '78' is not used");
+}
+
+TEST_CASE("torch readers: with opaque_outside_model, unknown globals stay opaque only outside \"model\"") {
+  using namespace pk;
+  // {"model": {"w": f32[4]}, "args": Namespace(impl=<enum>)} with <model_extra> added to model.
+  auto object = [](const std::string& model_extra) {
+    const std::string enum_value =
+        global("fairseq.dataclass.constants", "DatasetImpl") + "(" + str("mmap") + "tR";
+    return proto() + "}(" + str("model") + "}(" + str("w") +
+           tensor(storage("FloatStorage", "0", 4), 0, {4}, {1}) + model_extra + "u" + str("args") +
+           global("argparse", "Namespace") + ")\x81}(" + str("impl") + enum_value + "ubu.";
+  };
+  ReadOptions fairseq;
+  fairseq.opaque_outside_model = true;
+  for (const bool legacy : {false, true}) {
+    CAPTURE(legacy);
+    auto file = [&](const std::string& obj) {
+      return legacy ? kLegacyMagic + kLegacyVersion + kLegacySysInfo + obj + proto() + "]" + str("0") + "a." +
+                          le(4, 8) + kFloats16
+                    : make_torch_zip(obj, {{"0", kFloats16}});
+    };
+    const auto ok = bytes_of(file(object("")));
+    SourceCheckpoint ck;
+    const Status s = read_checkpoint_bytes(ok, "t.pt", fairseq, &ck);
+    REQUIRE_MESSAGE(s.ok(), s.to_string());
+    CHECK(ck.tensors.size() == 1);
+    refused(file(object("")), "refused global 'fairseq.dataclass.constants.DatasetImpl'");  // default: strict
+    const auto in_model = bytes_of(file(object(str("x") + global("enum", "Flag"))));
+    SourceCheckpoint bad;
+    const Status r = read_checkpoint_bytes(in_model, "t.pt", fairseq, &bad);
+    REQUIRE_FALSE(r.ok());
+    CHECK_MESSAGE(
+        r.message().find("refused global 'enum.Flag' in the \"model\" state dict") != std::string::npos,
+        r.message());
+  }
 }

@@ -126,8 +126,10 @@ Result<FairseqCheckpoint> fairseq_from(SourceCheckpoint src, const std::string& 
 }
 
 Result<FairseqCheckpoint> read_fairseq(const std::string& path, const ReadOptions& options) {
+  ReadOptions o = options;
+  o.opaque_outside_model = true;  // args / cfg / extra_state may pickle any training object
   SourceCheckpoint src;
-  LR_RETURN_IF_ERROR(read_checkpoint_file(path, options, &src));
+  LR_RETURN_IF_ERROR(read_checkpoint_file(path, o, &src));
   return fairseq_from(std::move(src), path);
 }
 

@@ -3,8 +3,9 @@
 // "extra_state", ...}. The reader keeps only the model's tensors (names without "model."),
 // applies fairseq's own state-dict upgrades (fused in_proj split into q/k/v views, old
 // layer_norms.{0,1} names), drops buffers that hold no weights, and turns the hyper-parameters
-// (args, else cfg.model) into a JSON object for the mapping. Files that pickle training
-// objects (meters, numpy scalars) need lenient mode; those objects stay opaque.
+// (args, else cfg.model) into a JSON object for the mapping. Training objects pickled outside
+// "model" (meters, enums, dataclass configs in args / cfg / extra_state) stay opaque without
+// --lenient (ReadOptions::opaque_outside_model); an unknown global under "model" is refused.
 #pragma once
 
 #include <string>

@@ -5,9 +5,7 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -65,7 +63,8 @@ void usage(FILE* f) {
                "                       (default: INPUT's own when it is a directory holding them; a\n"
                "                       native INPUT keeps its tokenizer); --no-tokenizer: none\n"
                "  --lenient            keep unknown pickle globals as opaque values off the tensor path\n"
-               "                       (needed for checkpoints that pickle training objects)\n"
+               "                       (needed for checkpoints that pickle training objects; --from\n"
+               "                       fairseq does this by itself outside the \"model\" state dict)\n"
                "  --inspect            list the input's format, tensors, dtypes, shapes and metadata\n"
                "  -o, --output FILE    the native model file to write\n"
                "  -q, --quiet          no summary\n"
@@ -215,14 +214,12 @@ int main(int argc, char** argv) {
 
   std::string config_text = src->config_json;
   if (!config_path.empty()) {
-    std::ifstream in(config_path);
-    if (!in) {
-      std::fprintf(stderr, "longrun-convert: cannot read --config '%s'\n", config_path.c_str());
+    auto text = read_json_file(config_path);
+    if (!text.ok()) {
+      std::fprintf(stderr, "longrun-convert: --config %s\n", text.status().to_string().c_str());
       return 1;
     }
-    std::ostringstream s;
-    s << in.rdbuf();
-    config_text = s.str();
+    config_text = std::move(*text);
   } else if (config_text.empty()) {
     auto it = src->metadata.find("longrun.config");
     if (it != src->metadata.end()) config_text = it->second;

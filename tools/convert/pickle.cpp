@@ -4,6 +4,7 @@
 #include "pickle.h"
 
 #include <cstring>
+#include <unordered_set>
 
 #include "pickle_machine.h"
 #include "strict_json.h"
@@ -426,6 +427,25 @@ const PNode* dict_get(const PNode* dict, std::string_view key) {
   if (!dict || dict->kind != PKind::dict) return nullptr;
   auto it = dict->index.find("s" + std::string(key));
   return it == dict->index.end() ? nullptr : dict->entries[it->second].second;
+}
+
+std::string find_lenient_value(const PNode* node) {
+  std::vector<std::pair<const PNode*, int>> todo = {{node, 0}};
+  std::unordered_set<const PNode*> seen;
+  while (!todo.empty()) {
+    const auto [v, depth] = todo.back();
+    todo.pop_back();
+    if (!v || !seen.insert(v).second) continue;
+    if (depth > kMaxDepth) return "values nested deeper than " + std::to_string(kMaxDepth);
+    if (v->kind == PKind::global && v->boolean) return "global '" + v->text + "." + v->name + "'";
+    if (v->kind == PKind::opaque) return "object '" + v->text + "'";
+    for (const PNode* i : v->items) todo.emplace_back(i, depth + 1);
+    for (const auto& [k, child] : v->entries) {
+      if (k->kind != PKind::string && k->kind != PKind::integer) return "dict key " + describe(k);
+      todo.emplace_back(child, depth + 1);
+    }
+  }
+  return {};
 }
 
 std::string describe(const PNode* v) {

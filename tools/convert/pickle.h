@@ -122,4 +122,10 @@ const PNode* dict_get(const PNode* dict, std::string_view key);
 // "OrderedDict", "list[3]", "tensor f32[2, 3]", ... for messages and --inspect.
 std::string describe(const PNode* node);
 
+// The first value under `node` that only lenient mode admits, described for a message
+// ("global 'enum.Color'", "object 'fairseq.x.Cfg object'", "dict key tuple[2]"), or "" when
+// there is none: what a strict parse of that subtree would have refused. Depth-bounded
+// (kMaxDepth, deeper is reported too); each node is visited once, so memo cycles end.
+std::string find_lenient_value(const PNode* node);
+
 }  // namespace longrun::convert

@@ -1,15 +1,14 @@
 #include "readers.h"
 
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
 #include "flax_source.h"
 #include "longrun/safetensors.h"
 #include "strict_json.h"
+#include "text/text_file.h"
 #include "torch_checkpoint.h"
 
 namespace longrun::convert {
@@ -32,21 +31,10 @@ void add_safetensors(const std::shared_ptr<SafetensorsFile>& f, SourceCheckpoint
   out->owners.push_back(f);
 }
 
-Result<std::string> read_text(const std::string& path, size_t limit) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return io_error("cannot open '" + path + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
-  std::string t = s.str();
-  if (t.size() > limit)
-    return format_error("'" + path + "' is larger than " + std::to_string(limit) + " bytes");
-  return t;
-}
-
 // Every shard is read, every tensor must come from exactly the shard the map names, and every
 // shard tensor be mapped.
 Status read_sharded(const std::string& index_path, const ReadOptions& options, SourceCheckpoint* out) {
-  LR_ASSIGN_OR_RETURN(std::string text, read_text(index_path, 100'000'000));
+  LR_ASSIGN_OR_RETURN(std::string text, read_json_file(index_path, kMaxIndexBytes));
   LR_ASSIGN_OR_RETURN(ShardIndex index, parse_shard_index(text, index_path));
   const std::map<std::string, std::string>& where = index.where;
   const std::set<std::string>& shards = index.shards;
@@ -79,7 +67,7 @@ Status read_sharded(const std::string& index_path, const ReadOptions& options, S
 Status read_hf_dir(const std::string& dir, const ReadOptions& options, SourceCheckpoint* out) {
   const fs::path d(dir);
   if (fs::exists(d / "config.json")) {
-    LR_ASSIGN_OR_RETURN(out->config_json, read_text((d / "config.json").string(), 10'000'000));
+    LR_ASSIGN_OR_RETURN(out->config_json, read_json_file((d / "config.json").string()));
   }
   for (const char* name : {"model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
                            "pytorch_model.bin.index.json"}) {
@@ -98,6 +86,10 @@ Status read_hf_dir(const std::string& dir, const ReadOptions& options, SourceChe
 }
 
 }  // namespace
+
+Result<std::string> read_json_file(const std::string& path, size_t max_bytes) {
+  return text::read_text_file(path, max_bytes);
+}
 
 Result<ShardIndex> parse_shard_index(std::string_view text, const std::string& label) {
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);

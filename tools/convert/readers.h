@@ -32,4 +32,11 @@ struct ShardIndex {
 };
 Result<ShardIndex> parse_shard_index(std::string_view text, const std::string& label);
 
+// A JSON file read whole (config.json, --config, *.index.json): the size limit is checked
+// before anything is read or allocated (a huge or endless file is refused naming the path,
+// the limit and the size).
+inline constexpr size_t kMaxConfigBytes = 10'000'000;
+inline constexpr size_t kMaxIndexBytes = 100'000'000;
+Result<std::string> read_json_file(const std::string& path, size_t max_bytes = kMaxConfigBytes);
+
 }  // namespace longrun::convert

@@ -48,6 +48,10 @@ struct SourceCheckpoint {
 
 struct ReadOptions {
   bool lenient = false;  // tolerate unknown pickle globals as opaque nodes (fairseq `args`, meters)
+  // Strict, except outside the top-level "model" entry of a torch file's object: there unknown
+  // globals (fairseq args/cfg/extra_state: enums, dataclass configs, meters) stay opaque, while
+  // one under "model" is still refused by name. read_fairseq sets it.
+  bool opaque_outside_model = false;
   PickleLimits limits;
 };
 

@@ -27,7 +27,28 @@ Result<uint64_t> storage_nbytes(const StorageRef& s) {
 
 void note_opaque(const PickleDoc& doc, SourceCheckpoint* out) {
   for (const std::string& g : doc.opaque_globals())
-    out->notes.push_back("opaque global " + g + " (lenient mode)");
+    out->notes.push_back("opaque global " + g +
+                         " (unknown, kept as an opaque value: no tensor reachable through it)");
+}
+
+// The object pickle of a torch file: strict unless options.lenient. With
+// options.opaque_outside_model a strict failure is retried leniently, and that parse is kept
+// when its root is a dict whose "model" entry holds nothing only lenient mode admits.
+Result<std::unique_ptr<PickleDoc>> parse_object_pickle(std::span<const std::byte> data,
+                                                       const ReadOptions& options, const std::string& label) {
+  auto strict = parse_pickle(data, pickle_options(options), label);
+  if (strict.ok() || options.lenient || !options.opaque_outside_model) return strict;
+  PickleOptions lenient = pickle_options(options);
+  lenient.lenient = true;
+  auto doc = parse_pickle(data, lenient, label);
+  const PNode* model = doc.ok() ? dict_get((*doc)->root(), "model") : nullptr;
+  if (!model) return strict;  // not a {"model": ...} dict, or broken beyond unknown globals
+  if (const std::string what = find_lenient_value(model); !what.empty())
+    return format_error(
+        label + ": refused " + what +
+        " in the \"model\" state dict: not on the checkpoint allowlist (unknown globals are kept "
+        "opaque only outside \"model\": fairseq args, cfg, extra_state)");
+  return doc;
 }
 
 }  // namespace
@@ -57,7 +78,7 @@ Status read_torch_zip(std::span<const std::byte> file, const std::string& label,
   }
   LR_ASSIGN_OR_RETURN(auto pickle_bytes, zip.data(*pkl));
   LR_ASSIGN_OR_RETURN(std::unique_ptr<PickleDoc> doc,
-                      parse_pickle(pickle_bytes, pickle_options(options), label + ":" + pkl->name));
+                      parse_object_pickle(pickle_bytes, options, label + ":" + pkl->name));
   if (doc->consumed() != pickle_bytes.size())
     return format_error(label + ": " + std::to_string(pickle_bytes.size() - doc->consumed()) +
                         " trailing bytes after the pickle's STOP in " + pkl->name);
@@ -88,8 +109,9 @@ Status read_torch_legacy(std::span<const std::byte> file, const std::string& lab
   const PickleOptions popt = pickle_options(options);
   size_t at = 0;
   auto next = [&](const char* what) -> Result<std::unique_ptr<PickleDoc>> {
-    auto doc = parse_pickle(file.subspan(at), popt,
-                            label + " (legacy " + what + " pickle at byte " + std::to_string(at) + ")");
+    const std::string where = label + " (legacy " + what + " pickle at byte " + std::to_string(at) + ")";
+    auto doc = std::string_view(what) == "object" ? parse_object_pickle(file.subspan(at), options, where)
+                                                  : parse_pickle(file.subspan(at), popt, where);
     if (doc.ok()) at += (*doc)->consumed();
     return doc;
   };

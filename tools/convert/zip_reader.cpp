@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 
 #include "longrun/checked_math.h"
 #include "strict_json.h"
@@ -21,6 +22,49 @@ struct Bytes {
   }
   bool has(uint64_t at, uint64_t n) const { return at <= s.size() && n <= s.size() - at; }
 };
+
+// A 32-bit central-directory value; 0xFFFFFFFF means "the real value is in the zip64 extra field".
+struct Zip64Field {
+  const char* name;
+  uint64_t value;
+  bool from_zip64 = false;
+  std::string origin() const { return from_zip64 ? " (from the zip64 extra field)" : ""; }
+};
+
+// Reads a central entry's extra field [x, x + len): blocks of (id, length, data). The one zip64
+// block (id 0x0001) holds the 64-bit value of each field that is 0xFFFFFFFF, in the order of
+// `fields` (uncompressed size, compressed size, local header offset). Returns what is wrong,
+// naming the field, or "" when nothing is.
+std::string read_zip64_extra(const Bytes& b, uint64_t x, uint64_t len, std::span<Zip64Field> fields) {
+  bool seen = false;
+  for (const uint64_t end = x + len; end - x >= 4;) {
+    const uint64_t id = b.u(x, 2), block = b.u(x + 2, 2);
+    if (block > end - x - 4) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%04x", unsigned(id));
+      return "extra block " + std::string(hex) + " declares " + std::to_string(block) + " bytes, only " +
+             std::to_string(end - x - 4) + " remain in the extra field";
+    }
+    if (id == 0x0001) {
+      if (seen) return "two zip64 extra blocks";
+      seen = true;
+      uint64_t p = x + 4;
+      for (Zip64Field& f : fields) {
+        if (f.value != 0xffffffff) continue;
+        if (x + 4 + block - p < 8)
+          return "the zip64 extra field (" + std::to_string(block) + " bytes) has no room for the " + f.name;
+        f.value = b.u(p, 8);
+        f.from_zip64 = true;
+        p += 8;
+      }
+    }
+    x += 4 + block;
+  }
+  for (const Zip64Field& f : fields)
+    if (f.value == 0xffffffff && !f.from_zip64)
+      return std::string(f.name) + " is 0xFFFFFFFF but the entry has no zip64 extra field";
+  return {};
+}
 
 }  // namespace
 
@@ -78,7 +122,12 @@ Result<ZipArchive> ZipArchive::parse(std::span<const std::byte> file, const std:
   ZipArchive z;
   z.file_ = file;
   z.label_ = label;
-  std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [local header, data end)
+  struct Range {
+    uint64_t begin, end;  // [local header, data end)
+    size_t entry;
+    bool operator<(const Range& o) const { return begin < o.begin; }
+  };
+  std::vector<Range> ranges;
   uint64_t at = cd_offset;
   const uint64_t cd_end = cd_offset + cd_size;
   for (uint64_t i = 0; i < count; ++i) {
@@ -86,7 +135,9 @@ Result<ZipArchive> ZipArchive::parse(std::span<const std::byte> file, const std:
       return bad("central directory entry " + std::to_string(i) + " is malformed");
     const uint64_t flags = b.u(at + 8, 2), method = b.u(at + 10, 2);
     const uint64_t name_len = b.u(at + 28, 2), extra_len = b.u(at + 30, 2), comment_len = b.u(at + 32, 2);
-    uint64_t comp = b.u(at + 20, 4), size = b.u(at + 24, 4), local = b.u(at + 42, 4);
+    Zip64Field fields[3] = {{"uncompressed size", b.u(at + 24, 4)},
+                            {"compressed size", b.u(at + 20, 4)},
+                            {"local header offset", b.u(at + 42, 4)}};
     const uint64_t var_len = name_len + extra_len + comment_len;
     if (cd_end - at - 46 < var_len)
       return bad("central directory entry " + std::to_string(i) + " is truncated");
@@ -94,21 +145,10 @@ Result<ZipArchive> ZipArchive::parse(std::span<const std::byte> file, const std:
     e.name.assign(reinterpret_cast<const char*>(file.data() + at + 46), name_len);
     e.crc32 = uint32_t(b.u(at + 16, 4));
     const std::string quoted = json::quote_for_message(e.name);
-    // zip64 extra field: the 32-bit fields that are 0xFFFFFFFF follow, in this order.
-    for (uint64_t x = at + 46 + name_len, xend = x + extra_len; x + 4 <= xend;) {
-      const uint64_t id = b.u(x, 2), len = b.u(x + 2, 2);
-      if (x + 4 + len > xend) return bad("entry " + quoted + ": extra field overruns");
-      if (id == 0x0001) {
-        uint64_t p = x + 4;
-        for (uint64_t* f : {&size, &comp, &local}) {
-          if (*f != 0xffffffff) continue;
-          if (p + 8 > x + 4 + len) return bad("entry " + quoted + ": zip64 extra field too short");
-          *f = b.u(p, 8);
-          p += 8;
-        }
-      }
-      x += 4 + len;
-    }
+    if (std::string why = read_zip64_extra(b, at + 46 + name_len, extra_len, fields); !why.empty())
+      return bad("entry " + quoted + ": " + why);
+    const Zip64Field &size_field = fields[0], &local_field = fields[2];
+    const uint64_t size = fields[0].value, comp = fields[1].value, local = fields[2].value;
     at += 46 + var_len;
 
     if (e.name.empty() || e.name.front() == '/' || e.name.find('\\') != std::string::npos ||
@@ -120,10 +160,14 @@ Result<ZipArchive> ZipArchive::parse(std::span<const std::byte> file, const std:
       return bad("entry " + quoted + " is compressed (method " + std::to_string(method) +
                  "); torch.save writes stored entries only: re-save the checkpoint with torch.save");
     if (comp != size)
-      return bad("entry " + quoted + ": stored sizes differ (" + std::to_string(comp) + " vs " +
-                 std::to_string(size) + ")");
+      return bad("entry " + quoted + ": stored sizes differ (compressed size " + std::to_string(comp) +
+                 fields[1].origin() + " vs uncompressed size " + std::to_string(size) + size_field.origin() +
+                 ")");
     if (!b.has(local, 30) || b.u(local, 4) != kLocalSig)
-      return bad("entry " + quoted + ": no local header at offset " + std::to_string(local));
+      return bad("entry " + quoted + ": local header offset " + std::to_string(local) + local_field.origin() +
+                 (b.has(local, 30)
+                      ? " points at no local header"
+                      : " points past the end of the " + std::to_string(file.size()) + "-byte file"));
     const uint64_t lname = b.u(local + 26, 2), lextra = b.u(local + 28, 2);
     e.data_offset = local + 30 + lname + lextra;
     e.size = size;
@@ -132,14 +176,24 @@ Result<ZipArchive> ZipArchive::parse(std::span<const std::byte> file, const std:
       return bad("entry " + quoted + ": local header names a different file");
     if (!b.has(e.data_offset, size) || e.data_offset + size > cd_offset)
       return bad("entry " + quoted + ": data [" + std::to_string(e.data_offset) + ", +" +
-                 std::to_string(size) + ") runs outside the file's data area");
-    ranges.emplace_back(local, e.data_offset + size);
+                 std::to_string(size) + ") runs outside the file's data area (" +
+                 (b.has(e.data_offset, size)
+                      ? "into the central directory at offset " + std::to_string(cd_offset)
+                      : "past the end of the " + std::to_string(file.size()) + "-byte file") +
+                 ")" + (size_field.from_zip64 ? ": uncompressed size from the zip64 extra field" : ""));
+    ranges.push_back({local, e.data_offset + size, z.entries_.size()});
     z.entries_.push_back(std::move(e));
   }
   std::sort(ranges.begin(), ranges.end());
   for (size_t i = 1; i < ranges.size(); ++i)
-    if (ranges[i].first < ranges[i - 1].second)
-      return bad("entries overlap at offset " + std::to_string(ranges[i].first));
+    if (ranges[i].begin < ranges[i - 1].end) {
+      auto where = [&](const Range& r) {
+        return json::quote_for_message(z.entries_[r.entry].name) + " [" + std::to_string(r.begin) + ", " +
+               std::to_string(r.end) + ")";
+      };
+      return bad("entries overlap (header and data ranges share bytes): " + where(ranges[i - 1]) + " and " +
+                 where(ranges[i]));
+    }
   if (z.entries_.empty()) return bad("the archive is empty");
   const std::string& first = z.entries_.front().name;
   const size_t slash = first.find('/');

@@ -48,15 +48,15 @@ convert_sources=(tools/convert/pickle.cpp tools/convert/pickle_globals.cpp tools
                  tools/convert/source_dtype.cpp tools/convert/zip_reader.cpp tools/convert/torch_checkpoint.cpp
                  tools/convert/readers.cpp tools/convert/flax_source.cpp tools/checkpoint/flax/*.cpp
                  runtime/src/safetensors_reader.cpp runtime/src/file_pages.cpp runtime/src/safetensors_writer.cpp
-                 runtime/src/strict_json.cpp runtime/src/text/unicode.cpp)
+                 runtime/src/strict_json.cpp runtime/src/text/unicode.cpp runtime/src/text/text_file.cpp)
 build_target fuzz_pickle tests/fuzz/fuzz_pickle.cpp "${convert_sources[@]}"
 run_target fuzz_pickle tests/fuzz/seeds/pickle
 build_target fuzz_torch_zip tests/fuzz/fuzz_torch_zip.cpp "${convert_sources[@]}"
-run_target fuzz_torch_zip tests/golden/checkpoints tests/fuzz/seeds/pickle
+run_target fuzz_torch_zip tests/golden/checkpoints tests/fuzz/seeds/pickle tests/fuzz/seeds/zip64
 build_target fuzz_fairseq tests/fuzz/fuzz_fairseq.cpp tools/convert/fairseq.cpp "${convert_sources[@]}"
 mkdir -p "$out/fuzz_fairseq.seeds"
 cp tests/golden/checkpoints/fairseq.pt tests/golden/checkpoints/namespace.pt "$out/fuzz_fairseq.seeds/"
-run_target fuzz_fairseq "$out/fuzz_fairseq.seeds" tests/fuzz/seeds/pickle
+run_target fuzz_fairseq "$out/fuzz_fairseq.seeds" tests/fuzz/seeds/pickle tests/fuzz/seeds/zip64
 # The sharded index (and config.json) of an HF directory; seeds: a valid index over the
 # target's two fixed shards, and near misses.
 build_target fuzz_hf_index tests/fuzz/fuzz_hf_index.cpp "${convert_sources[@]}"

@@ -2,9 +2,6 @@
 // (byte-level BPE), with tokenizer_config.json and special_tokens_map.json for options.
 #include <sys/stat.h>
 
-#include <cstdio>
-#include <memory>
-
 #include "text/json_fields.h"
 #include "text/tokenizer_impl.h"
 
@@ -150,21 +147,6 @@ Result<TokenizerSpec> read_byte_level_bpe(const std::string& dir) {
 }
 
 }  // namespace
-
-Result<std::string> read_text_file(const std::string& path, size_t max_bytes) {
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!f) return not_found(path + ": cannot open");
-  std::string text;
-  char buf[1 << 16];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) {
-    if (text.size() + n > max_bytes)
-      return format_error(path + ": larger than " + std::to_string(max_bytes) + " bytes");
-    text.append(buf, n);
-  }
-  if (std::ferror(f.get())) return io_error(path + ": read failed");
-  return text;
-}
 
 Result<TokenizerSpec> read_vocab_directory(const std::string& dir) {
   if (exists(dir + "/vocab.txt")) return read_wordpiece(dir);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "longrun/tokenizer.h"
+#include "text/text_file.h"
 
 namespace longrun::text {
 
@@ -58,7 +59,6 @@ Result<TokenizerSpec> parse_tokenizer_json(std::string_view text, std::string_vi
 Result<TokenizerSpec> parse_tokenizer_metadata(std::string_view text);
 std::string write_tokenizer_metadata(const TokenizerSpec& spec);
 Result<TokenizerSpec> read_vocab_directory(const std::string& dir);
-Result<std::string> read_text_file(const std::string& path, size_t max_bytes);
 
 }  // namespace longrun::text
 
