@@ -15,8 +15,10 @@ encoder-decoders (transformer, lasformer: seq2seq_oracle.Seq2Seq / seq2seq_lasfo
 weights cast to --dtype) also get longrun-bench's decoder_input_ids [B, N]. The oracles are
 plain eager PyTorch written from the specification, not tuned implementations (Lasformer's
 masks every unselected key of a dense attention, as the paper's own implementation did).
-combiner files are skipped: its oracle walks every query in Python, a correctness reference
-and not a speed baseline.
+combiner files run tools/bench/combiner_torch.py instead (the bidirectional fixed / axial forms
+written with block matmuls, checked against the per-query oracle by its --check): the oracle
+walks every query in Python, a correctness reference and not a speed baseline; other
+combiner forms are skipped.
 
 Timing: W warm-up calls, then R timed calls (torch.cuda.synchronize() around each on CUDA);
 median, min and max in milliseconds. Output: a table on stderr and one JSON object per line
@@ -43,6 +45,7 @@ sys.path.insert(0, REFERENCE)
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+import combiner_torch  # noqa: E402
 import make_model_goldens  # noqa: E402
 import safetensors_io  # noqa: E402
 import seq2seq_lasformer  # noqa: E402
@@ -158,13 +161,15 @@ def main():
     for path in args.models:
         arch, cfg, weights = load(path)
         name = os.path.basename(path).rsplit(".safetensors", 1)[0]
-        if arch == "combiner":
-            print("%s: skipped (the combiner oracle is a per-query reference, not a timing baseline)" % name,
-                  file=sys.stderr)
+        if arch == "combiner" and (cfg["causal"] or cfg["attention"] not in ("fixed", "axial")):
+            print("%s: skipped (no block-matmul PyTorch combiner for this form; the oracle is a per-query "
+                  "reference, not a timing baseline)" % name, file=sys.stderr)
             continue
         seq2seq = "src_vocab_size" in cfg
         if seq2seq:
             run = seq2seq_runner(arch, cfg, weights, dtype, args.device)
+        elif arch == "combiner":
+            model = combiner_torch.CombinerLM(cfg, weights, dtype, args.device)
         else:
             model = oracle_for(arch).build_model(cfg, weights, dtype=dtype).to(args.device)
         vocab = int(cfg.get("vocab_size", cfg.get("src_vocab_size", 2)))
