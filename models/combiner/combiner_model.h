@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,6 +40,25 @@ const char* combiner_attention_module(combiner::Variant v);
 // "autoreg_model/transformer_layer_<l>/".
 std::string combiner_layer_prefix(int64_t l);
 
+// One layer's caches in a step graph (lm/causal_lm.h): "past.<layer><name>" are inputs; the
+// step sets each cache's next value, and emit() outputs them as "present.<layer><name>" in the
+// order of the step spec (the order CachedSteps feeds them back in).
+class StepCaches {
+ public:
+  StepCaches(GraphContext& c, std::string layer, std::string node_prefix)
+      : c_(c), layer_(std::move(layer)), prefix_(std::move(node_prefix)) {}
+  ValueId past(const std::string& name) const { return c_.input("past." + layer_ + name); }
+  // where(at, now, past(name)) (at broadcasts: the slots written this step), as the next value.
+  ValueId update(ValueId now, const std::string& name, ValueId at);
+  ValueId set(ValueId value, const std::string& name);
+  void emit(const LmStepSpec& spec);
+
+ private:
+  GraphContext& c_;
+  std::string layer_, prefix_;
+  std::map<std::string, ValueId> next_;
+};
+
 class Combiner final : public Architecture, public CausalLm {
  public:
   explicit Combiner(CombinerConfig cfg) : cfg_(std::move(cfg)) {}
@@ -63,14 +83,10 @@ class Combiner final : public Architecture, public CausalLm {
     ValueId q, k, v;  // [R, H, 1, hd] (q scaled)
     ValueId h;        // the layer's LN0 output [R, 1, D]
   };
-  ValueId step_logsparse(GraphContext& c, const StepHeads& x, const std::string& cache,
-                         const std::string& a) const;
-  ValueId step_mixture(GraphContext& c, const StepHeads& x, const std::string& cache,
-                       const std::string& a) const;
-  ValueId step_fixed(GraphContext& c, const StepHeads& x, const std::string& cache,
-                     const std::string& a) const;
-  ValueId step_axial(GraphContext& c, const StepHeads& x, const std::string& cache,
-                     const std::string& a) const;
+  ValueId step_fixed(GraphContext& c, const StepHeads& x, StepCaches& caches, const std::string& a) const;
+  ValueId step_logsparse(GraphContext& c, const StepHeads& x, StepCaches& caches, const std::string& a) const;
+  ValueId step_axial(GraphContext& c, const StepHeads& x, StepCaches& caches, const std::string& a) const;
+  ValueId step_mixture(GraphContext& c, const StepHeads& x, StepCaches& caches, const std::string& a) const;
 
   const char* output_module() const {
     return cfg_.form.variant == combiner::Variant::axial ? "DenseGeneral_2" : "DenseGeneral_0";

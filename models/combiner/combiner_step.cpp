@@ -13,6 +13,27 @@ namespace longrun::models {
 
 using combiner::Variant;
 
+ValueId StepCaches::update(ValueId now, const std::string& name, ValueId at) {
+  return set(c_.b.where({at, now, past(name)}, {}, prefix_ + "cache." + name), name);
+}
+
+ValueId StepCaches::set(ValueId value, const std::string& name) {
+  next_[name] = value;
+  return value;
+}
+
+void StepCaches::emit(const LmStepSpec& spec) {
+  for (const LmStepSpec::Cache& cache : spec.caches) {
+    if (cache.name.compare(0, layer_.size(), layer_) != 0) continue;
+    const auto it = next_.find(cache.name.substr(layer_.size()));
+    if (it == next_.end()) {
+      c_.fail(internal_error("combiner step: cache '" + cache.name + "' was not updated"));
+      return;
+    }
+    c_.output(it->second, "present." + cache.name);
+  }
+}
+
 LmStepSpec Combiner::step_spec() const {
   LmStepSpec s;
   s.vocab = cfg_.vocab_size, s.max_len = cfg_.max_len;
@@ -81,144 +102,118 @@ ValueId five(GraphContext& c, ValueId t) {
   return reshape(c, t, {td.dim(0), td.dim(1), 1, td.dim(2), td.dim(3)});
 }
 
-// One step's query over its direct keys (cached, masked by `direct_keep` unless that is
-// kNoValue) and the summary slots (masked by `summary_keep`) in one softmax, as the full
-// graph's combine().
-ValueId combine_step(GraphContext& c, ValueId q, ValueId keys, ValueId values, ValueId direct_keep,
-                     ValueId summary_keys, ValueId summary_values, ValueId summary_keep,
-                     const std::string& a) {
-  combiner::SlotGroup direct{.key = five(c, keys), .value = five(c, values), .name = "direct"};
-  if (direct_keep != kNoValue) direct.keeps = {five(c, direct_keep)};
-  combiner::SlotGroup summary{.key = five(c, summary_keys),
-                              .value = five(c, summary_values),
-                              .keeps = {five(c, summary_keep)},
-                              .name = "summary"};
-  return combiner::combine(c, five(c, q), kNoValue, {direct, summary}, a + "combiner");
+// A slot group of one query (rows layout), masked by the step input `keep` (none: "").
+combiner::SlotGroup step_group(GraphContext& c, ValueId key, ValueId value, const std::string& keep,
+                               const char* name) {
+  combiner::SlotGroup g{.key = five(c, key), .value = five(c, value), .name = name};
+  if (!keep.empty()) g.keeps = {five(c, c.input(keep))};
+  return g;
 }
-}  // namespace
 
-namespace {
+// One step's query over its slot groups in one softmax, as the full graph's combine().
+ValueId combine_step(GraphContext& c, ValueId q, const std::vector<combiner::SlotGroup>& groups,
+                     const std::string& a) {
+  return combiner::combine(c, five(c, q), kNoValue, groups, a + "combiner");
+}
+
 // The elementwise max of two [R, H, M, hd] tensors: segment_max over the pair stacked on a
 // new axis (the op set has no binary max).
 ValueId max_of(GraphContext& c, ValueId x, ValueId y, const std::string& name) {
   if (!c.ok()) return kNoValue;
   const TensorDesc d = c.desc(x);
-  auto five = [&](ValueId t) { return reshape(c, t, {d.dim(0), d.dim(1), d.dim(2), 1, d.dim(3)}); };
-  const ValueId both = c.b.concat({five(x), five(y)}, {.axis = 3}, name + ".both");
+  auto stacked = [&](ValueId t) { return reshape(c, t, {d.dim(0), d.dim(1), d.dim(2), 1, d.dim(3)}); };
+  const ValueId both = c.b.concat({stacked(x), stacked(y)}, {.axis = 3}, name + ".both");
   return reshape(c, c.b.segment_max({both}, {.axis = 3, .segment = 2}, name),
                  {d.dim(0), d.dim(1), d.dim(2), d.dim(3)});
 }
+
+// Running maxima [R, H, M, hd] of cache `name` with this step's [R, H, 1, hd] vector in every
+// slot; slots where `restart` is set start again from the vector.
+ValueId running_max(GraphContext& c, const StepCaches& caches, const std::string& name, ValueId now,
+                    ValueId restart, const std::string& a) {
+  const ValueId prev = caches.past(name);
+  if (!c.ok()) return kNoValue;
+  const int64_t m = c.desc(prev).dim(2);
+  const ValueId tiled =
+      m == 1 ? now : c.b.upsample_nearest({now}, {.axis = 2, .size = m}, a + name + ".tile");
+  return c.b.where({restart, tiled, max_of(c, prev, tiled, a + name)}, {}, a + name + ".restart");
+}
+
+// [R, H, s, hd] -> [R, H, S, hd]: a row's values repeated over the cache capacity S, to be
+// written into the row's slots.
+ValueId tiled_rows(GraphContext& c, ValueId t, int64_t seg, int64_t cap, const std::string& name) {
+  return cap == seg ? t : c.b.concat(std::vector<ValueId>(size_t(cap / seg), t), {.axis = 2}, name);
+}
 }  // namespace
+
+// Fixed form, one token at position p = u s + t: the keys of segment u up to p (direct) and
+// the summaries of segments r < u in ONE softmax, as the full graph. Segment u's running
+// qmax / kmax and E_u = softmax(qmax k_j) v_j over its keys so far are written into summary
+// slot u every step; it is final at t = s - 1 and only read by later segments.
+ValueId Combiner::step_fixed(GraphContext& c, const StepHeads& x, StepCaches& caches,
+                             const std::string& a) const {
+  const ValueId start = c.input("segment_start"), write = c.input("write_slot");
+  const ValueId keys = caches.update(x.k, "key", write), values = caches.update(x.v, "value", write);
+  const ValueId qmax = caches.set(running_max(c, caches, "qmax", x.q, start, a), "qmax");
+  const ValueId kmax = caches.set(running_max(c, caches, "kmax", x.k, start, a), "kmax");
+  const ValueId e =
+      combiner::attend(c, qmax, keys, values, {c.input("direct_keep")}, a + "local");  // [R,H,1,hd]
+  const ValueId sw = c.input("summary_write");
+  const ValueId sk = caches.update(kmax, "summary_key", sw), se = caches.update(e, "summary_value", sw);
+  return combine_step(c, x.q,
+                      {step_group(c, keys, values, "direct_keep", "direct"),
+                       step_group(c, sk, se, "summary_keep", "summary")},
+                      a);
+}
 
 // Logsparse form, one token at position p: slots are p itself and, for every level l with
 // bit l of p set, block (p >> l) - 1 of size 2^l (key: max-pooled k, value: its local
 // expectation with the max-pooled q). That block is the last one finished at level l, so
 // one summary per level is cached: each step updates the running q/k maxima of the current
-// block of every level ("level_start" resets them), computes the current block's local
+// block of every level ("level_start" restarts them), computes the current block's local
 // expectation over the cached keys ("level_keep"), and when p ends a block ("level_end")
 // stores it as the level's summary. The softmax reads the summaries from before this step.
-ValueId Combiner::step_logsparse(GraphContext& c, const StepHeads& x, const std::string& cache,
+ValueId Combiner::step_logsparse(GraphContext& c, const StepHeads& x, StepCaches& caches,
                                  const std::string& a) const {
-  GraphBuilder& b = c.b;
-  auto past = [&](const char* what) { return c.input("past." + cache + what); };
   const ValueId write = c.input("write_slot"), start = c.input("level_start"), end = c.input("level_end");
-  if (!c.ok()) return kNoValue;
-  const int64_t levels = c.desc(start).dim(2);
-  auto running_max = [&](ValueId prev, ValueId now, const std::string& name) {
-    const ValueId now_m = b.upsample_nearest({now}, {.axis = 2, .size = levels}, name + ".tile");
-    return b.where({start, now_m, max_of(c, prev, now_m, name)}, {}, name + ".start");
-  };
-  const ValueId keys = b.where({write, x.k, past("key")}, {}, a + "cache.key");
-  const ValueId values = b.where({write, x.v, past("value")}, {}, a + "cache.value");
-  const ValueId qmax = running_max(past("level_qmax"), x.q, a + "level_qmax");
-  const ValueId kmax = running_max(past("level_kmax"), x.k, a + "level_kmax");
+  const ValueId keys = caches.update(x.k, "key", write), values = caches.update(x.v, "value", write);
+  const ValueId qmax = caches.set(running_max(c, caches, "level_qmax", x.q, start, a), "level_qmax");
+  const ValueId kmax = caches.set(running_max(c, caches, "level_kmax", x.k, start, a), "level_kmax");
   const ValueId e = combiner::attend(c, qmax, keys, values, {c.input("level_keep")}, a + "local");
-  const ValueId lk = b.where({end, kmax, past("level_key")}, {}, a + "cache.level_key");
-  const ValueId lv = b.where({end, e, past("level_value")}, {}, a + "cache.level_value");
-  for (auto [v2, what] : {std::pair{keys, "key"},
-                          {values, "value"},
-                          {qmax, "level_qmax"},
-                          {kmax, "level_kmax"},
-                          {lk, "level_key"},
-                          {lv, "level_value"}})
-    c.output(v2, "present." + cache + what);
-  return combine_step(c, x.q, x.k, x.v, kNoValue, past("level_key"), past("level_value"),
-                      c.input("level_use"), a);
-}
-
-// Fixed form, one token at position p = u s + t: the keys of segment u up to p (direct) and
-// the summaries of segments r < u in ONE softmax, as the full graph. Segment u's running
-// qmax / kmax (segment_max over [previous, new]) and E_u = softmax(qmax k_j) v_j over its
-// keys so far are written into summary slot u every step; it is final at t = s - 1 and only
-// read by later segments.
-ValueId Combiner::step_fixed(GraphContext& c, const StepHeads& x, const std::string& cache,
-                             const std::string& a) const {
-  GraphBuilder& b = c.b;
-  auto past = [&](const char* what) { return c.input("past." + cache + what); };
-  const ValueId start = c.input("segment_start"), write = c.input("write_slot"),
-                keep = c.input("direct_keep");
-  auto running_max = [&](ValueId prev, ValueId now, const std::string& name) {
-    const ValueId both =
-        b.segment_max({b.concat({prev, now}, {.axis = 2}, name + ".both")}, {.axis = 2, .segment = 2}, name);
-    return b.where({start, now, both}, {}, name + ".start");
-  };
-  const ValueId keys = b.where({write, x.k, past("key")}, {}, a + "cache.key");
-  const ValueId values = b.where({write, x.v, past("value")}, {}, a + "cache.value");
-  const ValueId qmax = running_max(past("qmax"), x.q, a + "qmax");
-  const ValueId kmax = running_max(past("kmax"), x.k, a + "kmax");
-  const ValueId e = combiner::attend(c, qmax, keys, values, {keep}, a + "local");  // [R,H,1,hd]
-  const ValueId sw = c.input("summary_write");
-  const ValueId sk = b.where({sw, kmax, past("summary_key")}, {}, a + "cache.summary_key");
-  const ValueId se = b.where({sw, e, past("summary_value")}, {}, a + "cache.summary_value");
-  for (auto [v2, what] : {std::pair{keys, "key"},
-                          {values, "value"},
-                          {sk, "summary_key"},
-                          {se, "summary_value"},
-                          {qmax, "qmax"},
-                          {kmax, "kmax"}})
-    c.output(v2, "present." + cache + what);
-  return combine_step(c, x.q, keys, values, keep, sk, se, c.input("summary_keep"), a);
+  caches.update(kmax, "level_key", end);
+  caches.update(e, "level_value", end);
+  return combine_step(
+      c, x.q,
+      {step_group(c, x.k, x.v, "", "direct"),
+       step_group(c, caches.past("level_key"), caches.past("level_value"), "level_use", "summary")},
+      a);
 }
 
 // Axial form, one token at (u, t): direct = the own row's keys up to t; summaries = K~[r, t],
 // R[r, t] of the rows r < u, cached per position. Each step recomputes the own row's R (full
 // attention inside the row over its keys so far, O(s^2 d)) and K~ = W2 LN'(W1 R + h), and
 // writes them into the row's slots (final at t = s - 1).
-ValueId Combiner::step_axial(GraphContext& c, const StepHeads& x, const std::string& cache,
+ValueId Combiner::step_axial(GraphContext& c, const StepHeads& x, StepCaches& caches,
                              const std::string& a) const {
-  GraphBuilder& b = c.b;
-  auto past = [&](const char* what) { return c.input("past." + cache + what); };
   const int64_t d = cfg_.emb_dim, heads = cfg_.num_heads, hd = cfg_.qkv_dim / heads, hh = cfg_.qkv_dim;
   const ValueId write = c.input("row_write"), keep = c.input("row_keep"), slots = c.input("row_slots");
   if (!c.ok()) return kNoValue;
   const int64_t r = c.desc(x.q).dim(0), seg = c.desc(write).dim(2), cap = c.desc(slots).dim(2);
-  const ValueId rq = b.where({write, x.q, past("row_query")}, {}, a + "cache.row_query");
-  const ValueId rk = b.where({write, x.k, past("row_key")}, {}, a + "cache.row_key");
-  const ValueId rv = b.where({write, x.v, past("row_value")}, {}, a + "cache.row_value");
-  const ValueId rh =
-      b.where({write, reshape(c, x.h, {r, 1, 1, d}), past("row_input")}, {}, a + "cache.row_input");
+  const ValueId rq = caches.update(x.q, "row_query", write), rk = caches.update(x.k, "row_key", write),
+                rv = caches.update(x.v, "row_value", write);
+  const ValueId rh = caches.update(reshape(c, x.h, {r, 1, 1, d}), "row_input", write);
   const ValueId row = combiner::attend(c, rq, rk, rv, {keep}, a + "row");  // R [R, H, s, hd]
-  const ValueId w1 = b.add({dense_general(c, merge_heads(c, row), a + "DenseGeneral_0/kernel", hh, d),
-                            reshape(c, rh, {r, seg, d})},
-                           {}, a + "W1.residual");
+  const ValueId w1 = c.b.add({dense_general(c, merge_heads(c, row), a + "DenseGeneral_0/kernel", hh, d),
+                              reshape(c, rh, {r, seg, d})},
+                             {}, a + "W1.residual");
   const ValueId k_sum = split_heads(
       c, dense_general(c, layer_norm(c, w1, a + "LayerNorm_0"), a + "DenseGeneral_1/kernel", d, hh), heads,
       hd);
-  auto tiled = [&](ValueId t, const std::string& name) {  // [R, H, s, hd] -> [R, H, S, hd]
-    return cap == seg ? t : b.concat(std::vector<ValueId>(size_t(cap / seg), t), {.axis = 2}, name);
-  };
-  const ValueId sk =
-      b.where({slots, tiled(k_sum, a + "tile.key"), past("summary_key")}, {}, a + "cache.summary_key");
-  const ValueId sv =
-      b.where({slots, tiled(row, a + "tile.value"), past("summary_value")}, {}, a + "cache.summary_value");
-  for (auto [v2, what] : {std::pair{rq, "row_query"},
-                          {rk, "row_key"},
-                          {rv, "row_value"},
-                          {rh, "row_input"},
-                          {sk, "summary_key"},
-                          {sv, "summary_value"}})
-    c.output(v2, "present." + cache + what);
-  return combine_step(c, x.q, rk, rv, keep, sk, sv, c.input("column_keep"), a);
+  const ValueId sk = caches.update(tiled_rows(c, k_sum, seg, cap, a + "tile.key"), "summary_key", slots);
+  const ValueId sv = caches.update(tiled_rows(c, row, seg, cap, a + "tile.value"), "summary_value", slots);
+  return combine_step(
+      c, x.q, {step_group(c, rk, rv, "row_keep", "direct"), step_group(c, sk, sv, "column_keep", "summary")},
+      a);
 }
 
 // Mixture form (JAX _AxialMixtureAtt), one token at (u, t), the five slot groups of the full
@@ -229,76 +224,47 @@ ValueId Combiner::step_axial(GraphContext& c, const StepHeads& x, const std::str
 // per-column maxima of rows < u are taken at each row start from the running maxima; the own
 // row's top-left / top-right summaries are recomputed from the row caches every step, O(s^2 d),
 // and written to the row's slots (final at t = s - 1, read only by later rows).
-ValueId Combiner::step_mixture(GraphContext& c, const StepHeads& x, const std::string& cache,
+ValueId Combiner::step_mixture(GraphContext& c, const StepHeads& x, StepCaches& caches,
                                const std::string& a) const {
-  GraphBuilder& b = c.b;
-  auto past = [&](const std::string& what) { return c.input("past." + cache + what); };
   const ValueId write = c.input("write_slot"), row_write = c.input("row_write"), slots = c.input("row_slots"),
                 start = c.input("segment_start"), first = c.input("first_row");
   if (!c.ok()) return kNoValue;
   const int64_t seg = c.desc(row_write).dim(2), cap = c.desc(slots).dim(2);
-  auto update = [&](ValueId now, const std::string& what, ValueId at) {
-    return b.where({at, now, past(what)}, {}, a + "cache." + what);
-  };
-  const ValueId keys = update(x.k, "key", write), values = update(x.v, "value", write);
-  const ValueId rq = update(x.q, "row_query", row_write), rk = update(x.k, "row_key", row_write),
-                rv = update(x.v, "row_value", row_write);
+  const ValueId keys = caches.update(x.k, "key", write), values = caches.update(x.v, "value", write);
+  const ValueId rq = caches.update(x.q, "row_query", row_write),
+                rk = caches.update(x.k, "row_key", row_write),
+                rv = caches.update(x.v, "row_value", row_write);
   // Running per-column maxima over the rows so far (row 0 starts them), and their value at
   // the start of this row: the maxima of rows < u.
-  auto column_max = [&](ValueId now, const std::string& what) {
-    const ValueId tiled = b.upsample_nearest({now}, {.axis = 2, .size = seg}, a + what + ".tile");
-    const ValueId grown =
-        b.where({first, tiled, max_of(c, past(what), tiled, a + what)}, {}, a + what + ".first");
-    return update(grown, what, row_write);
-  };
-  const ValueId qcol = column_max(x.q, "column_qmax"), kcol = column_max(x.k, "column_kmax");
-  const ValueId qabove = update(past("column_qmax"), "above_qmax", start);
-  const ValueId kabove = update(past("column_kmax"), "above_kmax", start);
+  for (const char* what : {"column_qmax", "column_kmax"})
+    caches.update(running_max(c, caches, what, what == std::string("column_qmax") ? x.q : x.k, first, a),
+                  what, row_write);
+  const ValueId qabove = caches.update(caches.past("column_qmax"), "above_qmax", start);
+  const ValueId kabove = caches.update(caches.past("column_kmax"), "above_kmax", start);
   const ValueId e_col =
       combiner::attend(c, qabove, keys, values, {c.input("column_rows_keep")}, a + "prev_row.local");
-  // The own row's top-left (columns < t') and top-right (columns > t') summaries, tiled over
-  // the capacity and written to the row's slots.
-  auto row_side = [&](bool reverse, const std::string& side) {
-    const std::string p = a + side;
+  // The own row's top-left (columns < t') and top-right (columns > t') summaries, written to
+  // the row's slots.
+  for (const bool reverse : {false, true}) {
+    const std::string side = reverse ? "top_right" : "top_left", p = a + side;
     const ValueId kp = combiner::exclusive_pool(c, rk, 2, reverse, combiner::Pooling::max, p + ".k");
     const ValueId qp = combiner::exclusive_pool(c, rq, 2, reverse, combiner::Pooling::max, p + ".q");
     const ValueId inner = combiner::keep_mask(
         c, p + ".inner", {seg, seg},
         [reverse](int64_t, int64_t t, int64_t col) { return reverse ? col > t : col < t; });
     const ValueId e = combiner::attend(c, qp, rk, rv, {inner}, p + ".local");
-    auto tiled = [&](ValueId t, const std::string& what) {  // [R, H, s, hd] -> [R, H, S, hd]
-      return cap == seg ? t : b.concat(std::vector<ValueId>(size_t(cap / seg), t), {.axis = 2}, p + what);
-    };
-    return std::pair{update(tiled(kp, ".tile.key"), side + "_key", slots),
-                     update(tiled(e, ".tile.value"), side + "_value", slots)};
-  };
-  const auto [tl_key, tl_value] = row_side(false, "top_left");
-  const auto [tr_key, tr_value] = row_side(true, "top_right");
-  for (auto [v2, what] : {std::pair{keys, "key"},
-                          {values, "value"},
-                          {rq, "row_query"},
-                          {rk, "row_key"},
-                          {rv, "row_value"},
-                          {qcol, "column_qmax"},
-                          {kcol, "column_kmax"},
-                          {qabove, "above_qmax"},
-                          {kabove, "above_kmax"},
-                          {tl_key, "top_left_key"},
-                          {tl_value, "top_left_value"},
-                          {tr_key, "top_right_key"},
-                          {tr_value, "top_right_value"}})
-    c.output(v2, "present." + cache + what);
-  auto group = [&](ValueId key, ValueId value, const char* keep, const char* name) {
-    return combiner::SlotGroup{
-        .key = five(c, key), .value = five(c, value), .keeps = {five(c, c.input(keep))}, .name = name};
-  };
-  return combiner::combine(
-      c, five(c, x.q), kNoValue,
-      {group(keys, values, "column_keep", "col"), group(keys, values, "direct_keep", "row"),
-       group(kabove, e_col, "prev_row_keep", "prev_row"),
-       group(tl_key, tl_value, "top_left_keep", "top_left"),
-       group(tr_key, tr_value, "top_right_keep", "top_right")},
-      a + "combiner");
+    caches.update(tiled_rows(c, kp, seg, cap, p + ".tile.key"), side + "_key", slots);
+    caches.update(tiled_rows(c, e, seg, cap, p + ".tile.value"), side + "_value", slots);
+  }
+  // The summaries of rows < u are final in the caches before and after this step's writes.
+  return combine_step(
+      c, x.q,
+      {step_group(c, keys, values, "column_keep", "col"), step_group(c, keys, values, "direct_keep", "row"),
+       step_group(c, kabove, e_col, "prev_row_keep", "prev_row"),
+       step_group(c, caches.past("top_left_key"), caches.past("top_left_value"), "top_left_keep", "top_left"),
+       step_group(c, caches.past("top_right_key"), caches.past("top_right_value"), "top_right_keep",
+                  "top_right")},
+      a);
 }
 
 // The step graph (lm/causal_lm.h): embedding + PE at `position`, the layers with the form's
@@ -306,6 +272,7 @@ ValueId Combiner::step_mixture(GraphContext& c, const StepHeads& x, const std::s
 void Combiner::build_step(GraphContext& c) const {
   GraphBuilder& b = c.b;
   const int64_t d = cfg_.emb_dim, heads = cfg_.num_heads, hd = cfg_.qkv_dim / heads, hh = cfg_.qkv_dim;
+  const LmStepSpec spec = step_spec();
   const ValueId ids = c.input("ids"), pos = c.input("position");
   if (!c.ok()) return;
   const int64_t r = c.desc(ids).dim(0);
@@ -325,14 +292,15 @@ void Combiner::build_step(GraphContext& c) const {
                        .k = project("key", 1.0f),
                        .v = project("value", 1.0f),
                        .h = h};
-    const std::string cache = std::to_string(l) + ".";
+    StepCaches caches(c, std::to_string(l) + ".", a);
     ValueId y = kNoValue;
     switch (cfg_.form.variant) {
-      case Variant::fixed: y = step_fixed(c, sh, cache, a); break;
-      case Variant::logsparse: y = step_logsparse(c, sh, cache, a); break;
-      case Variant::axial: y = step_axial(c, sh, cache, a); break;
-      case Variant::mixture: y = step_mixture(c, sh, cache, a); break;
+      case Variant::fixed: y = step_fixed(c, sh, caches, a); break;
+      case Variant::logsparse: y = step_logsparse(c, sh, caches, a); break;
+      case Variant::axial: y = step_axial(c, sh, caches, a); break;
+      case Variant::mixture: y = step_mixture(c, sh, caches, a); break;
     }
+    caches.emit(spec);
     const ValueId att = dense_general(c, merge_heads(c, reshape(c, y, {r, heads, 1, hd})),
                                       a + output_module() + "/kernel", hh, d);
     x = b.add({x, att}, {}, p + "residual_0");
