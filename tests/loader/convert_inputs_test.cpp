@@ -12,6 +12,7 @@
 #include "convert_test_util.h"
 #include "longrun/safetensors.h"
 #include "readers.h"
+#include "support/temp_dir.h"
 
 using namespace longrun;
 using namespace longrun::convert;
@@ -19,15 +20,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/longrun-convert-in-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using test_support::TempDir;
 
 void write_text(const fs::path& p, const std::string& s) {
   std::ofstream out(p);
@@ -55,7 +48,7 @@ std::string write_shards(const fs::path& dir, const SafetensorsFile& golden) {
 TEST_CASE("convert inputs: sharded safetensors and an HF directory read every tensor once") {
   auto golden = SafetensorsFile::open(std::string(LONGRUN_GOLDEN_DIR) + "/models/lra_vanilla.safetensors");
   REQUIRE(golden.ok());
-  TempDir dir;
+  TempDir dir("convert-in");
   const std::string map = write_shards(dir.path, **golden);
   write_text(dir.path / "model.safetensors.index.json",
              "{\"metadata\":{\"total_size\":1},\"weight_map\":{" + map + "}}");
@@ -91,7 +84,7 @@ TEST_CASE("convert inputs: sharded safetensors and an HF directory read every te
 TEST_CASE("convert inputs: inconsistent shard indexes are refused") {
   auto golden = SafetensorsFile::open(std::string(LONGRUN_GOLDEN_DIR) + "/models/lra_vanilla.safetensors");
   REQUIRE(golden.ok());
-  TempDir dir;
+  TempDir dir("convert-in");
   std::string map = write_shards(dir.path, **golden);
   const fs::path index = dir.path / "model.safetensors.index.json";
   auto refused = [&](const std::string& json, const std::string& what) {

@@ -15,30 +15,14 @@
 #include <vector>
 
 #include "longrun/safetensors.h"
+#include "support/temp_dir.h"
 
 using namespace longrun;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/longrun-st-write-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::permissions(path, fs::perms::owner_all, ec);
-    fs::remove_all(path, ec);
-  }
-  std::vector<std::string> names() const {
-    std::vector<std::string> n;
-    for (const auto& e : fs::directory_iterator(path)) n.push_back(e.path().filename().string());
-    return n;
-  }
-};
+using test_support::TempDir;
 
 std::vector<std::byte> read_all(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -99,7 +83,7 @@ void check_matches(const SafetensorsFile& f, const Fixture& fx) {
 }  // namespace
 
 TEST_CASE("safetensors writer: round trip through a mapped file") {
-  TempDir dir;
+  TempDir dir("st-write");
   Fixture fx;
   const std::string path = (dir.path / "model.safetensors").string();
   const Status s = write_safetensors(path, fx.entries, fx.metadata);
@@ -167,7 +151,7 @@ TEST_CASE("safetensors writer: empty tensor list and caller's format \"pt\"") {
 }
 
 TEST_CASE("safetensors writer: invalid inputs are refused and leave the target untouched") {
-  TempDir dir;
+  TempDir dir("st-write");
   const std::string path = (dir.path / "model.safetensors").string();
   const auto before = pattern(24, 9);
   REQUIRE(write_safetensors(
@@ -226,7 +210,7 @@ TEST_CASE("safetensors writer: invalid inputs are refused and leave the target u
 }
 
 TEST_CASE("safetensors writer: unwritable destinations fail cleanly") {
-  TempDir dir;
+  TempDir dir("st-write");
   const auto bytes = pattern(16, 3);
   const std::vector<SafetensorsWriteEntry> one = {{"t", TensorDesc(DType::u8, {16}), bytes}};
 

@@ -12,6 +12,7 @@
 
 #include "longrun/tokenizer.h"
 #include "readers.h"
+#include "support/temp_dir.h"
 
 using namespace longrun;
 using namespace longrun::convert;
@@ -21,15 +22,7 @@ namespace {
 
 constexpr uint64_t kSparseBytes = uint64_t(64) << 30;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/longrun-text-file-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using test_support::TempDir;
 
 // A file of `size` bytes that occupies no disk space (ftruncate leaves a hole).
 void make_sparse(const fs::path& p, uint64_t size) {
@@ -48,7 +41,7 @@ void check_names_all(const Status& s, std::initializer_list<std::string> parts) 
 }  // namespace
 
 TEST_CASE("text files: a huge sparse JSON file is refused by its size, before reading") {
-  TempDir t;
+  TempDir t("text-file");
   const fs::path config = t.path / "config.json";
   make_sparse(config, kSparseBytes);
   const std::string size = std::to_string(kSparseBytes), limit = std::to_string(kMaxConfigBytes);
@@ -70,7 +63,7 @@ TEST_CASE("text files: a huge sparse JSON file is refused by its size, before re
 }
 
 TEST_CASE("text files: tokenizer files are size-checked before reading") {
-  TempDir t;
+  TempDir t("text-file");
   const fs::path json = t.path / "tokenizer.json";
   make_sparse(json, kSparseBytes);
   check_names_all(Tokenizer::from_tokenizer_json(json.string()).status(),
@@ -85,7 +78,7 @@ TEST_CASE("text files: tokenizer files are size-checked before reading") {
 TEST_CASE("text files: endless devices stop at the limit; small files, directories, missing files") {
   check_names_all(read_json_file("/dev/zero", 100'000).status(),
                   {"/dev/zero: larger than the limit of 100000 bytes", "reading stopped at"});
-  TempDir t;
+  TempDir t("text-file");
   const fs::path small = t.path / "small.json";
   std::ofstream(small) << R"({"a": 1})";
   auto text = read_json_file(small.string());
