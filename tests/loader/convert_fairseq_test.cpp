@@ -2,8 +2,8 @@
 //  - fairseq_roberta.pt (tests/reference/make_fairseq_checkpoints.py: roberta_tiny with
 //    fairseq >= 0.10 names, a fused in_proj in layer 0, version buffer, tied lm_head.weight,
 //    a classification head, args Namespace) converts through --from fairseq to the golden
-//    tensors (the token-type table, which fairseq lacks, as zeros); with --set filter_layers
-//    the same file gives fourier-roberta;
+//    tensors (the token-type table, which fairseq lacks, as zeros) and the oracle's outputs for
+//    them; with --set filter_layers the same file gives fourier-roberta;
 //  - the lasformer_r2_tiny golden as a fairseq torch.save zip (built here with the pickle and
 //    zip helpers: {"model", "cfg": {"model"}}, a fused in_proj, a tied output projection, a
 //    version buffer) reads through the fairseq reader and gives the golden tensors and config;
@@ -174,6 +174,13 @@ TEST_CASE("convert fairseq: a RoBERTa checkpoint gives the golden roberta (token
   CHECK(contains(summary->retied[0], "embeddings.token_type_embeddings.weight <- zeros"));
   check_golden_tensors(out, "roberta_tiny", {"embeddings.token_type_embeddings.weight"});
   check_same_config(out, "roberta_tiny");
+  {
+    auto model = Model::load(out);
+    REQUIRE_MESSAGE(model.ok(), model.status().to_string());
+    // No golden model has roberta_tiny's weights with a zero token-type table:
+    // make_fairseq_checkpoints.py ran the oracle on them.
+    check_io_golden(**model, checkpoint_dir() + "/fairseq_roberta.n7_pad.io.safetensors");
+  }
   fs::remove(out);
 
   SUBCASE("--set filter_layers makes it fourier-roberta") {

@@ -3,7 +3,8 @@
 // NSP head, tied decoder copies; model.safetensors and a torch.save pytorch_model.bin) convert
 // back to exactly the golden tensors, with the arch detected from config.json and the head /
 // pooler flags inferred from the tensors. Fourier variants (fourier_bart_l2_r03 as an HF BART
-// directory, hf_bert with --set filters) and the Fastformer state_dicts also run on io goldens. Tied copies
+// directory, hf_bert with --set filters), the fairseq BART / Fourier-BART checkpoints (zero
+// logits bias) and the Fastformer state_dicts also run on io goldens. Tied copies
 // that differ, heads the config excludes and unknown model types are errors that name the tensor or field.
 #include <doctest/doctest.h>
 #include <unistd.h>
@@ -112,9 +113,10 @@ TEST_CASE("convert fairseq: a transformer checkpoint (fused in_proj, args, tied 
 }
 
 TEST_CASE("convert fairseq: bart and the official Fourier-BART args give the golden (zero logits bias)") {
-  for (const auto& [file, golden, arch] :
-       {std::tuple{"fairseq_bart.pt", "bart_tiny", "bart"},
-        std::tuple{"fairseq_fourier_bart.pt", "fourier_bart_l2_r03", "fourier-bart"}}) {
+  for (const auto& [file, golden, arch, io] :
+       {std::tuple{"fairseq_bart.pt", "bart_tiny", "bart", "fairseq_bart.n7_t5_pad.io.safetensors"},
+        std::tuple{"fairseq_fourier_bart.pt", "fourier_bart_l2_r03", "fourier-bart",
+                   "fairseq_fourier_bart.n7_t5_pad.io.safetensors"}}) {
     CAPTURE(file);
     auto f = read_fairseq(checkpoint_dir() + "/" + file, {});
     REQUIRE_MESSAGE(f.ok(), f.status().to_string());
@@ -137,6 +139,9 @@ TEST_CASE("convert fairseq: bart and the official Fourier-BART args give the gol
     REQUIRE_MESSAGE(model.ok(), model.status().to_string());
     REQUIRE(golden_obj.ok());
     CHECK((*model)->config_json() == (*golden_obj)->config_json());
+    // No golden model has these weights with a zero logits bias: make_hf_checkpoints.py ran the
+    // oracle on them.
+    check_io_golden(**model, checkpoint_dir() + "/" + io);
     fs::remove(out);
   }
 }

@@ -18,7 +18,10 @@ fairseq_roberta.fourier_l01_r05.n7_pad.io.safetensors
                fairseq_roberta.pt converted with --set filter_layers=[0, 1] filter_ratio=0.5 is a
                fourier-roberta with roberta_tiny's weights (token-type table zeros), a model no
                golden holds: the bert oracle's outputs for it on a padded 2 x 7 batch
-               (make_hf_checkpoints.bert_oracle_io).
+               (make_hf_checkpoints.oracle_io).
+fairseq_roberta.n7_pad.io.safetensors
+               fairseq_roberta.pt converted as it is: roberta_tiny with the token-type table
+               zeros, again a model no golden holds; the same oracle and batch.
 
 The Lasformer (no public code) has fairseq names already; its round trip builds the
 checkpoint at test time. fairseq itself does not run on Python 3.11 (CHECKPOINTS.md §0), so
@@ -38,7 +41,7 @@ sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from make_hf_checkpoints import OUT, bert_oracle_io, golden  # noqa: E402
+from make_hf_checkpoints import OUT, golden, oracle_io  # noqa: E402
 
 
 def fairseq_roberta():
@@ -90,9 +93,11 @@ def fairseq_roberta():
 
 def main():
     fairseq_roberta()
-    bert_oracle_io("fairseq_roberta.fourier_l01_r05.n7_pad.io.safetensors", "roberta_tiny", "fourier-roberta",
-                   {"filter_layers": [0, 1], "filter_ratio": 0.5}, zeroed=("embeddings.token_type_embeddings.weight",),
-                   generator="make_fairseq_checkpoints.py")
+    zeroed = ("embeddings.token_type_embeddings.weight",)  # fairseq has no token-type table
+    oracle_io("fairseq_roberta.n7_pad.io.safetensors", "roberta_tiny", "roberta", zeroed=zeroed,
+              generator="make_fairseq_checkpoints.py")
+    oracle_io("fairseq_roberta.fourier_l01_r05.n7_pad.io.safetensors", "roberta_tiny", "fourier-roberta",
+              {"filter_layers": [0, 1], "filter_ratio": 0.5}, zeroed=zeroed, generator="make_fairseq_checkpoints.py")
     print("wrote", os.path.join(OUT, "fairseq_roberta.pt"))
 
 

@@ -44,6 +44,11 @@ hf_bert.fourier_l1_r05.n7_pad.io.safetensors
                with bert_tiny's weights, a model no golden holds: the bert oracle's outputs for
                it (float64, rounded once to f32; no debug intermediates) on a padded 2 x 7 batch,
                and the config it ran ("longrun.config").
+fairseq_bart.n7_t5_pad.io.safetensors / fairseq_fourier_bart.n7_t5_pad.io.safetensors
+               fairseq_bart.pt / fairseq_fourier_bart.pt converted are bart_tiny /
+               fourier_bart_l2_r03 with final_logits_bias zeros (fairseq has none), models no
+               golden holds: the seq2seq oracle's outputs for them on a padded 2 x 7 source and
+               2 x 5 decoder ids (oracle_io; attention_mask for bart only).
 
 Converting each must give back the golden model's tensors bit for bit, and the converted
 model the golden's (or the io file's) outputs (tests/loader/convert_hf_test.cpp).
@@ -61,6 +66,10 @@ import torch  # noqa: E402
 
 import bert  # noqa: E402
 import safetensors_io  # noqa: E402
+import seq2seq_bart  # noqa: E402
+import seq2seq_common  # noqa: E402
+import seq2seq_fourier_bart  # noqa: E402
+import seq2seq_oracle  # noqa: E402
 from safetensors_io import Tensor  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -200,21 +209,55 @@ def hf_fourier_bart():
                  "BartForConditionalGeneration")
 
 
-def bert_oracle_io(out_name, golden_name, arch, filters, zeroed=(), generator="make_hf_checkpoints.py"):
-    """The bert-family oracle on golden_name's weights (those in `zeroed` as zeros, as the
-    importer writes them) under its config plus `filters`: inputs and outputs of a padded
-    2 x 7 batch (token types where the model has two), written to checkpoints/<out_name>."""
-    w, config = golden(golden_name)
-    cfg = dict(config, **filters)
-    weights = {k: np.zeros_like(a) if k in zeroed else a for k, a in w.items()}
+SEQ2SEQ = {"bart": seq2seq_bart, "fourier-bart": seq2seq_fourier_bart}
+
+
+def oracle_case(out_name, arch, cfg, weights):
+    """The float64 oracle of `arch` on one short padded batch, inputs drawn from out_name (which
+    must name the case): bert family "n7_pad", 2 x 7 ids with rows of 7 and 4 tokens (token
+    types where the model has two); encoder-decoder "n7_t5_pad", the same source (the attention
+    mask only where the model takes one: fourier-bart pads by id) and 2 x 5 decoder ids.
+    Returns ({input name: int array}, {output name: float64 array})."""
+    family = SEQ2SEQ.get(arch)
+    case = "n7_t5_pad" if family else "n7_pad"
+    if "." + case + "." not in out_name:
+        raise ValueError("%s: %s oracle io files are case %s" % (out_name, arch, case))
+    if family:
+        sp = family.spec(cfg)
+        ids, mask = seq2seq_common.source(sp, out_name, case, 2, 7, [7, 4])
+        dec = seq2seq_common.target(sp, out_name, case, 2, 5)
+        with_mask = not sp["fairseq_padding"]
+        out = seq2seq_oracle.Seq2Seq(sp, weights).forward(ids, mask if with_mask else None, dec)
+        inputs = {"input_ids": ids, "decoder_input_ids": dec}
+        if with_mask:
+            inputs["attention_mask"] = mask
+        return inputs, out
     with_types = cfg["type_vocab_size"] > 1
-    ids, mask, types = bert.case_inputs(out_name, "n7_pad", cfg, 2, 7, [7, 4], with_types)
+    ids, mask, types = bert.case_inputs(out_name, case, cfg, 2, 7, [7, 4], with_types)
     out = bert.forward(arch, cfg, weights, ids, mask, types)
     bert.check_float32(arch, cfg, weights, ids, mask, types, out)
-    i64 = lambda a: Tensor.from_numpy(np.asarray(a, dtype=np.int64), "I64")  # noqa: E731
-    tensors = {"input/input_ids": i64(ids), "input/attention_mask": i64(mask)}
+    inputs = {"input_ids": ids, "attention_mask": mask}
     if with_types:
-        tensors["input/token_type_ids"] = i64(types)
+        inputs["token_type_ids"] = types
+    return inputs, out
+
+
+def oracle_io(out_name, golden_name, arch, filters=None, zeroed=(), generator="make_hf_checkpoints.py"):
+    """The PyTorch oracle of `arch` on golden_name's weights (those in `zeroed` as zeros, as the
+    importer writes them) under its config plus `filters`, for a converted model no golden
+    holds: the inputs and outputs (float64 rounded once to f32; no debug intermediates) of
+    oracle_case's batch and the config it ran ("longrun.config"), written to
+    checkpoints/<out_name>."""
+    torch.set_num_threads(1)  # deterministic reductions in the oracle (as make_model_goldens.py)
+    w, config = golden(golden_name)
+    unknown = set(zeroed) - set(w)
+    if unknown:
+        raise ValueError("%s has no %s" % (golden_name, sorted(unknown)))
+    cfg = dict(config, **(filters or {}))
+    weights = {k: np.zeros_like(a) if k in zeroed else a for k, a in w.items()}
+    inputs, out = oracle_case(out_name, arch, cfg, weights)
+    i64 = lambda a: Tensor.from_numpy(np.asarray(a, dtype=np.int64), "I64")  # noqa: E731
+    tensors = {"input/" + k: i64(v) for k, v in inputs.items()}
     tensors.update(("expected/" + k, f32(v)) for k, v in out.items() if not k.startswith("debug."))
     meta = {"longrun.arch": arch, "longrun.config": json.dumps(cfg, sort_keys=True, separators=(",", ":")),
             "longrun.generator": "tests/reference/" + generator}
@@ -229,11 +272,15 @@ def main():
     fastformer_official("fastformer_d64", "fastformer_official.pt")
     fastformer_official("fastformer_d64_shared", "fastformer_shared_official.pt")
     hf_fourier_bart()
-    bert_oracle_io("hf_bert.fourier_l1_r05.n7_pad.io.safetensors", "bert_tiny", "fourier-bert",
-                   {"filter_layers": [1], "filter_ratio": 0.5})
+    oracle_io("hf_bert.fourier_l1_r05.n7_pad.io.safetensors", "bert_tiny", "fourier-bert",
+              {"filter_layers": [1], "filter_ratio": 0.5})
     fairseq_bart("bart_tiny", "fairseq_bart.pt", "bart_base", {})
     fairseq_bart("fourier_bart_l2_r03", "fairseq_fourier_bart.pt", "bart_base_dct",
                  {"dct_layers": "[2]", "dct_percentage": 0.3, "dct_lowpass": True, "global_residual": True})
+    # fairseq BART has no final_logits_bias: the converted models are the goldens with zeros there.
+    for checkpoint, golden_name, arch in (("fairseq_bart", "bart_tiny", "bart"),
+                                          ("fairseq_fourier_bart", "fourier_bart_l2_r03", "fourier-bart")):
+        oracle_io(checkpoint + ".n7_t5_pad.io.safetensors", golden_name, arch, zeroed=("final_logits_bias",))
     print("wrote", ", ".join(os.path.join(OUT, n) for n in ("hf_bert", "hf_roberta", "hf_bart", "hf_fourier_bart")))
 
 
