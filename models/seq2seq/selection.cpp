@@ -45,13 +45,28 @@ ValueId select_with_keys(GraphContext& c, ValueId xq, ValueId ks, const std::str
   const std::string p = attn + ".selection";
   const int64_t b = c.desc(xq).dim(0), nq = c.desc(xq).dim(1), nk = c.desc(ks).dim(1);
   const ValueId qs = linear(c, xq, attn + ".select_q", Activation::none, s.bias);
-  ValueId scores = c.b.matmul({qs, ks}, {.trans_b = true, .alpha = float(1.0 / std::sqrt(double(s.dim)))},
-                              p + ".scores");  // [B, Nq, Nk]
+  const MatmulAttrs score_attrs{.trans_b = true, .alpha = float(1.0 / std::sqrt(double(s.dim)))};
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  ValueId scores = kNoValue;  // [B, Nq, Nk]
   if (key_mask != kNoValue) {
     auto neg = std::make_shared<std::vector<float>>(1, kNegInf);
     const ValueId fill = constant(c, p + ".neg_inf", TensorDesc(DType::f32, {1}), neg);
-    scores = c.b.where({reshape(c, key_mask, {b, 1, nk}), scores, fill}, {}, p + ".key_mask");
+    if (b == 1) {
+      // One mask row: 0 / -inf as the GEMM's column bias, no extra pass over [Nq, Nk].
+      auto zero = std::make_shared<std::vector<float>>(1, 0.0f);
+      const ValueId bias = c.b.where(
+          {reshape(c, key_mask, {nk}), constant(c, p + ".zero", TensorDesc(DType::f32, {1}), zero), fill}, {},
+          p + ".key_bias");
+      MatmulAttrs with_bias = score_attrs;
+      with_bias.has_bias = true;
+      scores = c.b.matmul({qs, ks, bias}, with_bias, p + ".scores");
+    } else {
+      scores = c.b.where(
+          {reshape(c, key_mask, {b, 1, nk}), c.b.matmul({qs, ks}, score_attrs, p + ".scores"), fill}, {},
+          p + ".key_mask");
+    }
+  } else {
+    scores = c.b.matmul({qs, ks}, score_attrs, p + ".scores");
   }
   // Every constant below is O(Nq + Nk + k): an [Nq, Nk] one would be 64 MiB per selection at
   // N = 4096 (and the GEMM would pack a second copy of it).

@@ -1,13 +1,16 @@
 // arch "lasformer" (MODELS.md §4): config errors name the field, the selection parameters sit
 // at the lowest layer of every group, the graph attends through sparse_attention over
 // k = 5 % of the keys (no dense attention op). Generation is checked by the .gen goldens
-// (generation_test.cpp).
+// (generation_test.cpp). A padded row run alone (B = 1: the key mask is the selection GEMM's
+// column bias) gives its row of the batch's golden (B > 1: a where over the scores).
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "longrun/graph.h"
+#include "longrun/safetensors.h"
 #include "models/check_status.h"
 #include "models/model_test_util.h"
 
@@ -92,6 +95,50 @@ TEST_CASE("lasformer: attention runs over the selected keys only") {
   }
   CHECK(sparse == 2 + 2 * 2);  // every attention of 2 + 2 layers
   CHECK(topk == 3);            // one group per stack: encoder self, decoder self, cross
+}
+
+TEST_CASE("lasformer: each padded row run alone (key mask as the score GEMM's bias) equals its batch row") {
+  auto io = SafetensorsFile::open(golden_dir() + "/lasformer_r2_tiny.n37_t12_pad.io.safetensors");
+  REQUIRE_MESSAGE(io.ok(), io.status().to_string());
+  auto m = Model::load(golden_dir() + kTiny);
+  REQUIRE_MESSAGE(m.ok(), m.status().to_string());
+  // Row r of a [2, ...] entry as a [1, ...] tensor.
+  auto row = [](const SafetensorsEntry& e, int64_t r) {
+    std::vector<int64_t> dims(e.desc.dims().begin(), e.desc.dims().end());
+    REQUIRE(dims[0] == 2);
+    dims[0] = 1;
+    const TensorDesc d(e.desc.dtype(), dims);
+    const size_t bytes = e.bytes.size() / 2;
+    auto t = Tensor::from_bytes(d, e.bytes.subspan(size_t(r) * bytes, bytes));
+    REQUIRE(t.ok());
+    return t.value();
+  };
+  int padded_rows = 0;
+  for (int64_t r = 0; r < 2; ++r) {
+    CAPTURE(r);
+    std::vector<NamedTensor> inputs;
+    for (const SafetensorsEntry& e : (*io)->tensors())
+      if (e.name.starts_with("input/")) inputs.push_back({e.name.substr(6), row(e, r)});
+    for (const NamedTensor& in : inputs)
+      if (in.name == "input_ids")
+        for (int64_t i = 0; i < in.tensor.numel(); ++i)
+          padded_rows += (in.tensor.desc().dtype() == DType::i64 ? in.tensor.data<int64_t>()[i]
+                                                                 : in.tensor.data<int32_t>()[i]) == 1;
+    auto out = run_model(**m, inputs);
+    REQUIRE_MESSAGE(out.ok(), out.status().to_string());
+    for (const SafetensorsEntry& e : (*io)->tensors()) {
+      if (!e.name.starts_with("expected/") || e.name.starts_with("expected/debug.")) continue;
+      const std::string name = e.name.substr(9);
+      CAPTURE(name);
+      const Tensor want = row(e, r);
+      REQUIRE(out->count(name) == 1);
+      const Error err = measure({out->at(name).data<float>(), size_t(want.numel())},
+                                {want.data<float>(), size_t(want.numel())});
+      CHECK(err.norm_err <= golden::kMaxNormErr);
+      CHECK(err.max_abs <= golden::kMaxAbsErr);
+    }
+  }
+  CHECK(padded_rows > 0);  // the case really pads (fairseq pad id 1)
 }
 
 }  // namespace
