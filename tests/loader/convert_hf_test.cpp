@@ -117,7 +117,8 @@ TEST_CASE("convert fairseq: bart and the official Fourier-BART args give the gol
        {std::tuple{"fairseq_bart.pt", "bart_tiny", "bart", "fairseq_bart.n7_t5_pad.io.safetensors"},
         std::tuple{"fairseq_fourier_bart.pt", "fourier_bart_l2_r03", "fourier-bart",
                    "fairseq_fourier_bart.n7_t5_pad.io.safetensors"}}) {
-    CAPTURE(file);
+    const std::string source = file;  // CAPTURE prints a const char* binding as a pointer
+    CAPTURE(source);
     auto f = read_fairseq(checkpoint_dir() + "/" + file, {});
     REQUIRE_MESSAGE(f.ok(), f.status().to_string());
     f->source.config_json = f->hyperparameters_json;
@@ -152,7 +153,8 @@ TEST_CASE(
   for (const auto& [file, golden_name] :
        {std::pair{"fastformer_official.pt", "fastformer_d64"},
         std::pair{"fastformer_shared_official.pt", "fastformer_d64_shared"}}) {
-    CAPTURE(file);
+    const std::string source = file;  // CAPTURE prints a const char* binding as a pointer
+    CAPTURE(source);
     auto golden = SafetensorsFile::open(golden_model(golden_name));
     REQUIRE(golden.ok());
     auto src = read_checkpoint(checkpoint_dir() + "/" + file, "auto", {});
