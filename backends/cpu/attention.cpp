@@ -106,18 +106,26 @@ AttentionScratchLayout attention_scratch_layout(int64_t Nk, int64_t hd, int64_t 
   return s;
 }
 
-Result<std::shared_ptr<void>> make_attention_scratch(int64_t items, int64_t floats, ThreadPool* pool) {
+namespace {
+int64_t attention_chunks(int64_t items, int threads, int chunks_per_thread) {
+  return std::min(thread_pool_chunk_count(items, 1, threads), int64_t(threads) * chunks_per_thread);
+}
+}  // namespace
+
+Result<std::shared_ptr<void>> make_attention_scratch(int64_t items, int64_t floats, ThreadPool* pool,
+                                                     int chunks_per_thread) {
   auto s = std::make_shared<AttentionScratch>();
-  s->chunks = thread_pool_chunk_count(items, 1, pool != nullptr ? pool->num_threads() : 1);
+  s->chunks = attention_chunks(items, pool != nullptr ? pool->num_threads() : 1, chunks_per_thread);
   s->per_chunk = round16(floats);
   LR_ASSIGN_OR_RETURN(s->data, host::request_scratch(s->chunks * s->per_chunk * int64_t(sizeof(float))));
   return std::shared_ptr<void>(std::move(s));
 }
 
 bool run_attention_items(const KernelArgs& args, const AttentionProblem& p, int64_t items, int64_t floats,
-                         AttentionItemsFn fn) {
+                         AttentionItemsFn fn, int chunks_per_thread) {
   if (items <= 0) return true;
-  int64_t chunks = thread_pool_chunk_count(items, 1, args.pool != nullptr ? args.pool->num_threads() : 1);
+  int64_t chunks =
+      attention_chunks(items, args.pool != nullptr ? args.pool->num_threads() : 1, chunks_per_thread);
   // Outputs do not depend on the chunking, so fewer prepared buffers only cost parallelism.
   const auto* prepared = static_cast<const AttentionScratch*>(args.prepared);
   std::vector<float> local;  // only for a run without (matching) prepared scratch

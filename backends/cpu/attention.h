@@ -63,12 +63,16 @@ bool sparse_attention_items_f32_avx2(const AttentionProblem& p, int64_t begin, i
 bool sparse_attention_items_f32_avx512(const AttentionProblem& p, int64_t begin, int64_t end, float* scratch);
 
 // Shared by both ops: the scratch a prepare step makes (one buffer of `floats` per chunk of
-// the pool's deterministic split of `items`), and the run that hands each chunk its items
-// and its buffer. Without prepared state, or with one too small, the run allocates its own.
-// Returns false when any chunk did.
-Result<std::shared_ptr<void>> make_attention_scratch(int64_t items, int64_t floats, ThreadPool* pool);
+// the pool's deterministic split of `items` into at most chunks_per_thread chunks per
+// thread), and the run that hands each chunk its items and its buffer. Without prepared
+// state, or with one too small, the run allocates its own. Returns false when any chunk did.
+// Fused attention splits finely (4 per thread, small buffers, uneven items); sparse
+// attention's items are whole heads with megabytes of buffer each, so it takes one chunk
+// per thread (sparse_attention.h).
+Result<std::shared_ptr<void>> make_attention_scratch(int64_t items, int64_t floats, ThreadPool* pool,
+                                                     int chunks_per_thread = 4);
 bool run_attention_items(const KernelArgs& args, const AttentionProblem& p, int64_t items, int64_t floats,
-                         AttentionItemsFn fn);
+                         AttentionItemsFn fn, int chunks_per_thread = 4);
 
 // Kernel entry points (kernels.inc). Views the kernels do not vectorise (a dim-3 stride
 // other than 1) go to the reference kernel; so do invalid indices (found while running),

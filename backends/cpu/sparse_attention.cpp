@@ -64,7 +64,7 @@ Status run_sparse(const KernelArgs& args, AttentionItemsFn fn) {
   // Indices are validated while the kernel runs; on a bad one the reference kernel (which
   // checks before writing) produces the error naming the first bad index.
   if (!run_attention_items(args, p, sparse_items(p.B, p.H, p.Nq, p.kk),
-                           sparse_scratch_layout(p.Nq, p.kk, p.hd).floats, fn))
+                           sparse_scratch_layout(p.Nq, p.kk, p.hd).floats, fn, kSparseChunksPerThread))
     return reference_sparse_attention(args);
   return {};
 }
@@ -76,7 +76,8 @@ Result<std::shared_ptr<void>> prepare_sparse_attention(const Graph& graph, const
   const TensorDesc& q = graph.value(node.inputs[0]).desc;
   const TensorDesc& ix = graph.value(node.inputs[3]).desc;
   return make_attention_scratch(sparse_items(q.dim(0), q.dim(1), q.dim(2), ix.dim(3)),
-                                sparse_scratch_layout(q.dim(2), ix.dim(3), q.dim(3)).floats, pool);
+                                sparse_scratch_layout(q.dim(2), ix.dim(3), q.dim(3)).floats, pool,
+                                kSparseChunksPerThread);
 }
 
 Status cpu_sparse_attention_f32_avx2(const KernelArgs& args) {
