@@ -1,11 +1,13 @@
 // The memory planner (planner.h): liveness over the topological node order, views and
-// in-place aliasing, then greedy-by-size interval packing of the remaining buffers into one
-// arena (the XNNPACK / TFLite "greedy by size" strategy: biggest buffers first, each at the
-// lowest aligned offset that no buffer with an overlapping lifetime occupies).
+// in-place aliasing, then greedy interval packing of the remaining buffers into one arena
+// (each buffer at the lowest aligned offset that no buffer with an overlapping lifetime
+// occupies), in three orders -- by size as XNNPACK / TFLite, by lifetime, by size x
+// lifetime -- keeping the smallest arena.
 #include "longrun/planner.h"
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -216,22 +218,49 @@ Result<Plan> plan_memory(const Graph& graph, const PlannerOptions& options) {
   }
   report.num_values = int(buffers.size());
 
-  // Greedy by size: largest first, ties by first definition (then id, for determinism).
-  std::vector<Buffer*> order;
-  for (Buffer& b : buffers) order.push_back(&b);
-  std::sort(order.begin(), order.end(), [](const Buffer* a, const Buffer* b) {
-    if (a->size != b->size) return a->size > b->size;
-    if (a->first != b->first) return a->first < b->first;
-    return a->root < b->root;
-  });
-  std::vector<const Buffer*> placed;
-  for (Buffer* b : order) {
-    LR_RETURN_IF_ERROR(place(b, placed, options.alignment));
-    placed.push_back(b);
-    int64_t end = 0;
-    if (!checked_add(b->offset, b->size, &end)) return overflow_error("planner: arena size overflows int64");
-    report.arena_bytes = std::max(report.arena_bytes, end);
+  // Greedy packing in several orders, keeping the smallest arena (the first order on ties):
+  // by size (largest first: XNNPACK / TFLite), by lifetime length, and by size x lifetime.
+  // Each places every buffer at the lowest offset free over its lifetime; which order packs
+  // tighter depends on the graph (measured: combiner-axial at N = 8192 needs the second).
+  // Ties fall back to first definition, then id, so the plan is deterministic.
+  auto span = [](const Buffer* b) { return int64_t(b->last) - b->first + 1; };
+  const std::function<bool(const Buffer*, const Buffer*)> keys[] = {
+      [](const Buffer* a, const Buffer* b) { return a->size > b->size; },
+      [&](const Buffer* a, const Buffer* b) { return span(a) > span(b); },
+      [&](const Buffer* a, const Buffer* b) {
+        return double(a->size) * double(span(a)) > double(b->size) * double(span(b));
+      },
+  };
+  std::vector<int64_t> best_offsets;
+  int64_t best_arena = -1;
+  for (const auto& before : keys) {
+    std::vector<Buffer*> order;
+    for (Buffer& b : buffers) order.push_back(&b);
+    std::sort(order.begin(), order.end(), [&](const Buffer* a, const Buffer* b) {
+      if (before(a, b)) return true;
+      if (before(b, a)) return false;
+      if (a->size != b->size) return a->size > b->size;
+      if (a->first != b->first) return a->first < b->first;
+      return a->root < b->root;
+    });
+    std::vector<const Buffer*> placed;
+    int64_t arena = 0;
+    for (Buffer* b : order) {
+      LR_RETURN_IF_ERROR(place(b, placed, options.alignment));
+      placed.push_back(b);
+      int64_t end = 0;
+      if (!checked_add(b->offset, b->size, &end))
+        return overflow_error("planner: arena size overflows int64");
+      arena = std::max(arena, end);
+    }
+    if (best_arena < 0 || arena < best_arena) {
+      best_arena = arena;
+      best_offsets.clear();
+      for (const Buffer& b : buffers) best_offsets.push_back(b.offset);
+    }
   }
+  for (size_t i = 0; i < buffers.size(); ++i) buffers[i].offset = best_offsets[i];
+  report.arena_bytes = std::max<int64_t>(best_arena, 0);
 
   plan.offset.assign(nv, -1);
   for (const Buffer& b : buffers) plan.offset[size_t(b.root)] = b.offset;
