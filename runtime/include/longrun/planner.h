@@ -1,6 +1,7 @@
 // The memory planner: liveness over the node order, in-place reuse where the op allows it
 // and the input dies at that node, views (reshape) sharing their input's bytes, and
-// greedy-by-size interval packing of the intermediates into one arena.
+// greedy interval packing of the intermediates into one arena (three orders, the smallest
+// arena kept: by size, by lifetime, by size x lifetime).
 //
 // Graph inputs, graph outputs and weights are external: they live in caller memory (or the
 // mapped weight file) bound at run time, so kernels write outputs straight into the
