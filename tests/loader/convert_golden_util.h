@@ -31,6 +31,18 @@ inline std::string temp_out(const std::string& name) {
       .string();
 }
 
+// The converted model at `out`, checked to carry the golden model's config (REQUIRE on
+// either load failing).
+inline std::shared_ptr<const Model> load_with_golden_config(const std::string& out,
+                                                            const std::string& golden_name) {
+  auto model = Model::load(out);
+  auto golden = Model::load(golden_model_path(golden_name));
+  REQUIRE_MESSAGE(model.ok(), model.status().to_string());
+  REQUIRE(golden.ok());
+  CHECK((*model)->config_json() == (*golden)->config_json());
+  return *model;
+}
+
 // Every tensor of the golden model, bit for bit (those in `zeroed`: all zeros instead), and
 // nothing else in `out`.
 inline void check_golden_tensors(const std::string& out, const std::string& golden_name,

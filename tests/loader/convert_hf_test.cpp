@@ -76,11 +76,7 @@ TEST_CASE("convert hf: bert, roberta (pytorch_model.bin) and bart directories gi
     CHECK(int(summary->retied.size()) == c.retied);
     check_golden_tensors(out, c.golden);
     // Same config as the golden model (mlm_head / add_pooling_layer inferred from the tensors).
-    auto model = Model::load(out);
-    auto golden_obj = Model::load(golden_model(c.golden));
-    REQUIRE_MESSAGE(model.ok(), model.status().to_string());
-    REQUIRE(golden_obj.ok());
-    CHECK((*model)->config_json() == (*golden_obj)->config_json());
+    const auto model = load_with_golden_config(out, c.golden);
     auto conv = SafetensorsFile::open(out);
     REQUIRE(conv.ok());
     CHECK(summary->mapped == int((*conv)->tensors().size()));
@@ -104,11 +100,7 @@ TEST_CASE("convert fairseq: a transformer checkpoint (fused in_proj, args, tied 
   CHECK(contains(summary->ignored[0],
                  "decoder.output_projection.weight: tied copy of decoder.embed_tokens.weight"));
   check_golden_tensors(out, "transformer_base_tiny");
-  auto model = Model::load(out);
-  auto golden_obj = Model::load(golden_model("transformer_base_tiny"));
-  REQUIRE_MESSAGE(model.ok(), model.status().to_string());
-  REQUIRE(golden_obj.ok());
-  CHECK((*model)->config_json() == (*golden_obj)->config_json());
+  const auto model = load_with_golden_config(out, "transformer_base_tiny");
   fs::remove(out);
 }
 
@@ -135,14 +127,10 @@ TEST_CASE("convert fairseq: bart and the official Fourier-BART args give the gol
     REQUIRE_MESSAGE(summary.ok(), summary.status().to_string());
     CHECK(summary->retied.size() == 2);  // model.shared.weight from a copy, final_logits_bias zeros
     check_golden_tensors(out, golden, {"final_logits_bias"});
-    auto model = Model::load(out);
-    auto golden_obj = Model::load(golden_model(golden));
-    REQUIRE_MESSAGE(model.ok(), model.status().to_string());
-    REQUIRE(golden_obj.ok());
-    CHECK((*model)->config_json() == (*golden_obj)->config_json());
+    const auto model = load_with_golden_config(out, golden);
     // No golden model has these weights with a zero logits bias: make_hf_checkpoints.py ran the
     // oracle on them.
-    check_io_golden(**model, checkpoint_dir() + "/" + io);
+    check_io_golden(*model, checkpoint_dir() + "/" + io);
     fs::remove(out);
   }
 }
@@ -185,12 +173,8 @@ TEST_CASE(
   CHECK(summary->layout == "hf-bart");
   CHECK(summary->ignored.size() == 1);  // lm_head.weight, the tied copy
   check_golden_tensors(out, "fourier_bart_l2_r03");
-  auto model = Model::load(out);
-  auto golden_obj = Model::load(golden_model("fourier_bart_l2_r03"));
-  REQUIRE_MESSAGE(model.ok(), model.status().to_string());
-  REQUIRE(golden_obj.ok());
-  CHECK((*model)->config_json() == (*golden_obj)->config_json());
-  check_model_io_goldens(**model, "fourier_bart_l2_r03");
+  const auto model = load_with_golden_config(out, "fourier_bart_l2_r03");
+  check_model_io_goldens(*model, "fourier_bart_l2_r03");
   fs::remove(out);
 }
 
