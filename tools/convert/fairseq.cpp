@@ -75,12 +75,14 @@ Result<FairseqCheckpoint> fairseq_from(SourceCheckpoint src, const std::string& 
   if (args && args->kind == PKind::record) {
     f.hyperparameters_json = dump_json(to_json(args, 0));
     f.hyperparameters_from = "args";
-  } else if (const PNode* model_cfg = dict_get(cfg, "model")) {
+  } else if (const PNode* model_cfg = dict_get(cfg, "model");
+             model_cfg && (model_cfg->kind == PKind::dict || model_cfg->kind == PKind::record)) {
     f.hyperparameters_json = dump_json(to_json(model_cfg, 0));
     f.hyperparameters_from = "cfg.model";
   } else {
     return format_error(label +
-                        ": fairseq checkpoint without hyper-parameters (no args Namespace, no cfg.model)");
+                        ": fairseq checkpoint without hyper-parameters (no args Namespace, no cfg.model "
+                        "dict)");
   }
   SourceCheckpoint& out = f.source;
   out.format = "fairseq/" + src.format;
