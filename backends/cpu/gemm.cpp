@@ -360,6 +360,22 @@ Status matmul_run(const GemmIsaKernels& isa, const KernelArgs& args) {
     local_b = AlignedFloats(b_need);
     b_scratch = local_b.data();
   }
+  if (all_b && pool != nullptr && p.b_batches == p.batch && p.batch % threads == 0) {
+    // Whole batches per chunk, each packing its own B right before using it: the packing is
+    // split over the threads too (a separate pack_b call would do it serially when B is
+    // small, as attention's per-head K and V are), and there is one fork-join, not two.
+    // Every output element still sees the same blocking, so the results do not change.
+    const int64_t batch_chunks = thread_pool_chunk_count(p.batch, 1, threads);
+    pool->parallel_for(p.batch, 1, [&](int64_t begin, int64_t end) {
+      float* apack = a_scratch + chunk_of(p.batch, batch_chunks, begin) * a_floats;
+      for (int64_t batch = begin; batch < end; ++batch) {
+        const int64_t bf = batch_offsets(p, batch).b_flat;
+        pack_b(isa, p, bdesc, bf, 1, b_scratch + bf * per_b, nullptr);
+        compute(isa, at, p, bl, batch, 1, b_scratch, 0, apack, a_floats, nullptr);
+      }
+    });
+    return {};
+  }
   if (all_b) {
     pack_b(isa, p, bdesc, 0, p.b_batches, b_scratch, pool);
     compute(isa, at, p, bl, 0, p.batch, b_scratch, 0, a_scratch, a_floats, pool);
