@@ -104,10 +104,13 @@ struct ColumnPlan {
   int64_t n = 0;            // transform length, a power of two >= kColumnMinLength
   int64_t rows_in = 0;      // DCT-II: n; DCT-III: input coefficients used (<= n)
   int64_t rows_out = 0;     // DCT-II: coefficients kept (<= n); DCT-III: n
-  std::vector<float> fft;   // per radix-4 pass, per butterfly: w1, w2, w3 (re, im)
+  std::vector<float> fft;   // per radix-8 / radix-4 pass, per butterfly: w^t for t = 1 .. r-1 (re, im)
   std::vector<float> edge;  // DCT-II: 4 per k < n/2; DCT-III: 6 per k < n/2
 };
 inline constexpr int64_t kColumnMinLength = 16;
+// The radix of the FFT pass on sub-sequences of length len (a power of two > 1): 8 while
+// len >= 8, so a length-2048 FFT is 8, 8, 8, 4 (four passes through L2, not six); then 4 or 2.
+constexpr int64_t column_fft_radix(int64_t len) { return len >= 8 ? 8 : len; }
 bool column_route_fits(int64_t n);  // a power of two >= kColumnMinLength
 std::shared_ptr<const ColumnPlan> make_column_plan(bool inverse, int64_t n, int64_t rows_in,
                                                    int64_t rows_out);

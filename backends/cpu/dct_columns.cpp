@@ -31,14 +31,18 @@ std::shared_ptr<const ColumnPlan> make_column_plan(bool inverse, int64_t n, int6
   pl->rows_out = rows_out;
   const int64_t h = n / 2;
   const double pi = std::numbers::pi, sign = inverse ? 1.0 : -1.0;
-  // Radix-4 passes of lengths h, h/4, ... >= 4: w^{tp}, w = e^{-+2 pi i/len}, t = 1..3.
-  for (int64_t len = h; len >= 4; len /= 4)
-    for (int64_t p = 0; p < len / 4; ++p)
-      for (int64_t t = 1; t <= 3; ++t) {
+  // The passes of lengths len = h, h / r, ... (r = column_fft_radix(len)): per butterfly p,
+  // w^{tp} for t = 1 .. r - 1, w = e^{-+2 pi i/len} (none for the radix-2 pass).
+  for (int64_t len = h; len > 1; len /= column_fft_radix(len)) {
+    const int64_t r = column_fft_radix(len);
+    if (r == 2) continue;
+    for (int64_t p = 0; p < len / r; ++p)
+      for (int64_t t = 1; t < r; ++t) {
         const double a = 2.0 * pi * double(t * p) / double(len);
         pl->fft.push_back(float(std::cos(a)));
         pl->fft.push_back(float(sign * std::sin(a)));
       }
+  }
   if (!inverse) {
     // k = 0: c_0 = 1/sqrt n; k = h: c cos(pi/4) = 1/sqrt n as well.
     const double c = std::sqrt(2.0 / double(n));

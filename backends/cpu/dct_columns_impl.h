@@ -36,7 +36,8 @@ struct ColumnKernels {
       V::store_part(row + v * L, mask[v], x, whole || v + 1 < w);
     }
     // Rows are 2 KB or more apart and each visit takes only w lines: the hardware
-    // prefetchers do not link them, so the passes that touch rows fetch them kAhead ahead.
+    // prefetchers do not link them, so the passes that touch rows fetch them ahead: kAhead
+    // rows' worth (the FFT's first and last passes: kAhead / r butterflies of r rows).
     void fetch(const float* row) const {
       for (int64_t v = 0; v < w; ++v) V::prefetch(row + v * L);
     }
@@ -44,7 +45,8 @@ struct ColumnKernels {
       for (int64_t v = 0; v < w; ++v) V::prefetch_for_write(row + v * L);
     }
   };
-  static constexpr int64_t kAhead = 16;  // butterflies (4 or 8 rows each)
+  static constexpr int64_t kAhead = 64;      // complex rows
+  static constexpr int64_t kPostAhead = 16;  // the DCT-II post / DCT-III pre pass: k steps
 
   // A sequence in scratch: element j is 2w vectors at p + 2 j w L.
   struct Buf {
@@ -107,6 +109,76 @@ struct ColumnKernels {
     }
   }
 
+  // (re, im) times -i (forward) or +i (inverse): the radix-8 rotations are built from it.
+  template <bool kInverse>
+  static void rot(T& re, T& im) {
+    const T r = re;
+    re = kInverse ? V::sub(V::zero(), im) : im;
+    im = kInverse ? r : V::sub(V::zero(), r);
+  }
+
+  // The 4-point DFT of (b0, b1, b2, b3) in place: X0 = (b0 + b2) + (b1 + b3), X2 = (b0 + b2) -
+  // (b1 + b3), X1 = (b0 - b2) + rot(b1 - b3), X3 = (b0 - b2) - rot(b1 - b3).
+  template <bool kInverse>
+  static void dft4(T (&r)[4], T (&i)[4]) {
+    const T apcr = V::add(r[0], r[2]), apci = V::add(i[0], i[2]), amcr = V::sub(r[0], r[2]),
+            amci = V::sub(i[0], i[2]);
+    const T bpdr = V::add(r[1], r[3]), bpdi = V::add(i[1], i[3]);
+    T bmdr = V::sub(r[1], r[3]), bmdi = V::sub(i[1], i[3]);
+    rot<kInverse>(bmdr, bmdi);
+    r[0] = V::add(apcr, bpdr), i[0] = V::add(apci, bpdi);
+    r[2] = V::sub(apcr, bpdr), i[2] = V::sub(apci, bpdi);
+    r[1] = V::add(amcr, bmdr), i[1] = V::add(amci, bmdi);
+    r[3] = V::sub(amcr, bmdr), i[3] = V::sub(amci, bmdi);
+  }
+
+  // One radix-8 Stockham pass, as radix4: y[q + s(8p + t)] = w^{tp} sum_u x[q + s(p + u n/8)]
+  // W^{tu} (W = e^{-+2 pi i/8}). The 8-point DFT is two 4-point ones (even and odd u), the
+  // odd half turned by W^t: W O = (O + rot O)/sqrt2, W^2 O = rot O, W^3 O = (rot O - O)/sqrt2.
+  // Half the passes of radix 4 over the L2-resident buffers, for the same arithmetic.
+  template <bool kInverse, class Load, class Store, class Fetch>
+  static void radix8(int64_t n, int64_t s, int64_t w, const float* tw, const Load& load, const Store& store,
+                     const Fetch& fetch) {
+    const int64_t n1 = n / 8;
+    const T c = V::set1(0.70710678118654752f);
+    for (int64_t p = 0; p < n1; ++p) {
+      const float* t = tw + 14 * p;
+      for (int64_t q = 0; q < s; ++q) {
+        const int64_t j = q + s * p, o = q + 8 * s * p;
+        fetch(j, o);
+        for (int64_t v = 0; v < w; ++v) {
+          T er[4], ei[4], orr[4], oi[4];
+          for (int u = 0; u < 4; ++u) {
+            load(j + s * n1 * (2 * u), v, er[u], ei[u]);
+            load(j + s * n1 * (2 * u + 1), v, orr[u], oi[u]);
+          }
+          dft4<kInverse>(er, ei);
+          dft4<kInverse>(orr, oi);
+          {
+            T r1 = orr[1], i1 = oi[1];
+            rot<kInverse>(r1, i1);
+            orr[1] = V::mul(V::add(orr[1], r1), c), oi[1] = V::mul(V::add(oi[1], i1), c);
+            rot<kInverse>(orr[2], oi[2]);
+            T r3 = orr[3], i3 = oi[3];
+            rot<kInverse>(r3, i3);
+            orr[3] = V::mul(V::sub(r3, orr[3]), c), oi[3] = V::mul(V::sub(i3, oi[3]), c);
+          }
+          store(o, v, V::add(er[0], orr[0]), V::add(ei[0], oi[0]));
+          for (int u = 0; u < 4; ++u) {
+            if (u > 0) {
+              T yr = V::add(er[u], orr[u]), yi = V::add(ei[u], oi[u]);
+              cmul(yr, yi, V::set1(t[2 * (u - 1)]), V::set1(t[2 * (u - 1) + 1]));
+              store(o + s * u, v, yr, yi);
+            }
+            T zr = V::sub(er[u], orr[u]), zi = V::sub(ei[u], oi[u]);
+            cmul(zr, zi, V::set1(t[2 * (u + 3)]), V::set1(t[2 * (u + 3) + 1]));
+            store(o + s * (u + 4), v, zr, zi);
+          }
+        }
+      }
+    }
+  }
+
   // The last pass when log2 h is odd: length-2 butterflies s apart.
   template <class Load, class Store, class Fetch>
   static void radix2(int64_t s, int64_t w, const Load& load, const Store& store, const Fetch& fetch) {
@@ -122,7 +194,7 @@ struct ColumnKernels {
     }
   }
 
-  // The length-h FFT (h >= 8, so at least two passes): the first pass reads through `first`,
+  // The length-h FFT (h >= 8; h = 8 is one radix-8 pass): the first pass reads through `first`,
   // the last writes through `last` when `to_last`, else into scratch; returns the scratch
   // buffer holding the result (when !to_last).
   template <bool kInverse, class First, class Last, class FetchFirst, class FetchLast>
@@ -136,24 +208,30 @@ struct ColumnKernels {
     };
     Buf in = a, out = b;
     bool is_first = true;
-    for (int64_t n = h, s = 1; n > 1; s *= 4) {
-      const bool is_last = n <= 4;
+    for (int64_t n = h, s = 1; n > 1;) {
+      const int64_t r = column_fft_radix(n);
+      const bool is_last = n == r;
       auto pass = [&](const auto& load, const auto& store, const auto& fetch) {
-        if (n >= 4)
+        if (r == 8)
+          radix8<kInverse>(n, s, w, tw, load, store, fetch);
+        else if (r == 4)
           radix4<kInverse>(n, s, w, tw, load, store, fetch);
         else
           radix2(s, w, load, store, fetch);
       };
       auto no_fetch = [](int64_t, int64_t) {};
-      const int64_t quarter = n / 4, stride = s;
-      if (is_first)
-        pass(first, into(out), [&](int64_t j, int64_t) { fetch_first(j + kAhead, quarter); });
+      const int64_t part = n / r, stride = s;
+      if (is_first && is_last && to_last)  // h = 8: one radix-8 pass
+        pass(first, last, [&](int64_t j, int64_t) { fetch_first(j + kAhead / r, part, r); });
+      else if (is_first)
+        pass(first, into(out), [&](int64_t j, int64_t) { fetch_first(j + kAhead / r, part, r); });
       else if (is_last && to_last)
-        pass(from(in), last, [&](int64_t, int64_t o) { fetch_last(o + kAhead, stride); });
+        pass(from(in), last, [&](int64_t, int64_t o) { fetch_last(o + kAhead / r, stride, r); });
       else
         pass(from(in), into(out), no_fetch);
-      tw += n >= 4 ? 6 * (n / 4) : 0;
-      n = n >= 4 ? n / 4 : 1;
+      tw += r > 2 ? 2 * (r - 1) * part : 0;
+      n = part;
+      s *= r;
       is_first = false;
       std::swap(in, out);
     }
@@ -175,14 +253,14 @@ struct ColumnKernels {
       re = cols.load(x + shuffled_source(2 * j, n) * xs, v);
       im = cols.load(x + shuffled_source(2 * j + 1, n) * xs, v);
     };
-    auto fetch_first = [&](int64_t j, int64_t quarter) {  // the rows of z_j, z_{j + quarter}, ...
-      if (j >= quarter) return;
-      for (int64_t u = 0; u < 4; ++u)
-        for (int64_t t = 2 * (j + u * quarter); t < 2 * (j + u * quarter) + 2; ++t)
+    auto fetch_first = [&](int64_t j, int64_t part, int64_t r) {  // the rows of z_j, z_{j + part}, ...
+      if (j >= part) return;
+      for (int64_t u = 0; u < r; ++u)
+        for (int64_t t = 2 * (j + u * part); t < 2 * (j + u * part) + 2; ++t)
           cols.fetch(x + shuffled_source(t, n) * xs);
     };
     auto none = [](int64_t, int64_t, T, T) {};
-    auto no_fetch = [](int64_t, int64_t) {};
+    auto no_fetch = [](int64_t, int64_t, int64_t) {};
     const Buf z = fft<false>(h, w, pl.fft.data(), first, fetch_first, none, no_fetch, false, Buf{work, w},
                              Buf{work + n * w * L, w});
     const float* e = pl.edge.data();
@@ -197,9 +275,9 @@ struct ColumnKernels {
         k = n - keep;
         continue;
       }
-      if (k + kAhead < h) {
-        if (k + kAhead < keep) cols.fetch_for_write(y + (k + kAhead) * ys);
-        if (n - k - kAhead < keep) cols.fetch_for_write(y + (n - k - kAhead) * ys);
+      if (k + kPostAhead < h) {
+        if (k + kPostAhead < keep) cols.fetch_for_write(y + (k + kPostAhead) * ys);
+        if (n - k - kPostAhead < keep) cols.fetch_for_write(y + (n - k - kPostAhead) * ys);
       }
       const float* c = e + 4 * k;
       const T wc = V::set1(c[0]), ws = V::set1(c[1]), ca = V::set1(c[2]), sb = V::set1(c[3]);
@@ -241,7 +319,7 @@ struct ColumnKernels {
     // (reading each input row once), and the FFT starts from there.
     const Buf ybuf{work, w};
     for (int64_t k = 0; 2 * k <= h; ++k) {
-      if (const int64_t f = k + kAhead; 2 * f <= h)
+      if (const int64_t f = k + kPostAhead; 2 * f <= h)
         for (int64_t r : {f, n - f, h - f, h + f})
           if (r < used) cols.fetch(x + r * xs);
       for (int64_t v = 0; v < w; ++v) {
@@ -260,10 +338,10 @@ struct ColumnKernels {
       }
     }
     auto first = [&](int64_t j, int64_t v, T& re, T& im) { ybuf.load(j, v, re, im); };
-    auto no_fetch = [](int64_t, int64_t) {};
-    auto fetch_last = [&](int64_t o, int64_t stride) {  // the rows of v_{o + t stride}
+    auto no_fetch = [](int64_t, int64_t, int64_t) {};
+    auto fetch_last = [&](int64_t o, int64_t stride, int64_t r) {  // the rows of v_{o + t stride}
       if (o >= stride) return;
-      for (int64_t t = 0; t < 4 && o + t * stride < h; ++t) {
+      for (int64_t t = 0; t < r && o + t * stride < h; ++t) {
         cols.fetch_for_write(y + shuffled_source(2 * (o + t * stride), n) * ys);
         cols.fetch_for_write(y + shuffled_source(2 * (o + t * stride) + 1, n) * ys);
       }
