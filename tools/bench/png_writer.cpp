@@ -77,6 +77,128 @@ std::vector<uint8_t> zlib_stored(std::span<const uint8_t> data) {
   return out;
 }
 
+namespace {
+
+// Bits into bytes, least significant bit first (RFC 1951 §3.1.1).
+class BitWriter {
+ public:
+  explicit BitWriter(std::vector<uint8_t>& out) : out_(out) {}
+  void bits(uint32_t value, int count) {  // the low `count` bits of value, LSB first
+    acc_ |= uint64_t(value) << used_;
+    used_ += count;
+    while (used_ >= 8) {
+      out_.push_back(uint8_t(acc_));
+      acc_ >>= 8;
+      used_ -= 8;
+    }
+  }
+  void huffman(uint32_t code, int length) {  // Huffman codes go most significant bit first
+    uint32_t reversed = 0;
+    for (int i = 0; i < length; ++i) reversed |= ((code >> i) & 1u) << (length - 1 - i);
+    bits(reversed, length);
+  }
+  void flush() {
+    if (used_ > 0) out_.push_back(uint8_t(acc_));
+    acc_ = 0;
+    used_ = 0;
+  }
+
+ private:
+  std::vector<uint8_t>& out_;
+  uint64_t acc_ = 0;
+  int used_ = 0;
+};
+
+// The fixed literal/length code (RFC 1951 §3.2.6).
+void fixed_symbol(BitWriter& w, int sym) {
+  if (sym < 144)
+    w.huffman(0x30 + uint32_t(sym), 8);
+  else if (sym < 256)
+    w.huffman(0x190 + uint32_t(sym - 144), 9);
+  else if (sym < 280)
+    w.huffman(uint32_t(sym - 256), 7);
+  else
+    w.huffman(0xC0 + uint32_t(sym - 280), 8);
+}
+
+constexpr int kLengthBase[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
+                                 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
+constexpr int kLengthExtra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
+                                  2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
+constexpr int kDistBase[30] = {1,    2,    3,    4,    5,    7,    9,    13,    17,    25,
+                               33,   49,   65,   97,   129,  193,  257,  385,   513,   769,
+                               1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
+constexpr int kDistExtra[30] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
+                                6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
+
+void fixed_match(BitWriter& w, int length, int distance) {
+  int l = 28;
+  while (kLengthBase[l] > length) --l;
+  fixed_symbol(w, 257 + l);
+  w.bits(uint32_t(length - kLengthBase[l]), kLengthExtra[l]);
+  int d = 29;
+  while (kDistBase[d] > distance) --d;
+  w.huffman(uint32_t(d), 5);
+  w.bits(uint32_t(distance - kDistBase[d]), kDistExtra[d]);
+}
+
+}  // namespace
+
+std::vector<uint8_t> zlib_fixed(std::span<const uint8_t> data) {
+  constexpr int kMinMatch = 3, kMaxMatch = 258, kWindow = 32768, kHashBits = 15, kMaxChain = 64;
+  std::vector<uint8_t> out = {0x78, 0x01};  // as zlib_stored
+  BitWriter w(out);
+  w.bits(1, 1);  // BFINAL: one block
+  w.bits(1, 2);  // BTYPE = 01, fixed Huffman codes
+  const size_t n = data.size();
+  // head[h]: the latest position + 1 whose next 3 bytes hash to h; prev[p % window]: the one
+  // before it with the same hash (0: none). Greedy matching along that chain.
+  std::vector<uint32_t> head(size_t(1) << kHashBits, 0), prev(kWindow, 0);
+  auto hash = [&](size_t i) {
+    const uint32_t v = uint32_t(data[i]) | uint32_t(data[i + 1]) << 8 | uint32_t(data[i + 2]) << 16;
+    return (v * 2654435761u) >> (32 - kHashBits);
+  };
+  auto insert = [&](size_t i) {
+    if (i + kMinMatch > n) return;
+    const uint32_t h = hash(i);
+    prev[i % kWindow] = head[h];
+    head[h] = uint32_t(i + 1);
+  };
+  size_t i = 0;
+  while (i < n) {
+    int best = 0;
+    size_t best_at = 0;
+    if (i + kMinMatch <= n) {
+      const size_t limit = std::min<size_t>(kMaxMatch, n - i);
+      uint32_t cand = head[hash(i)];
+      for (int chain = 0; cand != 0 && chain < kMaxChain; ++chain) {
+        const size_t at = cand - 1;
+        if (i - at > size_t(kWindow - 1)) break;
+        size_t len = 0;
+        while (len < limit && data[at + len] == data[i + len]) ++len;
+        if (int(len) > best) best = int(len), best_at = at;
+        if (len == limit) break;
+        const uint32_t next = prev[at % kWindow];
+        if (next == 0 || next - 1 >= at) break;  // older entries only (a slot may be reused)
+        cand = next;
+      }
+    }
+    if (best >= kMinMatch) {
+      fixed_match(w, best, int(i - best_at));
+      for (size_t k = 0; k < size_t(best); ++k) insert(i + k);
+      i += size_t(best);
+    } else {
+      fixed_symbol(w, data[i]);
+      insert(i);
+      ++i;
+    }
+  }
+  fixed_symbol(w, 256);  // end of block
+  w.flush();
+  put_be32(out, adler32(data));
+  return out;
+}
+
 std::vector<uint8_t> encode_png_rgb(int width, int height, std::span<const uint8_t> rgb) {
   if (width <= 0 || height <= 0 || rgb.size() != size_t(width) * size_t(height) * 3) return {};
   const size_t row = size_t(width) * 3;
@@ -93,7 +215,7 @@ std::vector<uint8_t> encode_png_rgb(int width, int height, std::span<const uint8
   put_be32(ihdr, uint32_t(height));
   ihdr.insert(ihdr.end(), {8, 2, 0, 0, 0});  // 8 bits, RGB, deflate, filter method 0, no interlace
   chunk(png, "IHDR", ihdr);
-  chunk(png, "IDAT", zlib_stored(raw));
+  chunk(png, "IDAT", zlib_fixed(raw));
   chunk(png, "IEND", {});
   return png;
 }

@@ -1,5 +1,6 @@
 // Unit tests of longrun-bench's PNG encoder (png_writer.h) and rasteriser (raster.h): known
-// CRC-32 / Adler-32 values, the stored-block zlib stream read back by hand, every chunk's
+// CRC-32 / Adler-32 values, the stored and fixed-Huffman zlib streams read back by an
+// inflater written here from RFC 1951, every chunk's
 // CRC, and -- where Debian's python3 is present -- an independent decode with Python's zlib.
 #include "png_writer.h"
 
@@ -54,6 +55,87 @@ std::vector<uint8_t> inflate_stored(const std::vector<uint8_t>& z) {
   return out;
 }
 
+// Inflates a zlib stream of stored and fixed-Huffman blocks (what zlib_stored and
+// zlib_fixed write), written from RFC 1951 independently of the encoder's tables.
+std::vector<uint8_t> inflate_fixed(const std::vector<uint8_t>& z) {
+  REQUIRE(z.size() >= 6);
+  CHECK((z[0] * 256 + z[1]) % 31 == 0);
+  size_t byte = 2;
+  int bit = 0;
+  auto get = [&]() -> uint32_t {
+    REQUIRE(byte < z.size());
+    const uint32_t b = (z[byte] >> bit) & 1u;
+    if (++bit == 8) bit = 0, ++byte;
+    return b;
+  };
+  auto bits = [&](int count) {  // LSB first
+    uint32_t v = 0;
+    for (int i = 0; i < count; ++i) v |= get() << i;
+    return v;
+  };
+  auto symbol = [&]() -> int {  // fixed literal/length code, read MSB first
+    uint32_t c = 0;
+    for (int i = 0; i < 7; ++i) c = c << 1 | get();
+    if (c <= 23) return 256 + int(c);
+    c = c << 1 | get();
+    if (c >= 0x30 && c <= 0xBF) return int(c - 0x30);
+    if (c >= 0xC0 && c <= 0xC7) return 280 + int(c - 0xC0);
+    c = c << 1 | get();
+    REQUIRE(c >= 0x190);
+    REQUIRE(c <= 0x1FF);
+    return 144 + int(c - 0x190);
+  };
+  std::vector<uint8_t> out;
+  bool last = false;
+  while (!last) {
+    last = get() == 1;
+    const uint32_t type = bits(2);
+    REQUIRE(type <= 1);
+    if (type == 0) {
+      if (bit != 0) bit = 0, ++byte;
+      REQUIRE(byte + 4 <= z.size());
+      const size_t len = z[byte] | size_t(z[byte + 1]) << 8;
+      REQUIRE((len ^ 0xFFFF) == (z[byte + 2] | size_t(z[byte + 3]) << 8));
+      byte += 4;
+      REQUIRE(byte + len <= z.size());
+      out.insert(out.end(), z.begin() + std::ptrdiff_t(byte), z.begin() + std::ptrdiff_t(byte + len));
+      byte += len;
+      continue;
+    }
+    for (;;) {
+      const int sym = symbol();
+      if (sym < 256) {
+        out.push_back(uint8_t(sym));
+        continue;
+      }
+      if (sym == 256) break;
+      REQUIRE(sym <= 285);
+      // Length: codes 257..264 are 3..10; then four codes per extra bit; 285 is 258.
+      const int l = sym - 257;
+      int length = 0;
+      if (l < 8) {
+        length = 3 + l;
+      } else if (l == 28) {
+        length = 258;
+      } else {
+        const int extra = (l - 4) / 4;
+        length = ((4 + (l - 8) % 4) << extra) + 3 + int(bits(extra));
+      }
+      uint32_t d = 0;
+      for (int i = 0; i < 5; ++i) d = d << 1 | get();
+      REQUIRE(d <= 29);
+      const int dextra = d < 4 ? 0 : int(d / 2 - 1);
+      const size_t distance = d < 4 ? d + 1 : ((2 + (d % 2)) << dextra) + 1 + bits(dextra);
+      REQUIRE(distance <= out.size());
+      for (int i = 0; i < length; ++i) out.push_back(out[out.size() - distance]);
+    }
+  }
+  if (bit != 0) ++byte;
+  REQUIRE(byte + 4 == z.size());
+  CHECK(be32(z, byte) == adler32(out));
+  return out;
+}
+
 struct Chunk {
   std::string type;
   std::vector<uint8_t> data;
@@ -104,6 +186,31 @@ TEST_CASE("zlib_stored round-trips through stored blocks of at most 65535 bytes"
   }
 }
 
+TEST_CASE("zlib_fixed round-trips: empty, short, runs, repeats far back, incompressible") {
+  std::vector<std::vector<uint8_t>> inputs = {{}, {7}, {1, 2}, std::vector<uint8_t>(100000, 0xAB)};
+  std::vector<uint8_t> rows;  // a 3-byte pattern, then rows repeating 20000 bytes back
+  for (int y = 0; y < 5; ++y)
+    for (int x = 0; x < 20000; ++x) rows.push_back(uint8_t(x % 3 == 0 ? 255 : (x * y) % 7));
+  inputs.push_back(rows);
+  std::vector<uint8_t> noise(70000);
+  uint32_t state = 12345;
+  for (uint8_t& v : noise) v = uint8_t((state = state * 1103515245u + 12345u) >> 24);
+  inputs.push_back(noise);
+  std::vector<uint8_t> far(40000);  // a 300-byte block repeated 33000 bytes later: beyond the window
+  for (size_t i = 0; i < far.size(); ++i)
+    far[i] = uint8_t(i < 300 ? i : (i >= 33000 && i < 33300 ? i - 33000 : i % 11));
+  inputs.push_back(far);
+  for (const std::vector<uint8_t>& data : inputs) {
+    CAPTURE(data.size());
+    const std::vector<uint8_t> z = zlib_fixed(data);
+    CHECK(inflate_fixed(z) == data);
+    CHECK(inflate_fixed(zlib_stored(data)) == data);  // the reader takes both block types
+  }
+  CHECK(zlib_fixed(inputs[3]).size() < 1000);  // 100000 equal bytes
+  CHECK(zlib_fixed(rows).size() < rows.size() / 4);
+  CHECK(zlib_fixed(noise).size() < noise.size() * 9 / 8 + 16);  // 9-bit literals at worst
+}
+
 TEST_CASE("encode_png_rgb writes IHDR, one IDAT of filtered rows and IEND") {
   const int w = 3, h = 2;
   std::vector<uint8_t> rgb(size_t(w * h * 3));
@@ -114,7 +221,7 @@ TEST_CASE("encode_png_rgb writes IHDR, one IDAT of filtered rows and IEND") {
   CHECK(c[0].type == "IHDR");
   CHECK(c[0].data == std::vector<uint8_t>{0, 0, 0, 3, 0, 0, 0, 2, 8, 2, 0, 0, 0});
   CHECK(c[1].type == "IDAT");
-  const std::vector<uint8_t> raw = inflate_stored(c[1].data);
+  const std::vector<uint8_t> raw = inflate_fixed(c[1].data);
   std::vector<uint8_t> expected;
   for (int y = 0; y < h; ++y) {
     expected.push_back(0);
