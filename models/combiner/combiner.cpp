@@ -20,6 +20,7 @@
 namespace longrun::models {
 
 using combiner::Pooling;
+using combiner::RowSummaryMode;
 using combiner::Variant;
 
 const char* combiner_attention_module(Variant v) {
@@ -67,7 +68,7 @@ std::vector<ParamSpec> Combiner::parameters() const {
                       a = p + combiner_attention_module(cfg_.form.variant) + "/";
     layer_norm(p + "LayerNorm_0");
     for (const char* k : {"query", "key", "value"}) t.push_back({a + k + "/kernel", {d, h, hd}, false});
-    if (cfg_.form.variant == Variant::axial) {
+    if (axial_projections()) {
       t.push_back({a + "DenseGeneral_0/kernel", {h, hd, d}, false});
       layer_norm(a + "LayerNorm_0");
       t.push_back({a + "DenseGeneral_1/kernel", {d, h, hd}, false});
@@ -112,6 +113,10 @@ std::string Combiner::config_json() const {
   if (cfg_.form.variant != Variant::logsparse) j["max_seg_len"] = cfg_.max_seg_len;
   if (cfg_.form.variant == Variant::mixture && !cfg_.form.causal)
     j["pooling"] = cfg_.form.pooling == Pooling::sum ? "sum" : "max";
+  if (cfg_.form.variant == Variant::axial)
+    j["row_summary"] = cfg_.form.row_summary == RowSummaryMode::none   ? "none"
+                       : cfg_.form.row_summary == RowSummaryMode::wsum ? "wsum"
+                                                                       : "proj";
   return j.dump();
 }
 
@@ -250,6 +255,15 @@ Result<std::unique_ptr<Architecture>> parse_combiner_config(std::string_view con
                    "it with attention \"" +
                        c.attention + "\", causal = " + (c.form.causal ? "true" : "false"));
   c.form.pooling = pooling == "sum" ? Pooling::sum : Pooling::max;
+  LR_ASSIGN_OR_RETURN(const std::string row_summary, r.string_or("row_summary", "proj"));
+  if (row_summary != "proj" && row_summary != "none" && row_summary != "wsum")
+    return r.error("row_summary", "expected \"proj\", \"none\" or \"wsum\", found \"" + row_summary + "\"");
+  if (row_summary != "proj" && c.form.variant != Variant::axial)
+    return r.error("row_summary", "applies to attention \"axial\" only, found \"" + row_summary +
+                                      "\" with attention \"" + c.attention + "\"");
+  c.form.row_summary = row_summary == "none"   ? RowSummaryMode::none
+                       : row_summary == "wsum" ? RowSummaryMode::wsum
+                                               : RowSummaryMode::proj;
   for (const char* k : {"dropout_rate", "attention_dropout_rate"}) r.ignore(k);
   LR_RETURN_IF_ERROR(r.finish());
   return std::unique_ptr<Architecture>(new Combiner(std::move(c)));

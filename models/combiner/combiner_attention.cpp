@@ -92,16 +92,22 @@ ValueId fixed(GraphContext& c, const Form& f, const Ctx& z, const std::string& n
 // --- Axial (§2.4) -----------------------------------------------------------------------------
 ValueId axial(GraphContext& c, const Form& f, const Ctx& z, const RowSummary& row_summary,
               const std::string& name, const std::string& debug) {
-  // R[r, t]: full (non-causal) attention inside row r; K~ = W2 LN'(W1 R + x).
+  // R[r, t]: full (non-causal) attention inside row r; K~ per f.row_summary: W2 LN'(W1 R + x)
+  // ('proj'), k ('none') or the same row attention over the keys ('wsum').
   const ValueId r = attend(c, z.q_rows, z.k_rows, z.v_rows, {z.keep_rows}, name + ".row");
-  const ValueId k_sum = row_summary(r);
+  const ValueId k_sum = f.row_summary == RowSummaryMode::none ? z.k_rows
+                        : f.row_summary == RowSummaryMode::wsum
+                            ? attend(c, z.q_rows, z.k_rows, z.k_rows, {z.keep_rows}, name + ".row_wsum")
+                            : row_summary(r);
   if (!c.ok()) return kNoValue;
   if (!debug.empty()) c.debug(reshape(c, k_sum, {z.b, z.h, z.np, z.hd}), debug + ".summary_keys");
   const int64_t n = z.n, s = z.s;
   SlotGroup direct{.key = z.k_rows, .value = z.v_rows, .name = "direct"};
   // Summary slot r of query (u, t): key K~[r, t], value R[r, t] -- per column, so cols layout.
-  SlotGroup summary{
-      .cols = true, .key = swap_blocks(c, k_sum), .value = swap_blocks(c, r), .name = "summary"};
+  SlotGroup summary{.cols = true,
+                    .key = f.row_summary == RowSummaryMode::none ? z.k_cols : swap_blocks(c, k_sum),
+                    .value = swap_blocks(c, r),
+                    .name = "summary"};
   if (f.causal) {
     direct.keeps = {
         keep_mask(c, name + ".direct.causal", {s, s}, [](int64_t, int64_t t, int64_t j) { return j <= t; })};

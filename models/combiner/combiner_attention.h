@@ -17,13 +17,18 @@ namespace longrun::models::combiner {
 
 enum class Variant { fixed, logsparse, axial, mixture };
 
+enum class RowSummaryMode { proj, none, wsum };
+
 struct Form {
   Variant variant = Variant::fixed;
   bool causal = true;
   bool key_padding = false;        // bidirectional only
   Pooling pooling = Pooling::max;  // mixture summaries: max (JAX, paper) or sum (TF cumsum)
-  int64_t segment = 1;             // s (not used by logsparse)
-  int64_t log_len = 0;             // logsparse: ceil(log2(max_len - 1)) levels (§2.3)
+  // Axial key summary K~ (TF row_summary, MODELS.md §2.4): 'proj' W2 LN'(W1 R + x) (JAX, TF
+  // default), 'none' the key itself, 'wsum' the row attention's weighted sum of the keys.
+  RowSummaryMode row_summary = RowSummaryMode::proj;
+  int64_t segment = 1;  // s (not used by logsparse)
+  int64_t log_len = 0;  // logsparse: ceil(log2(max_len - 1)) levels (§2.3)
 };
 
 struct Heads {

@@ -88,9 +88,12 @@ class Combiner final : public Architecture, public CausalLm {
   ValueId step_axial(GraphContext& c, const StepHeads& x, StepCaches& caches, const std::string& a) const;
   ValueId step_mixture(GraphContext& c, const StepHeads& x, StepCaches& caches, const std::string& a) const;
 
-  const char* output_module() const {
-    return cfg_.form.variant == combiner::Variant::axial ? "DenseGeneral_2" : "DenseGeneral_0";
+  // Flax numbers DenseGeneral modules in creation order: axial 'proj' creates W1 and W2 first.
+  bool axial_projections() const {
+    return cfg_.form.variant == combiner::Variant::axial &&
+           cfg_.form.row_summary == combiner::RowSummaryMode::proj;
   }
+  const char* output_module() const { return axial_projections() ? "DenseGeneral_2" : "DenseGeneral_0"; }
 
   // x [.., D] times a DenseGeneral kernel viewed as [in, out].
   ValueId dense_general(GraphContext& c, ValueId x, const std::string& kernel, int64_t in, int64_t out,

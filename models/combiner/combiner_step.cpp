@@ -86,7 +86,7 @@ LmStepSpec Combiner::step_spec() const {
     } else {  // the own row's q/k/v and LN input; K~ and R of every position (rows < u read)
       for (const char* what : {"row_query", "row_key", "row_value"})
         s.caches.push_back({p + what, h, seg, hd, false});
-      s.caches.push_back({p + "row_input", 1, seg, cfg_.emb_dim, false});
+      if (axial_projections()) s.caches.push_back({p + "row_input", 1, seg, cfg_.emb_dim, false});
       s.caches.push_back({p + "summary_key", h, 0, hd, true});
       s.caches.push_back({p + "summary_value", h, 0, hd, true});
     }
@@ -191,8 +191,9 @@ ValueId Combiner::step_logsparse(GraphContext& c, const StepHeads& x, StepCaches
 
 // Axial form, one token at (u, t): direct = the own row's keys up to t; summaries = K~[r, t],
 // R[r, t] of the rows r < u, cached per position. Each step recomputes the own row's R (full
-// attention inside the row over its keys so far, O(s^2 d)) and K~ = W2 LN'(W1 R + h), and
-// writes them into the row's slots (final at t = s - 1).
+// attention inside the row over its keys so far, O(s^2 d)) and K~ (row_summary 'proj':
+// W2 LN'(W1 R + h); 'none': k; 'wsum': the row attention over the keys), and writes them
+// into the row's slots (final at t = s - 1).
 ValueId Combiner::step_axial(GraphContext& c, const StepHeads& x, StepCaches& caches,
                              const std::string& a) const {
   const int64_t d = cfg_.emb_dim, heads = cfg_.num_heads, hd = cfg_.qkv_dim / heads, hh = cfg_.qkv_dim;
@@ -201,14 +202,19 @@ ValueId Combiner::step_axial(GraphContext& c, const StepHeads& x, StepCaches& ca
   const int64_t r = c.desc(x.q).dim(0), seg = c.desc(write).dim(2), cap = c.desc(slots).dim(2);
   const ValueId rq = caches.update(x.q, "row_query", write), rk = caches.update(x.k, "row_key", write),
                 rv = caches.update(x.v, "row_value", write);
-  const ValueId rh = caches.update(reshape(c, x.h, {r, 1, 1, d}), "row_input", write);
   const ValueId row = combiner::attend(c, rq, rk, rv, {keep}, a + "row");  // R [R, H, s, hd]
-  const ValueId w1 = c.b.add({dense_general(c, merge_heads(c, row), a + "DenseGeneral_0/kernel", hh, d),
-                              reshape(c, rh, {r, seg, d})},
-                             {}, a + "W1.residual");
-  const ValueId k_sum = split_heads(
-      c, dense_general(c, layer_norm(c, w1, a + "LayerNorm_0"), a + "DenseGeneral_1/kernel", d, hh), heads,
-      hd);
+  ValueId k_sum = rk;                                                      // row_summary 'none'
+  if (cfg_.form.row_summary == combiner::RowSummaryMode::wsum) {
+    k_sum = combiner::attend(c, rq, rk, rk, {keep}, a + "row_wsum");
+  } else if (axial_projections()) {
+    const ValueId rh = caches.update(reshape(c, x.h, {r, 1, 1, d}), "row_input", write);
+    const ValueId w1 = c.b.add({dense_general(c, merge_heads(c, row), a + "DenseGeneral_0/kernel", hh, d),
+                                reshape(c, rh, {r, seg, d})},
+                               {}, a + "W1.residual");
+    k_sum = split_heads(
+        c, dense_general(c, layer_norm(c, w1, a + "LayerNorm_0"), a + "DenseGeneral_1/kernel", d, hh), heads,
+        hd);
+  }
   const ValueId sk = caches.update(tiled_rows(c, k_sum, seg, cap, a + "tile.key"), "summary_key", slots);
   const ValueId sv = caches.update(tiled_rows(c, row, seg, cap, a + "tile.value"), "summary_value", slots);
   return combine_step(

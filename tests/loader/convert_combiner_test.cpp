@@ -28,15 +28,16 @@ std::string flax_fixture() { return std::string(LONGRUN_GOLDEN_DIR) + "/flax/com
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-std::string golden_config() {
-  auto g = SafetensorsFile::open(golden_model_path(kGolden));
+std::string golden_config(const char* golden = kGolden) {
+  auto g = SafetensorsFile::open(golden_model_path(golden));
   REQUIRE(g.ok());
   return (*g)->metadata().at("longrun.config");
 }
 
 Result<ConvertSummary> convert_combiner(const SourceCheckpoint& src, const std::string& out,
-                                        const std::vector<std::string>& sets = {}) {
-  LR_ASSIGN_OR_RETURN(std::string config, merge_config(golden_config(), sets));
+                                        const std::vector<std::string>& sets = {},
+                                        const char* golden = kGolden) {
+  LR_ASSIGN_OR_RETURN(std::string config, merge_config(golden_config(golden), sets));
   ConvertOptions o;
   o.arch = "combiner";
   o.config_json = config;
@@ -62,7 +63,11 @@ struct TfCheckpoint {
   }
 };
 
-std::string tf_name(const std::string& flax) {
+// proj: the axial row_summary 'proj' layout (W1, LN', W2, output DenseGeneral_2); else the
+// output projection is DenseGeneral_0 and there is no rowmajor_param_post.
+std::string tf_name(const std::string& flax, bool proj) {
+  if (!proj && flax.find("_SelfAttAxialRowmajor_0/DenseGeneral_0/") != std::string::npos)
+    return tf_name(std::string(flax).replace(flax.find("DenseGeneral_0"), 14, "DenseGeneral_2"), true);
   static const std::pair<const char*, const char*> kModules[] = {
       {"LayerNorm_0", "attn/pre_norm"},
       {"_SelfAttAxialRowmajor_0/query", "attn/q"},
@@ -93,17 +98,21 @@ std::string tf_name(const std::string& flax) {
 }
 
 TfCheckpoint tf_checkpoint(const SafetensorsFile& golden) {
+  const auto cfg = nlohmann::json::parse(golden.metadata().at("longrun.config"));
+  const bool proj = cfg.value("row_summary", std::string("proj")) == "proj";
   TfCheckpoint tf;
   for (const SafetensorsEntry& e : golden.tensors()) {
     if (e.name == "autoreg_model/Dense_0/kernel") continue;  // TF ties the head to word_embeddings^T
-    tf.add(tf_name(e.name), e.desc.dims(), e.bytes);
+    tf.add(tf_name(e.name, proj), e.desc.dims(), e.bytes);
   }
-  const auto cfg = nlohmann::json::parse(golden.metadata().at("longrun.config"));
   const int64_t d = cfg["emb_dim"], h = cfg["num_heads"], hd = cfg["qkv_dim"].get<int64_t>() / h;
   for (int l = 0; l < cfg["num_layers"].get<int>(); ++l) {
     const std::string p = "layer_00" + std::to_string(l) + "/attn/";
-    for (const char* k : {"q", "k", "v", "rowmajor_param_post/dense_1"}) tf.zeros(p + k + "/bias", {h, hd});
-    for (const char* k : {"dense", "rowmajor_param_post/dense"}) tf.zeros(p + k + "/bias", {d});
+    for (const char* k : {"q", "k", "v"}) tf.zeros(p + k + "/bias", {h, hd});
+    tf.zeros(p + "dense/bias", {d});
+    if (!proj) continue;
+    tf.zeros(p + "rowmajor_param_post/dense_1/bias", {h, hd});
+    tf.zeros(p + "rowmajor_param_post/dense/bias", {d});
   }
   return tf;
 }
@@ -129,7 +138,8 @@ TEST_CASE("convert combiner: the Flax optimizer checkpoint gives the golden tens
   REQUIRE(golden.ok());
   CHECK((*model)->config_json() == (*golden)->config_json());
   const auto inputs = golden_inputs("combiner_axial_causal.n37");
-  CHECK(run_once(**model, inputs, "logits") == run_once(**golden, inputs, "logits"));
+  // The head is tied in TF (the embedding transposed), so compare what comes before it.
+  CHECK(run_once(**model, inputs, "last_hidden_state") == run_once(**golden, inputs, "last_hidden_state"));
   fs::remove(out);
 }
 
@@ -161,6 +171,30 @@ TEST_CASE("convert combiner: Flax errors name the tensor, expected and found; no
                    "at byte 0: expected a map at the top level (a Flax state dict), found int"));
   }
   CHECK_FALSE(fs::exists(out));
+}
+
+TEST_CASE("convert combiner: TF row_summary 'none' puts attn/dense on DenseGeneral_0 (no W1 / W2)") {
+  const char* name = "combiner_axial_causal_none";
+  auto golden_file = SafetensorsFile::open(golden_model_path(name));
+  REQUIRE(golden_file.ok());
+  TfCheckpoint tf = tf_checkpoint(**golden_file);
+  const std::string in = temp_out("combiner_tf_none_in.safetensors"),
+                    out = temp_out("combiner_tf_none.safetensors");
+  REQUIRE(write_safetensors(in, tf.entries, {{"format", "pt"}}).ok());
+  auto src = read_checkpoint(in, "auto", {});
+  REQUIRE_MESSAGE(src.ok(), src.status().to_string());
+  auto summary = convert_combiner(*src, out, {}, name);
+  REQUIRE_MESSAGE(summary.ok(), summary.status().to_string());
+  CHECK(summary->ignored.size() == 8);  // 4 zero biases per layer
+  auto model = Model::load(out);
+  auto golden = Model::load(golden_model_path(name));
+  REQUIRE_MESSAGE(model.ok(), model.status().to_string());
+  REQUIRE(golden.ok());
+  const auto inputs = golden_inputs("combiner_axial_causal_none.n37");
+  // The head is tied in TF (the embedding transposed), so compare what comes before it.
+  CHECK(run_once(**model, inputs, "last_hidden_state") == run_once(**golden, inputs, "last_hidden_state"));
+  fs::remove(in);
+  fs::remove(out);
 }
 
 TEST_CASE("convert combiner: TF variable names map onto the same model (tied head, zero biases)") {

@@ -68,8 +68,9 @@ double rescore(const Model& m, std::vector<int64_t> ids, const std::vector<int64
   return sum;
 }
 
-const char* const kCausal[] = {"combiner_fixed_causal", "combiner_axial_causal", "combiner_mixture_causal",
-                               "combiner_logsparse_causal"};
+const char* const kCausal[] = {"combiner_fixed_causal",      "combiner_axial_causal",
+                               "combiner_axial_causal_wsum", "combiner_axial_causal_none",
+                               "combiner_mixture_causal",    "combiner_logsparse_causal"};
 
 TEST_CASE("combiner generation: greedy equals full recomputation over 36 steps, every causal form") {
   // Prompt of 5 tokens + 36 steps: crosses segment boundaries 8..40 (s = 8) / 16, 32 (s = 16).

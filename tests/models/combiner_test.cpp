@@ -67,6 +67,18 @@ TEST_CASE("combiner config: errors name the field") {
         with_config(golden("combiner_mixture_bidir_sum"), "\"pooling\":\"sum\"", "\"pooling\":\"mean\""),
         {"'pooling'", "\"mean\""});
   }
+  SUBCASE("row_summary: one of proj, none, wsum, and for axial only") {
+    check_error(with_config(golden("combiner_axial_bidir_none"), "\"row_summary\":\"none\"",
+                            "\"row_summary\":\"max\""),
+                {"'row_summary'", "\"max\"", "\"wsum\""});
+    check_error(with_config(f, "\"attention\":\"fixed\"", "\"attention\":\"fixed\",\"row_summary\":\"none\""),
+                {"'row_summary'", "axial"});
+  }
+  SUBCASE("a 'proj' checkpoint read as row_summary 'none' has tensors the model does not use") {
+    check_error(with_config(golden("combiner_axial_causal"), "\"attention\":\"axial\"",
+                            "\"attention\":\"axial\",\"row_summary\":\"none\""),
+                {"DenseGeneral_1"});
+  }
   SUBCASE("max_len must be a multiple of the segment") {
     check_error(with_config(f, "\"max_seg_len\":16", "\"max_seg_len\":17"), {"'max_seg_len'", "multiple"});
   }
@@ -118,8 +130,9 @@ TEST_CASE("combiner causal forms: a prefix gives the same outputs (no look-ahead
   // 37 tokens vs their first 21 (other padded lengths: 40 vs 24 for s = 8, 48 vs 32 for
   // s = 16); logsparse at 33 vs 21. Tolerance 1e-5: the same math on differently sized
   // blocks may round differently in the last bit, a leak is O(1e-1).
-  for (const char* name : {"combiner_fixed_causal", "combiner_axial_causal", "combiner_mixture_causal",
-                           "combiner_logsparse_causal"}) {
+  for (const char* name :
+       {"combiner_fixed_causal", "combiner_axial_causal", "combiner_axial_causal_wsum",
+        "combiner_axial_causal_none", "combiner_mixture_causal", "combiner_logsparse_causal"}) {
     CAPTURE(name);
     auto m = Model::load(golden_dir() + "/" + name + ".safetensors");
     REQUIRE(m.ok());

@@ -33,6 +33,12 @@ def layer_prefix(l):
     return "autoreg_model/transformer_layer_%d/" % l
 
 
+def axial_projections(cfg):
+    """Axial with row_summary 'proj' creates W1 (DenseGeneral_0) and W2 (DenseGeneral_1) before
+    the output projection, which Flax's creation-order naming then calls DenseGeneral_2."""
+    return cfg["attention"] == "axial" and cfg.get("row_summary", "proj") == "proj"
+
+
 def parameter_shapes(cfg):
     d, h, m, v = cfg["emb_dim"], cfg["num_heads"], cfg["mlp_dim"], cfg["vocab_size"]
     hd = cfg["qkv_dim"] // h
@@ -45,7 +51,7 @@ def parameter_shapes(cfg):
         out[p + "LayerNorm_0/bias"] = (d,)
         for k in ("query", "key", "value"):
             out[a + k + "/kernel"] = (d, h, hd)
-        if cfg["attention"] == "axial":
+        if axial_projections(cfg):
             out[a + "DenseGeneral_0/kernel"] = (h, hd, d)
             out[a + "LayerNorm_0/scale"] = (d,)
             out[a + "LayerNorm_0/bias"] = (d,)
@@ -119,10 +125,11 @@ class Terms:
         sel = x[:, :, positions, :]
         return sel.max(dim=2).values if self.pooling == "max" else sel.sum(dim=2)
 
-    def local(self, qp, positions):
+    def local(self, qp, positions, values=None):
         logits = torch.einsum("bhk,bhjk->bhj", qp, self.k[:, :, positions, :])
         w = torch.softmax(logits, dim=-1)
-        return torch.einsum("bhj,bhjk->bhk", w, self.v[:, :, positions, :])
+        vals = self.v if values is None else values
+        return torch.einsum("bhj,bhjk->bhk", w, vals[:, :, positions, :])
 
     def summary(self, omega, empty_average=None):
         """(key, value) of partition omega, pads dropped under key_padding; None when no
@@ -214,22 +221,30 @@ def mixture_terms(T, i, s, n, causal):
     return out
 
 
-def axial_heads(T, x_ln, W, a, i_list, s, n, causal, hh):
-    """R (within-row attention), K~ = W2 LN'(W1 R + x), then per query the direct row terms and
-    the column of row summaries (key K~[r, t], value R[r, t])."""
+def axial_heads(T, x_ln, W, a, i_list, s, n, causal, hh, row_summary="proj"):
+    """R (within-row attention), K~ (row_summary 'proj': W2 LN'(W1 R + x); 'none': k; 'wsum':
+    the row attention's weighted sum of the keys), then per query the direct row terms and the
+    column of row summaries (key K~[r, t], value R[r, t])."""
     q, k, v = T.q, T.k, T.v
     b, h, L, hd = q.shape
     R = torch.zeros_like(q)
+    wsum = torch.zeros_like(q)
     for r in range(n):
         cols = T.keep(list(range(r * s, r * s + s)))
         if not cols:
             continue
         for t in range(s):
             R[:, :, r * s + t, :] = T.local(q[:, :, r * s + t, :], cols)
-    merged = R.permute(0, 2, 1, 3).reshape(b, L, hh)
-    w1 = merged @ W[a + "DenseGeneral_0/kernel"].reshape(hh, -1) + x_ln
-    ln = layer_norm(w1, W[a + "LayerNorm_0/scale"], W[a + "LayerNorm_0/bias"])
-    ksum = (ln @ W[a + "DenseGeneral_1/kernel"].reshape(-1, hh)).reshape(b, L, h, hd).permute(0, 2, 1, 3)
+            wsum[:, :, r * s + t, :] = T.local(q[:, :, r * s + t, :], cols, values=k)
+    if row_summary == "none":
+        ksum = k.clone()
+    elif row_summary == "wsum":
+        ksum = wsum
+    else:
+        merged = R.permute(0, 2, 1, 3).reshape(b, L, hh)
+        w1 = merged @ W[a + "DenseGeneral_0/kernel"].reshape(hh, -1) + x_ln
+        ln = layer_norm(w1, W[a + "LayerNorm_0/scale"], W[a + "LayerNorm_0/bias"])
+        ksum = (ln @ W[a + "DenseGeneral_1/kernel"].reshape(-1, hh)).reshape(b, L, h, hd).permute(0, 2, 1, 3)
     out = torch.zeros_like(q)
     for i in i_list:
         u, t = divmod(i, s)
@@ -262,7 +277,7 @@ def attention(cfg, W, l, x_ln, real_rows):
         sl = slice(None) if br is None else slice(br, br + 1)
         T = Terms(q[sl], k[sl], v[sl], None if br is None else real_rows[br], cfg.get("pooling", "max"))
         if kind == "axial":
-            o, ks = axial_heads(T, x_ln[sl], W, a, range(L), s, n, causal, hh)
+            o, ks = axial_heads(T, x_ln[sl], W, a, range(L), s, n, causal, hh, cfg.get("row_summary", "proj"))
             out[sl] = o
             summary = ks if summary is None else torch.cat([summary, ks], 0)
             continue
@@ -288,7 +303,7 @@ def attention(cfg, W, l, x_ln, real_rows):
             ks = None
         if ks is not None:
             summary = ks if summary is None else torch.cat([summary, ks], 0)
-    y = torch.einsum("bhlk,hkd->bld", out, W[a + ("DenseGeneral_2" if kind == "axial" else "DenseGeneral_0") +
+    y = torch.einsum("bhlk,hkd->bld", out, W[a + ("DenseGeneral_2" if axial_projections(cfg) else "DenseGeneral_0") +
                                               "/kernel"])
     return y, summary
 
@@ -355,6 +370,11 @@ MODELS = OrderedDict(
         # bidirectional, key_padding (§2.6 (b))
         ("combiner_fixed_bidir_kp", _cfg("fixed", False, max_len=64, max_seg_len=8, key_padding=True)),
         ("combiner_axial_bidir_kp", _cfg("axial", False, max_len=64, max_seg_len=8, key_padding=True)),
+        # TF's other axial row summaries (no W1 / LN' / W2; the output projection is DenseGeneral_0)
+        ("combiner_axial_bidir_none", _cfg("axial", False, max_len=64, max_seg_len=8, row_summary="none")),
+        ("combiner_axial_causal_wsum", _cfg("axial", True, num_heads=4, max_len=160, max_seg_len=8,
+                                            row_summary="wsum")),
+        ("combiner_axial_causal_none", _cfg("axial", True, max_len=64, max_seg_len=8, row_summary="none")),
         ("combiner_mixture_bidir_sum_kp", _cfg("mixture", False, max_len=64, max_seg_len=8, pooling="sum",
                                                key_padding=True)),
     ]
@@ -383,6 +403,9 @@ CASES = [
     ("n45_pad", "combiner_fixed_bidir_kp", 2, 45, "i64", "i64", [45, 19]),
     ("n40_holes", "combiner_fixed_bidir_kp", 1, 40, "i64", "u8", [[1] * 8 + [0] * 9 + [1] * 14 + [0] * 9]),
     ("n45_pad", "combiner_axial_bidir_kp", 2, 45, "i64", "f32", [45, 19]),
+    ("n29", "combiner_axial_bidir_none", 2, 29, "i64", None, None),
+    ("n37", "combiner_axial_causal_wsum", 2, 37, "i64", None, None),
+    ("n37", "combiner_axial_causal_none", 1, 37, "i64", None, None),
     ("n45_pad", "combiner_mixture_bidir_sum_kp", 2, 45, "i64", "i32", [45, 19]),
     ("n37_nomask", "combiner_mixture_bidir_sum_kp", 1, 37, "i64", None, None),
 ]

@@ -79,6 +79,12 @@ constexpr ModelPreset kPresets[] = {
      "1024,2048,4096,8192", "attention only: Combiner-Fixed (bidirectional), s = 128, same q, k, v"},
     {"attn-combiner-axial", "attention", "{\"form\":\"axial\",\"segment\":128}", "attn-dense",
      "1024,2048,4096,8192", "attention only: Combiner-Axial (bidirectional, with its row summary), s = 128"},
+    {"attn-combiner-axial-wsum", "attention", "{\"form\":\"axial\",\"segment\":128,\"row_summary\":\"wsum\"}",
+     "attn-dense", "1024,2048,4096,8192",
+     "attention only: Combiner-Axial with TF's row_summary 'wsum' (keys summarised by the row attention)"},
+    {"attn-combiner-axial-none", "attention", "{\"form\":\"axial\",\"segment\":128,\"row_summary\":\"none\"}",
+     "attn-dense", "1024,2048,4096,8192",
+     "attention only: Combiner-Axial with TF's row_summary 'none' (K~ = k)"},
 };
 
 #undef LR_LRA_TEXT

@@ -41,6 +41,15 @@ Result<std::string> attention_module(const std::string& config_json) {
                           v + "'");
 }
 
+// Whether an axial config has the row-summary projections W1 / W2 (row_summary 'proj', the
+// default), which move the output kernel to DenseGeneral_2 (combiner_model.h).
+bool axial_projections(const std::string& config_json) {
+  const nlohmann::json j = nlohmann::json::parse(config_json, nullptr, false);
+  if (!j.is_object()) return true;
+  const auto r = j.find("row_summary");
+  return r == j.end() || !r->is_string() || r->get<std::string>() == "proj";
+}
+
 // "gamma" / "beta" -> "scale" / "bias"; "weight" -> "kernel"; "bias" stays.
 std::optional<std::string> tf_leaf(std::string_view leaf, bool norm) {
   if (norm) {
@@ -58,7 +67,8 @@ std::optional<std::string> tf_leaf(std::string_view leaf, bool norm) {
 //   autoreg_model/LayerNorm_0/{scale,bias}; softmax_bias -> autoreg_model/Dense_0/bias (the
 //   kernel is the tied embedding table, transposed: a tie rule);
 //   layer_<lll>/attn/pre_norm -> LayerNorm_0; attn/{q,k,v}/weight -> <Attn>/{query,key,value}/kernel;
-//   attn/dense/weight -> the output kernel (DenseGeneral_0, axial DenseGeneral_2);
+//   attn/dense/weight -> the output kernel (DenseGeneral_0; axial with row_summary 'proj':
+//   DenseGeneral_2);
 //   attn/rowmajor_param_post/{dense, pre_norm, dense_1} -> <Attn>/{DenseGeneral_0, LayerNorm_0,
 //   DenseGeneral_1}; ffn/pre_norm -> LayerNorm_1; ffn/dense, ffn/dense_1 -> MlpBlock_0/Dense_0, Dense_1.
 // The TF attention biases have no slot in the JAX model: accepted only when all zeros. The
@@ -89,7 +99,7 @@ Result<Renamed> rename_tf(std::string_view name, const std::string& config_json)
   const std::string rest = scope.substr(sep + 1);
   const std::string base = "autoreg_model/transformer_layer_" + std::to_string(layer) + "/";
   LR_ASSIGN_OR_RETURN(const std::string attn, attention_module(config_json));
-  const bool axial = attn == "_SelfAttAxialRowmajor_0";
+  const bool axial = attn == "_SelfAttAxialRowmajor_0" && axial_projections(config_json);
   struct Scope {
     const char* tf;
     std::string flax;
