@@ -161,20 +161,33 @@ int64_t packed_b_floats(const GemmIsaKernels& isa, const Problem& p) {
   return ceil_div(p.N, isa.nr) * p.K * isa.nr;
 }
 
+// Element offset of B's matrix `mat` (B's own flat batch index).
+int64_t b_matrix_offset(const TensorDesc& bdesc, int64_t mat) {
+  int64_t off = 0, rest = mat;
+  for (int i = bdesc.rank() - 3; i >= 0; --i) {
+    off += (rest % bdesc.dim(i)) * bdesc.stride(i);
+    rest /= bdesc.dim(i);
+  }
+  return off;
+}
+
+// Whether B is read in place by the microkernel instead of packed: a per-run f32 B that is
+// row-major along n (op(B)[k, n] at k * b_k + n) with whole NR-column panels, as attention's
+// P V has (N = head size 64). Packing such a small B per batch costs up to a fifth of its
+// product; reading it in place gives the same sums in the same order.
+bool direct_b(const GemmIsaKernels& isa, const Problem& p) {
+  return p.b_dtype == DType::f32 && p.b_n == 1 && p.N % isa.nr == 0;
+}
+
 // Packs B matrices [first, first + count) (B's own flat batch index) into dst, full-K panels.
 void pack_b(const GemmIsaKernels& isa, const Problem& p, const TensorDesc& bdesc, int64_t first,
             int64_t count, float* dst, ThreadPool* pool) {
   const int64_t panels = ceil_div(p.N, isa.nr), per_matrix = packed_b_floats(isa, p);
   const int64_t esize = int64_t(dtype_size(p.b_dtype));
-  const int nb = bdesc.rank() - 2;
   auto job = [&](int64_t begin, int64_t end) {
     for (int64_t item = begin; item < end; ++item) {
       const int64_t mat = first + item / panels, panel = item % panels;
-      int64_t off = 0, rest = mat;  // element offset of B's batch `mat`
-      for (int i = nb - 1; i >= 0; --i) {
-        off += (rest % bdesc.dim(i)) * bdesc.stride(i);
-        rest /= bdesc.dim(i);
-      }
+      const int64_t off = b_matrix_offset(bdesc, mat);
       const int64_t n0 = panel * isa.nr;
       const char* src = p.b + (off + n0 * p.b_n) * esize;
       isa.pack_panel(src, p.b_dtype, p.b_n, p.b_k, std::min<int64_t>(isa.nr, p.N - n0), p.K, isa.nr,
@@ -220,10 +233,11 @@ int64_t chunk_of(int64_t n, int64_t chunks, int64_t begin) {
 }
 
 // Computes output batches [first, first + count) with B packed at `packed_b` (matrix j of
-// B's flat batch index at packed_b + (j - b_first) * packed size).
+// B's flat batch index at packed_b + (j - b_first) * packed size), or with B read in place
+// when `bdesc` is given (direct_b: packed_b is then B's data and b_first unused).
 void compute(const GemmIsaKernels& isa, const MatmulAttrs& at, const Problem& p, const Blocking& bl,
              int64_t first, int64_t count, const float* packed_b, int64_t b_first, float* a_scratch,
-             int64_t a_floats, ThreadPool* pool) {
+             int64_t a_floats, ThreadPool* pool, const TensorDesc* bdesc = nullptr) {
   const int64_t per_b = packed_b_floats(isa, p);
   const bool trivial = at.alpha == 1.0f && !at.has_bias && !at.has_c && at.activation == Activation::none;
   const int64_t tasks = count * bl.tasks();
@@ -236,7 +250,10 @@ void compute(const GemmIsaKernels& isa, const MatmulAttrs& at, const Problem& p,
       const int64_t n0 = bl.n_begin(nb, p.N), nc = bl.n_begin(nb + 1, p.N) - n0;
       const Offsets o = batch_offsets(p, batch);
       float* y = p.y + (batch * p.M + m0) * p.N + n0;
-      const float* b = packed_b + (o.b_flat - b_first) * per_b + (n0 / isa.nr) * p.K * isa.nr;
+      const float* b = bdesc != nullptr
+                           ? packed_b + b_matrix_offset(*bdesc, o.b_flat) + n0
+                           : packed_b + (o.b_flat - b_first) * per_b + (n0 / isa.nr) * p.K * isa.nr;
+      const int64_t ldb = bdesc != nullptr ? p.b_k : isa.nr;
       Epilogue ep{at.alpha,
                   at.beta,
                   p.bias != nullptr ? p.bias + n0 : nullptr,
@@ -254,8 +271,9 @@ void compute(const GemmIsaKernels& isa, const MatmulAttrs& at, const Problem& p,
         g.a = apack;
         g.a_direct = direct ? a0 : nullptr;
         g.lda = p.a_m;
-        g.b = b + k0 * isa.nr;
-        g.b_panel_stride = p.K * isa.nr;
+        g.b = b + k0 * ldb;
+        g.b_panel_stride = bdesc != nullptr ? isa.nr : p.K * isa.nr;
+        g.ldb = ldb;
         g.m = mc;
         g.n = nc;
         g.kc = kc;
@@ -351,6 +369,11 @@ Status matmul_run(const GemmIsaKernels& isa, const KernelArgs& args) {
     compute(isa, at, p, bl, 0, p.batch, state->packed_weight->floats.data(), 0, a_scratch, a_floats, pool);
     return {};
   }
+  if (direct_b(isa, p)) {
+    compute(isa, at, p, bl, 0, p.batch, args.inputs[1].ptr<const float>(), 0, a_scratch, a_floats, pool,
+            &bdesc);
+    return {};
+  }
   float* b_scratch = nullptr;
   const bool all_b = p.b_batches * per_b * 4 <= kPackedBCap;
   const int64_t b_need = all_b ? p.b_batches * per_b : per_b;
@@ -430,7 +453,7 @@ Result<std::shared_ptr<void>> matmul_prepare(const GemmIsaKernels& isa, const Gr
         release_file_pages(b.weight_data, size_t(b.desc.numel()) * dtype_size(b.desc.dtype()));
     }
     state->weight = b.weight_data;
-  } else {
+  } else if (!direct_b(isa, p)) {
     const bool all_b = p.b_batches * per_b * 4 <= kPackedBCap;
     state->b_floats = all_b ? p.b_batches * per_b : per_b;
   }

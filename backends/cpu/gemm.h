@@ -55,6 +55,9 @@ struct MacroArgs {
   int64_t lda = 0;
   const float* b = nullptr;  // packed B: ceil(n / NR) panels, `b_panel_stride` apart, kc x NR each
   int64_t b_panel_stride = 0;
+  // B's step per k: NR in a packed panel; B's row stride when B is read in place (row-major
+  // f32 with whole NR-column panels, so every vector load stays inside its row).
+  int64_t ldb = 0;
   int64_t m = 0, n = 0, kc = 0;
   float* y = nullptr;
   int64_t ldy = 0;

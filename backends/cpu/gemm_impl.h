@@ -34,8 +34,8 @@ struct GemmKernels {
   // per 3 rows (base + {0, 1, 2} * lda fits x86 scaled-index addressing, so no row pointer
   // spills); otherwise from a packed kc x MR panel.
   template <bool kDirect, int kRows, int kNv>
-  static void micro(const float* a, int64_t lda, const float* b, int64_t kc, float* y, int64_t ldy, int64_t n,
-                    bool accumulate) {
+  static void micro(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t kc, float* y,
+                    int64_t ldy, int64_t n, bool accumulate) {
     M mask[kNv];
 #pragma GCC unroll 8
     for (int j = 0; j < kNv; ++j) mask[j] = V::first_n_any(n - L * j);
@@ -65,12 +65,12 @@ struct GemmKernels {
       T bv[kNv];
 #pragma GCC unroll 8
       for (int j = 0; j < kNv; ++j) bv[j] = V::load(b + L * j);
-      // The packed B panel 32 K steps (4 KB) ahead into L2: a prepacked weight streams from
+      // B 32 K steps ahead into L2 (4 KB in a packed panel): a prepacked weight streams from
       // DRAM in a model (every layer's weights pass through once per run), and the first tile
       // of a panel otherwise waits on each of its lines; measured 38 -> 33 ms on the fourier
       // model at N = 512, whose 104-row GEMMs reuse each panel only 8 times.
-      _mm_prefetch(reinterpret_cast<const char*>(b + kNr * 32), _MM_HINT_T1);
-      _mm_prefetch(reinterpret_cast<const char*>(b + kNr * 32 + 16), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(b + ldb * 32), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(b + ldb * 32 + 16), _MM_HINT_T1);
 #pragma GCC unroll 16
       for (int r = 0; r < kRows; ++r) {
         const T av = V::set1(kDirect ? base[r / 3][(r % 3) * lda + k] : a[r]);
@@ -78,7 +78,7 @@ struct GemmKernels {
         for (int j = 0; j < kNv; ++j) acc[r][j] = V::fmadd(av, bv[j], acc[r][j]);
       }
       if (!kDirect) a += kMr;
-      b += kNr;
+      b += ldb;
     };
     if constexpr (Cfg::kUnrollK == 4) {
 #pragma GCC unroll 4
@@ -94,7 +94,8 @@ struct GemmKernels {
       for (int j = 0; j < kNv; ++j) V::store_part(y + r * ldy + L * j, mask[j], acc[r][j], full_n);
   }
 
-  using MicroFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t, int64_t, bool);
+  using MicroFn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, float*, int64_t, int64_t,
+                           bool);
   using MicroRow = std::array<MicroFn, kMr>;
   static constexpr int kNarrowNv = Cfg::kSplitNarrow ? 1 : 2;
 
@@ -115,7 +116,7 @@ struct GemmKernels {
         const int64_t mm = std::min<int64_t>(kMr, g.m - i);
         float* yt = g.y + i * g.ldy + j;
         const float* a = direct ? g.a_direct + i * g.lda : g.a + (i / kMr) * g.kc * kMr;
-        kMicro[direct][nn > L][size_t(mm - 1)](a, g.lda, bp, g.kc, yt, g.ldy, nn, g.accumulate);
+        kMicro[direct][nn > L][size_t(mm - 1)](a, g.lda, bp, g.ldb, g.kc, yt, g.ldy, nn, g.accumulate);
         if (g.epilogue != nullptr) {
           Epilogue e = *g.epilogue;
           if (e.bias != nullptr) e.bias += j;

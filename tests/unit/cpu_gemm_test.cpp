@@ -245,6 +245,8 @@ TEST_CASE("cpu gemm: batch dims broadcast numpy-style across A, B and C") {
       CAPTURE(v);
       check_all_levels(make_problem(at, 17, 33, 20, v % 3 == 0 ? DType::f16 : DType::f32, uint32_t(100 + v),
                                     bs.a, bs.b, bs.c));
+      // N = 64, whole panels on every level: an f32 B without trans_b is read in place.
+      check_all_levels(make_problem(at, 17, 64, 20, DType::f32, uint32_t(200 + v), bs.a, bs.b, bs.c));
     }
   }
 }
