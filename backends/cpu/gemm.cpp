@@ -172,11 +172,12 @@ int64_t b_matrix_offset(const TensorDesc& bdesc, int64_t mat) {
 }
 
 // Whether B is read in place by the microkernel instead of packed: a per-run f32 B that is
-// row-major along n (op(B)[k, n] at k * b_k + n) with whole NR-column panels, as attention's
-// P V has (N = head size 64). Packing such a small B per batch costs up to a fifth of its
-// product; reading it in place gives the same sums in the same order.
+// row-major along n (op(B)[k, n] at k * b_k + n) with whole NR-column panels, at most four
+// of them, as attention's P V has (N = head size 64). Packing such a small B per batch costs
+// up to a fifth of its product; reading it in place gives the same sums in the same order.
+// A wider B stays packed: its panels would be read from rows far apart (a page per k step).
 bool direct_b(const GemmIsaKernels& isa, const Problem& p) {
-  return p.b_dtype == DType::f32 && p.b_n == 1 && p.N % isa.nr == 0;
+  return p.b_dtype == DType::f32 && p.b_n == 1 && p.N % isa.nr == 0 && p.N <= 4 * isa.nr;
 }
 
 // Packs B matrices [first, first + count) (B's own flat batch index) into dst, full-K panels.
