@@ -13,16 +13,27 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-// Shapes and the key-padding views every form needs.
+// Shapes and the key-padding views every form needs. The cols layouts are transposes
+// (copies, 2 x 16 MB each at N = 8192): made on first use, so a form that never reads one
+// (fixed reads none, axial not v) does not pay for it.
 struct Ctx {
   int64_t b = 0, h = 0, np = 0, hd = 0, s = 1, n = 0;
-  ValueId q_rows = kNoValue, k_rows = kNoValue, v_rows = kNoValue;  // [B, H, n, s, hd]
-  ValueId q_cols = kNoValue, k_cols = kNoValue, v_cols = kNoValue;  // [B, H, s, n, hd]
+  ValueId q_rows = kNoValue, k_rows = kNoValue, v_rows = kNoValue;            // [B, H, n, s, hd]
+  ValueId q_cols(GraphContext& c) const { return cols(c, q_rows, q_cols_); }  // [B, H, s, n, hd]
+  ValueId k_cols(GraphContext& c) const { return cols(c, k_rows, k_cols_); }
+  ValueId v_cols(GraphContext& c) const { return cols(c, v_rows, v_cols_); }
   // key_padding only (else kNoValue):
   ValueId keep_heads = kNoValue;  // [B, 1, n, s, 1]: clears pads of a rows-layout tensor
   ValueId keep_rows = kNoValue;   // [B, 1, n, 1, s]: key (u, c) of rows-layout logits
   ValueId keep_cols = kNoValue;   // [B, 1, s, 1, n]: key (r, t) of cols-layout logits
   ValueId real = kNoValue;        // f32 [B, n, s] 0/1
+
+ private:
+  static ValueId cols(GraphContext& c, ValueId rows, ValueId& cached) {
+    if (cached == kNoValue) cached = swap_blocks(c, rows);
+    return cached;
+  }
+  mutable ValueId q_cols_ = kNoValue, k_cols_ = kNoValue, v_cols_ = kNoValue;
 };
 
 Ctx make_ctx(GraphContext& c, const Heads& x, int64_t s, const std::string& name) {
@@ -32,8 +43,6 @@ Ctx make_ctx(GraphContext& c, const Heads& x, int64_t s, const std::string& name
   z.b = d.dim(0), z.h = d.dim(1), z.np = d.dim(2), z.hd = d.dim(3), z.s = s, z.n = z.np / s;
   auto rows = [&](ValueId t) { return reshape(c, t, {z.b, z.h, z.n, z.s, z.hd}); };
   z.q_rows = rows(x.q), z.k_rows = rows(x.k), z.v_rows = rows(x.v);
-  z.q_cols = swap_blocks(c, z.q_rows), z.k_cols = swap_blocks(c, z.k_rows),
-  z.v_cols = swap_blocks(c, z.v_rows);
   if (x.key_mask != kNoValue) {
     z.keep_heads = reshape(c, x.key_mask, {z.b, 1, z.n, z.s, 1});
     z.keep_rows = reshape(c, x.key_mask, {z.b, 1, z.n, 1, z.s});
@@ -86,7 +95,7 @@ ValueId fixed(GraphContext& c, const Form& f, const Ctx& z, const std::string& n
     direct.keeps = {z.keep_rows};
     if (kp) summary.keeps = {reshape(c, has_real, {z.b, 1, 1, 1, n})};
   }
-  return combine(c, z.q_rows, z.q_cols, {direct, summary}, name);
+  return combine(c, z.q_rows, kNoValue, {direct, summary}, name);  // no cols-layout group
 }
 
 // --- Axial (§2.4) -----------------------------------------------------------------------------
@@ -105,7 +114,7 @@ ValueId axial(GraphContext& c, const Form& f, const Ctx& z, const RowSummary& ro
   SlotGroup direct{.key = z.k_rows, .value = z.v_rows, .name = "direct"};
   // Summary slot r of query (u, t): key K~[r, t], value R[r, t] -- per column, so cols layout.
   SlotGroup summary{.cols = true,
-                    .key = f.row_summary == RowSummaryMode::none ? z.k_cols : swap_blocks(c, k_sum),
+                    .key = f.row_summary == RowSummaryMode::none ? z.k_cols(c) : swap_blocks(c, k_sum),
                     .value = swap_blocks(c, r),
                     .name = "summary"};
   if (f.causal) {
@@ -118,7 +127,7 @@ ValueId axial(GraphContext& c, const Form& f, const Ctx& z, const RowSummary& ro
     direct.keeps = {z.keep_rows};
     summary.keeps = {z.keep_cols};
   }
-  return combine(c, z.q_rows, z.q_cols, {direct, summary}, name);
+  return combine(c, z.q_rows, z.q_cols(c), {direct, summary}, name);
 }
 
 // --- Logsparse (§2.3; causal only) -------------------------------------------------------------
@@ -215,7 +224,7 @@ SlotGroup column_summaries(GraphContext& c, const Form& f, const Ctx& z, bool re
     return reverse ? r > u : r < u;
   });
   const ValueId e =
-      attend(c, swap_blocks(c, pooled.q), z.k_cols, z.v_cols, {inner, z.keep_cols}, p + ".local");
+      attend(c, swap_blocks(c, pooled.q), z.k_cols(c), z.v_cols(c), {inner, z.keep_cols}, p + ".local");
   SlotGroup g{.key = pooled.k, .value = swap_blocks(c, e), .name = group};
   if (f.causal)  // JAX: u > 0 and every column but the query's own (that one is direct).
     g.keeps = {keep_mask(c, p + ".causal", {n, s, s},
@@ -251,7 +260,7 @@ SlotGroup row_summaries(GraphContext& c, const Form& f, const Ctx& z, bool rever
 ValueId mixture(GraphContext& c, const Form& f, const Ctx& z, const std::string& name,
                 const std::string& debug) {
   const int64_t n = z.n, s = z.s;
-  SlotGroup col{.cols = true, .key = z.k_cols, .value = z.v_cols, .name = "col"};
+  SlotGroup col{.cols = true, .key = z.k_cols(c), .value = z.v_cols(c), .name = "col"};
   SlotGroup row{.key = z.k_rows, .value = z.v_rows, .name = "row"};
   if (f.causal) {
     // JAX _AxialMixtureAtt: [col(n) | row(s) | prev_row(s) | top_left(n) | top_right(n)].
@@ -260,7 +269,7 @@ ValueId mixture(GraphContext& c, const Form& f, const Ctx& z, const std::string&
     row.keeps = {
         keep_mask(c, name + ".row.causal", {s, s}, [](int64_t, int64_t t, int64_t j) { return j <= t; })};
     return combine(
-        c, z.q_rows, z.q_cols,
+        c, z.q_rows, z.q_cols(c),
         {col, row, column_summaries(c, f, z, false, name, "prev_row", debug),
          row_summaries(c, f, z, false, name, "top_left"), row_summaries(c, f, z, true, name, "top_right")},
         name);
@@ -269,7 +278,7 @@ ValueId mixture(GraphContext& c, const Form& f, const Ctx& z, const std::string&
   // includes the query itself again.
   row.keeps = {z.keep_rows};
   col.keeps = {z.keep_cols};
-  return combine(c, z.q_rows, z.q_cols,
+  return combine(c, z.q_rows, z.q_cols(c),
                  {row, col, column_summaries(c, f, z, false, name, "t2d", debug),
                   column_summaries(c, f, z, true, name, "b2t", ""),
                   row_summaries(c, f, z, false, name, "l2r"), row_summaries(c, f, z, true, name, "r2l")},

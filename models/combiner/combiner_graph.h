@@ -53,6 +53,7 @@ struct SlotGroup {
 };
 // The Combiner attention: every group's logits go into ONE softmax per query (concatenated
 // along the slot axis), out = sum over groups of weights @ values, as [B, H, n, s, hd].
+// q_cols is read only by cols-layout groups (kNoValue when there is none).
 ValueId combine(GraphContext& c, ValueId q_rows, ValueId q_cols, const std::vector<SlotGroup>& groups,
                 const std::string& name);
 
