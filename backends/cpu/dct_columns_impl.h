@@ -85,25 +85,13 @@ struct ColumnKernels {
         const int64_t j = q + s * p, o = q + 4 * s * p;
         fetch(j, o);
         for (int64_t v = 0; v < w; ++v) {
-          T ar, ai, br, bi, cr, ci, dr, di;
-          load(j, v, ar, ai);
-          load(j + s * n1, v, br, bi);
-          load(j + 2 * s * n1, v, cr, ci);
-          load(j + 3 * s * n1, v, dr, di);
-          const T apcr = V::add(ar, cr), apci = V::add(ai, ci), amcr = V::sub(ar, cr), amci = V::sub(ai, ci);
-          const T bpdr = V::add(br, dr), bpdi = V::add(bi, di), bmdr = V::sub(br, dr), bmdi = V::sub(bi, di);
-          // amc -+ i (b - d): forward X_1 = (a - c) - i (b - d), X_3 = (a - c) + i (b - d).
-          T y1r = V::add(amcr, bmdi), y1i = V::sub(amci, bmdr);
-          T y3r = V::sub(amcr, bmdi), y3i = V::add(amci, bmdr);
-          if (kInverse) std::swap(y1r, y3r), std::swap(y1i, y3i);
-          T y2r = V::sub(apcr, bpdr), y2i = V::sub(apci, bpdi);
-          cmul(y1r, y1i, w1r, w1i);
-          cmul(y2r, y2i, w2r, w2i);
-          cmul(y3r, y3i, w3r, w3i);
-          store(o, v, V::add(apcr, bpdr), V::add(apci, bpdi));
-          store(o + s, v, y1r, y1i);
-          store(o + 2 * s, v, y2r, y2i);
-          store(o + 3 * s, v, y3r, y3i);
+          T r[4], i[4];
+          for (int u = 0; u < 4; ++u) load(j + u * s * n1, v, r[u], i[u]);
+          dft4<kInverse>(r, i);
+          cmul(r[1], i[1], w1r, w1i);
+          cmul(r[2], i[2], w2r, w2i);
+          cmul(r[3], i[3], w3r, w3i);
+          for (int u = 0; u < 4; ++u) store(o + u * s, v, r[u], i[u]);
         }
       }
     }
@@ -117,19 +105,20 @@ struct ColumnKernels {
     im = kInverse ? r : V::sub(V::zero(), r);
   }
 
-  // The 4-point DFT of (b0, b1, b2, b3) in place: X0 = (b0 + b2) + (b1 + b3), X2 = (b0 + b2) -
-  // (b1 + b3), X1 = (b0 - b2) + rot(b1 - b3), X3 = (b0 - b2) - rot(b1 - b3).
+  // The 4-point DFT of (a, b, c, d) in place: X0 = (a + c) + (b + d), X2 = (a + c) - (b + d),
+  // forward X1 = (a - c) - i (b - d), X3 = (a - c) + i (b - d); the inverse swaps X1 and X3.
   template <bool kInverse>
   static void dft4(T (&r)[4], T (&i)[4]) {
     const T apcr = V::add(r[0], r[2]), apci = V::add(i[0], i[2]), amcr = V::sub(r[0], r[2]),
             amci = V::sub(i[0], i[2]);
-    const T bpdr = V::add(r[1], r[3]), bpdi = V::add(i[1], i[3]);
-    T bmdr = V::sub(r[1], r[3]), bmdi = V::sub(i[1], i[3]);
-    rot<kInverse>(bmdr, bmdi);
+    const T bpdr = V::add(r[1], r[3]), bpdi = V::add(i[1], i[3]), bmdr = V::sub(r[1], r[3]),
+            bmdi = V::sub(i[1], i[3]);
+    T y1r = V::add(amcr, bmdi), y1i = V::sub(amci, bmdr);
+    T y3r = V::sub(amcr, bmdi), y3i = V::add(amci, bmdr);
+    if (kInverse) std::swap(y1r, y3r), std::swap(y1i, y3i);
     r[0] = V::add(apcr, bpdr), i[0] = V::add(apci, bpdi);
     r[2] = V::sub(apcr, bpdr), i[2] = V::sub(apci, bpdi);
-    r[1] = V::add(amcr, bmdr), i[1] = V::add(amci, bmdi);
-    r[3] = V::sub(amcr, bmdr), i[3] = V::sub(amci, bmdi);
+    r[1] = y1r, i[1] = y1i, r[3] = y3r, i[3] = y3i;
   }
 
   // One radix-8 Stockham pass, as radix4: y[q + s(8p + t)] = w^{tp} sum_u x[q + s(p + u n/8)]

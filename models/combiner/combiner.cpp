@@ -114,9 +114,7 @@ std::string Combiner::config_json() const {
   if (cfg_.form.variant == Variant::mixture && !cfg_.form.causal)
     j["pooling"] = cfg_.form.pooling == Pooling::sum ? "sum" : "max";
   if (cfg_.form.variant == Variant::axial)
-    j["row_summary"] = cfg_.form.row_summary == RowSummaryMode::none   ? "none"
-                       : cfg_.form.row_summary == RowSummaryMode::wsum ? "wsum"
-                                                                       : "proj";
+    j["row_summary"] = combiner::row_summary_name(cfg_.form.row_summary);
   return j.dump();
 }
 
@@ -256,14 +254,13 @@ Result<std::unique_ptr<Architecture>> parse_combiner_config(std::string_view con
                        c.attention + "\", causal = " + (c.form.causal ? "true" : "false"));
   c.form.pooling = pooling == "sum" ? Pooling::sum : Pooling::max;
   LR_ASSIGN_OR_RETURN(const std::string row_summary, r.string_or("row_summary", "proj"));
-  if (row_summary != "proj" && row_summary != "none" && row_summary != "wsum")
+  const std::optional<RowSummaryMode> mode = combiner::parse_row_summary(row_summary);
+  if (!mode)
     return r.error("row_summary", "expected \"proj\", \"none\" or \"wsum\", found \"" + row_summary + "\"");
-  if (row_summary != "proj" && c.form.variant != Variant::axial)
+  if (*mode != RowSummaryMode::proj && c.form.variant != Variant::axial)
     return r.error("row_summary", "applies to attention \"axial\" only, found \"" + row_summary +
                                       "\" with attention \"" + c.attention + "\"");
-  c.form.row_summary = row_summary == "none"   ? RowSummaryMode::none
-                       : row_summary == "wsum" ? RowSummaryMode::wsum
-                                               : RowSummaryMode::proj;
+  c.form.row_summary = *mode;
   for (const char* k : {"dropout_rate", "attention_dropout_rate"}) r.ignore(k);
   LR_RETURN_IF_ERROR(r.finish());
   return std::unique_ptr<Architecture>(new Combiner(std::move(c)));

@@ -9,6 +9,22 @@
 #include "common/blocks.h"
 
 namespace longrun::models::combiner {
+
+std::optional<RowSummaryMode> parse_row_summary(std::string_view name) {
+  if (name == "proj") return RowSummaryMode::proj;
+  if (name == "none") return RowSummaryMode::none;
+  if (name == "wsum") return RowSummaryMode::wsum;
+  return std::nullopt;
+}
+
+const char* row_summary_name(RowSummaryMode mode) {
+  switch (mode) {
+    case RowSummaryMode::none: return "none";
+    case RowSummaryMode::wsum: return "wsum";
+    case RowSummaryMode::proj: break;
+  }
+  return "proj";
+}
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();

@@ -9,7 +9,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "combiner/combiner_graph.h"
 
@@ -18,6 +20,9 @@ namespace longrun::models::combiner {
 enum class Variant { fixed, logsparse, axial, mixture };
 
 enum class RowSummaryMode { proj, none, wsum };
+// The config / TF names "proj", "none", "wsum"; parse gives nullopt for any other.
+std::optional<RowSummaryMode> parse_row_summary(std::string_view name);
+const char* row_summary_name(RowSummaryMode mode);
 
 struct Form {
   Variant variant = Variant::fixed;

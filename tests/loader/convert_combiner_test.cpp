@@ -117,6 +117,17 @@ TfCheckpoint tf_checkpoint(const SafetensorsFile& golden) {
   return tf;
 }
 
+// A TF conversion ties the head to the embedding (transposed), so everything before the
+// head must be the golden model's: last_hidden_state on the golden's n37 inputs, bitwise.
+void check_same_body(const std::string& converted, const std::string& golden_name) {
+  auto model = Model::load(converted);
+  auto golden = Model::load(golden_model_path(golden_name));
+  REQUIRE_MESSAGE(model.ok(), model.status().to_string());
+  REQUIRE(golden.ok());
+  const auto inputs = golden_inputs(golden_name + ".n37");
+  CHECK(run_once(**model, inputs, "last_hidden_state") == run_once(**golden, inputs, "last_hidden_state"));
+}
+
 }  // namespace
 
 TEST_CASE("convert combiner: the Flax optimizer checkpoint gives the golden tensors and logits") {
@@ -186,13 +197,7 @@ TEST_CASE("convert combiner: TF row_summary 'none' puts attn/dense on DenseGener
   auto summary = convert_combiner(*src, out, {}, name);
   REQUIRE_MESSAGE(summary.ok(), summary.status().to_string());
   CHECK(summary->ignored.size() == 8);  // 4 zero biases per layer
-  auto model = Model::load(out);
-  auto golden = Model::load(golden_model_path(name));
-  REQUIRE_MESSAGE(model.ok(), model.status().to_string());
-  REQUIRE(golden.ok());
-  const auto inputs = golden_inputs("combiner_axial_causal_none.n37");
-  // The head is tied in TF (the embedding transposed), so compare what comes before it.
-  CHECK(run_once(**model, inputs, "last_hidden_state") == run_once(**golden, inputs, "last_hidden_state"));
+  check_same_body(out, name);
   fs::remove(in);
   fs::remove(out);
 }
@@ -234,13 +239,7 @@ TEST_CASE("convert combiner: TF variable names map onto the same model (tied hea
     for (int64_t i = 0; i < d; ++i)
       for (int64_t j = 0; j < v; ++j) transposed = transposed && hp[i * v + j] == ep[j * d + i];
     CHECK(transposed);
-    // Everything before the head is the golden model's.
-    auto model = Model::load(out);
-    auto golden = Model::load(golden_model_path(kGolden));
-    REQUIRE_MESSAGE(model.ok(), model.status().to_string());
-    REQUIRE(golden.ok());
-    const auto inputs = golden_inputs("combiner_axial_causal.n37");
-    CHECK(run_once(**model, inputs, "last_hidden_state") == run_once(**golden, inputs, "last_hidden_state"));
+    check_same_body(out, kGolden);
   }
   SUBCASE("a non-zero TF bias and a learned position table are refused by name") {
     for (size_t i = 0; i < tf.entries.size(); ++i)

@@ -12,7 +12,7 @@ namespace {
 
 struct AttentionConfig {
   std::string form;
-  std::string row_summary = "proj";  // axial: proj, none or wsum (MODELS.md §2.4)
+  models::combiner::RowSummaryMode row_summary = models::combiner::RowSummaryMode::proj;  // axial only
   int64_t heads = 8, head_dim = 64, segment = 128;
 };
 
@@ -26,10 +26,12 @@ Result<AttentionConfig> parse(const std::string& json) {
       if (!value.is_string()) return invalid_argument(what + ": field 'form': expected a string");
       c.form = value.get<std::string>();
     } else if (key == "row_summary") {
-      if (!value.is_string() || (value != "proj" && value != "none" && value != "wsum"))
+      const auto mode =
+          value.is_string() ? models::combiner::parse_row_summary(value.get<std::string>()) : std::nullopt;
+      if (!mode)
         return invalid_argument(
             what + ": field 'row_summary': expected \"proj\", \"none\" or \"wsum\", found " + value.dump());
-      c.row_summary = value.get<std::string>();
+      c.row_summary = *mode;
     } else if (key == "heads" || key == "head_dim" || key == "segment") {
       if (!value.is_number_integer() || value.get<int64_t>() < 1 || value.get<int64_t>() > 65536)
         return invalid_argument(what + ": field '" + key + "': expected an integer in [1, 65536], found " +
@@ -43,7 +45,7 @@ Result<AttentionConfig> parse(const std::string& json) {
   if (c.form != "dense" && c.form != "fixed" && c.form != "axial")
     return invalid_argument(what + ": field 'form': expected \"dense\", \"fixed\" or \"axial\", found \"" +
                             c.form + "\"");
-  if (c.row_summary != "proj" && c.form != "axial")
+  if (c.row_summary != models::combiner::RowSummaryMode::proj && c.form != "axial")
     return invalid_argument(what + ": field 'row_summary' applies to form \"axial\" only");
   return c;
 }
@@ -97,9 +99,7 @@ Result<Workload> attention_block(const std::string& config_json, int64_t batch, 
           cfg.form == "fixed" ? models::combiner::Variant::fixed : models::combiner::Variant::axial;
       form.causal = false;
       form.segment = cfg.segment;
-      form.row_summary = cfg.row_summary == "none"   ? models::combiner::RowSummaryMode::none
-                         : cfg.row_summary == "wsum" ? models::combiner::RowSummaryMode::wsum
-                                                     : models::combiner::RowSummaryMode::proj;
+      form.row_summary = cfg.row_summary;
       models::combiner::RowSummary row_summary;
       if (form.row_summary == models::combiner::RowSummaryMode::proj && cfg.form == "axial") {
         // K~ = W2 LN'(W1 R + x) as models/combiner/combiner.cpp builds it ([in, out] kernels).
