@@ -35,6 +35,7 @@ constexpr Arity arity_of(OpKind k) {
     case OpKind::where: return {3, 3, -1, false};
     case OpKind::attention: return {3, 4, -1, false};
     case OpKind::sparse_attention: return {4, 4, -1, false};
+    case OpKind::axial_attention: return {5, 6, -1, false};
     default: return {1, 1, -1, false};
   }
 }
@@ -91,7 +92,9 @@ Status infer_op(OpKind kind, const OpAttrs& attrs, std::span<const TensorDesc> i
     return invalid_argument(std::string(s.name) + ": expected " + expected + " inputs, found " +
                             std::to_string(n));
   }
-  outputs->assign(size_t(s.num_outputs), TensorDesc{});
+  // attention with_lse is the one op whose attributes add an output.
+  const auto* at = std::get_if<AttentionAttrs>(&attrs);
+  outputs->assign(size_t(s.num_outputs + (at != nullptr && at->with_lse ? 1 : 0)), TensorDesc{});
   Status st = s.infer(attrs, inputs, *outputs);
   if (!st.ok() && st.message().rfind(std::string(s.name) + ":", 0) != 0) return st.with_context(s.name);
   return st;

@@ -40,7 +40,41 @@ struct AttentionProblem {
   int64_t is[4] = {};  // index strides; is[0] / is[1] are 0 where indices broadcast
   float scale = 1.0f;
   bool causal = false;
+  int64_t causal_offset = 0;  // causal: key j is visible to query i iff j <= i + causal_offset
+  // Dense items only: the running-softmax state of each query, indexed like q by (b, h, i)
+  // with strides ls. With lse_in, an item continues from the normalised output already in y
+  // and its log-sum-exp lse_in (-inf: nothing seen yet); with lse_out, it stores the new one.
+  // y_in (strides yis): where the continued output is read, when not y itself.
+  const float* lse_in = nullptr;
+  float* lse_out = nullptr;
+  int64_t ls[3] = {};
+  const float* y_in = nullptr;
+  int64_t yis[3] = {};
 };
+
+// axial_attention: the problem as [B, H, N, .] views (q, k, v, y, mask as in AttentionProblem;
+// ksum / vsum the column-slot keys and values) and its two passes. Pass 0 runs the direct
+// keys of every row (items (b, h, row u, query block)) and stores each query's log-sum-exp
+// in lse [B, H, N]; pass 1 runs the column slots of every column (items (b, h, column t,
+// query block)) and continues each query's softmax from pass 0's y and lse. With a given
+// direct state (has_direct_state) only pass 1 runs, continuing from y0 and lse0.
+struct AxialProblem {
+  AttentionProblem whole;
+  const float* ksum = nullptr;
+  const float* vsum = nullptr;
+  int64_t kss[3] = {}, vss[3] = {};
+  int64_t segment = 1, rows = 1;  // N = rows * segment
+  float* lse = nullptr;           // pass 0's output: [B, H, N] contiguous
+  const float* y0 = nullptr;      // has_direct_state: y0 and lse0 (else null)
+  const float* lse0 = nullptr;
+  int64_t y0s[3] = {}, lse0s[3] = {};
+};
+int64_t axial_items(const AxialProblem& a, int pass);
+using AxialItemsFn = void (*)(const AxialProblem& a, int pass, int64_t begin, int64_t end, float* scratch);
+void axial_attention_items_f32_avx2(const AxialProblem& a, int pass, int64_t begin, int64_t end,
+                                    float* scratch);
+void axial_attention_items_f32_avx512(const AxialProblem& a, int pass, int64_t begin, int64_t end,
+                                      float* scratch);
 
 // The per-chunk scratch of a dense attention call, carved from one float buffer.
 struct AttentionScratchLayout {
@@ -70,7 +104,7 @@ bool sparse_attention_items_f32_avx512(const AttentionProblem& p, int64_t begin,
 // attention's items are whole heads with megabytes of buffer each, so it takes one chunk
 // per thread (sparse_attention.h).
 Result<std::shared_ptr<void>> make_attention_scratch(int64_t items, int64_t floats, ThreadPool* pool,
-                                                     int chunks_per_thread = 4);
+                                                     int chunks_per_thread = 4, int64_t extra_floats = 0);
 bool run_attention_items(const KernelArgs& args, const AttentionProblem& p, int64_t items, int64_t floats,
                          AttentionItemsFn fn, int chunks_per_thread = 4);
 
@@ -81,12 +115,15 @@ Status cpu_attention_f32_avx2(const KernelArgs& args);
 Status cpu_attention_f32_avx512(const KernelArgs& args);
 Status cpu_sparse_attention_f32_avx2(const KernelArgs& args);
 Status cpu_sparse_attention_f32_avx512(const KernelArgs& args);
+Status cpu_axial_attention_f32_avx2(const KernelArgs& args);
+Status cpu_axial_attention_f32_avx512(const KernelArgs& args);
 
 // Prepare steps: one scratch buffer per parallel chunk, sized from the node's shapes.
 // A run without prepared state (a direct call, e.g. from a unit test) allocates its own.
 Result<std::shared_ptr<void>> prepare_attention(const Graph& graph, const Node& node, ThreadPool* pool);
 Result<std::shared_ptr<void>> prepare_sparse_attention(const Graph& graph, const Node& node,
                                                        ThreadPool* pool);
+Result<std::shared_ptr<void>> prepare_axial_attention(const Graph& graph, const Node& node, ThreadPool* pool);
 
 inline constexpr host::HostKernel kAttentionAvx2{cpu_attention_f32_avx2, prepare_attention};
 inline constexpr host::HostKernel kAttentionAvx512{cpu_attention_f32_avx512, prepare_attention};
@@ -94,5 +131,8 @@ inline constexpr host::HostKernel kSparseAttentionAvx2{cpu_sparse_attention_f32_
                                                        prepare_sparse_attention};
 inline constexpr host::HostKernel kSparseAttentionAvx512{cpu_sparse_attention_f32_avx512,
                                                          prepare_sparse_attention};
+inline constexpr host::HostKernel kAxialAttentionAvx2{cpu_axial_attention_f32_avx2, prepare_axial_attention};
+inline constexpr host::HostKernel kAxialAttentionAvx512{cpu_axial_attention_f32_avx512,
+                                                        prepare_axial_attention};
 
 }  // namespace longrun::cpu

@@ -15,5 +15,9 @@ struct TilesAvx2 {
 bool attention_items_f32_avx2(const AttentionProblem& p, int64_t begin, int64_t end, float* scratch) {
   return FlashAttention<attn_avx2::Vec, TilesAvx2>::run(p, begin, end, scratch);
 }
+void axial_attention_items_f32_avx2(const AxialProblem& a, int pass, int64_t begin, int64_t end,
+                                    float* scratch) {
+  FlashAttention<attn_avx2::Vec, TilesAvx2>::run_axial(a, pass, begin, end, scratch);
+}
 
 }  // namespace longrun::cpu

@@ -14,5 +14,9 @@ struct TilesAvx512 {
 bool attention_items_f32_avx512(const AttentionProblem& p, int64_t begin, int64_t end, float* scratch) {
   return FlashAttention<attn_avx512::Vec, TilesAvx512>::run(p, begin, end, scratch);
 }
+void axial_attention_items_f32_avx512(const AxialProblem& a, int pass, int64_t begin, int64_t end,
+                                      float* scratch) {
+  FlashAttention<attn_avx512::Vec, TilesAvx512>::run_axial(a, pass, begin, end, scratch);
+}
 
 }  // namespace longrun::cpu

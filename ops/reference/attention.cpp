@@ -1,8 +1,11 @@
-// Reference kernels of attention (dense, fused) and sparse_attention (keys gathered by
-// index). Both materialise one row of logits per query, in double:
+// Reference kernels of attention (dense, fused), sparse_attention (keys gathered by index)
+// and axial_attention (own row's keys + one slot per row of the own column). All materialise
+// one row of logits per query, in double:
 //   y[b,h,i,:] = sum over visible keys j of softmax_j(scale * q_i . k_j) * v_j
 // and a query with no visible key gets zeros. Masked keys are skipped outright (never
 // multiplied by a zero weight), so a non-finite value behind a mask cannot leak in.
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
@@ -24,16 +27,22 @@ double dot_qk(const TensorView& q, const TensorView& k, int64_t b, int64_t h, in
   return acc;
 }
 
-// Softmax over `logits` (one per key in `keys`), then y[b,h,i,:] = sum_s w_s v[b,h,keys_s,:].
-// An empty key list gives zeros.
-void softmax_times_v(std::vector<double>& logits, const std::vector<int64_t>& keys, const TensorView& v,
-                     const TensorView& out, int64_t b, int64_t h, int64_t i) {
+// Softmax over `logits` (one per key in `keys`), then y[b,h,i,:] = sum_s w_s vals[s][b,h,keys_s,:]
+// (axial_attention mixes two value tensors). An empty key list gives zeros.
+void softmax_times_values(std::vector<double>& logits, const std::vector<int64_t>& keys,
+                          const std::vector<const TensorView*>& vals, const TensorView& out, int64_t b,
+                          int64_t h, int64_t i) {
   ref::softmax_in_place(logits);
-  for (int64_t e = 0; e < v.desc.dim(3); ++e) {
+  for (int64_t e = 0; e < out.desc.dim(3); ++e) {
     double acc = 0.0;
-    for (size_t s = 0; s < keys.size(); ++s) acc += logits[s] * ref::load(v, at4(v.desc, b, h, keys[s], e));
+    for (size_t s = 0; s < keys.size(); ++s)
+      acc += logits[s] * ref::load(*vals[s], at4(vals[s]->desc, b, h, keys[s], e));
     ref::store(out, at4(out.desc, b, h, i, e), acc);
   }
+}
+void softmax_times_v(std::vector<double>& logits, const std::vector<int64_t>& keys, const TensorView& v,
+                     const TensorView& out, int64_t b, int64_t h, int64_t i) {
+  softmax_times_values(logits, keys, std::vector<const TensorView*>(keys.size(), &v), out, b, h, i);
 }
 
 }  // namespace
@@ -46,6 +55,7 @@ Status reference_attention(const KernelArgs& args) {
   const TensorView& v = args.inputs[2];
   const TensorView* pad = at.has_key_padding_mask ? &args.inputs[3] : nullptr;
   const TensorView& out = args.outputs[0];
+  const TensorView* lse = at.with_lse ? &args.outputs[1] : nullptr;
   const int64_t B = q.desc.dim(0), H = q.desc.dim(1), Nq = q.desc.dim(2), Nk = k.desc.dim(2);
 
   std::vector<double> logits;
@@ -62,6 +72,13 @@ Status reference_attention(const KernelArgs& args) {
           if (at.causal && j > i + (Nk - Nq)) continue;
           keys.push_back(j);
           logits.push_back(double(at.scale) * dot_qk(q, k, b, h, i, j));
+        }
+        if (lse != nullptr) {
+          double mx = -std::numeric_limits<double>::infinity(), sum = 0.0;
+          for (double x : logits) mx = std::max(mx, x);
+          for (double x : logits) sum += std::exp(x - mx);
+          ref::store(*lse, i * lse->desc.stride(2) + h * lse->desc.stride(1) + b * lse->desc.stride(0),
+                     logits.empty() ? -std::numeric_limits<double>::infinity() : mx + std::log(sum));
         }
         softmax_times_v(logits, keys, v, out, b, h, i);
       }
@@ -106,6 +123,59 @@ Status reference_sparse_attention(const KernelArgs& args) {
           logits.push_back(scale * dot_qk(q, k, b, h, i, j));
         }
         softmax_times_v(logits, keys, v, out, b, h, i);
+      }
+  return {};
+}
+
+Status reference_axial_attention(const KernelArgs& args) {
+  LR_RETURN_IF_ERROR(ref::check_kernel_args(OpKind::axial_attention, args));
+  const AxialAttentionAttrs& at = args.attr<AxialAttentionAttrs>();
+  const TensorView& q = args.inputs[0];
+  const TensorView& k = args.inputs[1];  // has_direct_state: y0
+  const TensorView& v = args.inputs[2];  // has_direct_state: lse0
+  const TensorView& ks = args.inputs[3];
+  const TensorView& vs = args.inputs[4];
+  const TensorView* pad = at.has_key_padding_mask ? &args.inputs[5] : nullptr;
+  const TensorView& out = args.outputs[0];
+  const int64_t B = q.desc.dim(0), H = q.desc.dim(1), N = q.desc.dim(2), s = at.segment, n = N / s;
+  auto real = [&](int64_t b, int64_t pos) {
+    return pad == nullptr || ref::load_int(*pad, b * pad->desc.stride(0) + pos * pad->desc.stride(1)) != 0;
+  };
+
+  std::vector<double> logits;
+  std::vector<int64_t> keys;
+  std::vector<const TensorView*> vals;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < N; ++i) {
+        const int64_t u = i / s, t = i % s;
+        logits.clear();
+        keys.clear();
+        vals.clear();
+        if (at.has_direct_state) {
+          // The direct keys' softmax is one slot: logit lse0 (already scaled), value y0.
+          const double lse = ref::load(v, b * v.desc.stride(0) + h * v.desc.stride(1) + i * v.desc.stride(2));
+          if (lse != -std::numeric_limits<double>::infinity()) {
+            keys.push_back(i);
+            vals.push_back(&k);
+            logits.push_back(lse);
+          }
+        }
+        for (int64_t j = 0; j < s && !at.has_direct_state; ++j) {  // direct keys: the own row
+          const int64_t pos = u * s + j;
+          if (!real(b, pos) || (at.causal && j > t)) continue;
+          keys.push_back(pos);
+          vals.push_back(&v);
+          logits.push_back(double(at.scale) * dot_qk(q, k, b, h, i, pos));
+        }
+        for (int64_t r = 0; r < n; ++r) {  // column slots: one per row of the own column
+          const int64_t pos = r * s + t;
+          if (!real(b, pos) || (at.causal && r >= u)) continue;
+          keys.push_back(pos);
+          vals.push_back(&vs);
+          logits.push_back(double(at.scale) * dot_qk(q, ks, b, h, i, pos));
+        }
+        softmax_times_values(logits, keys, vals, out, b, h, i);
       }
   return {};
 }

@@ -96,6 +96,27 @@ ValueId GraphBuilder::op(OpKind kind, const OpAttrs& attrs, const std::vector<Va
   }
 #include "longrun/ops/op_list.inc"
 
+ValueId GraphBuilder::output_of(ValueId first, int index) {
+  if (!status_.ok() || first == kNoValue) return kNoValue;
+  const std::string what = "output_of(value " + std::to_string(first) + ", " + std::to_string(index) + "): ";
+  const int node = first >= 0 && size_t(first) < g_.values_.size() ? g_.values_[size_t(first)].producer : -1;
+  if (node < 0) {
+    fail(invalid_argument(what + "the value has no producer (an input, a weight or not in this graph)"));
+    return kNoValue;
+  }
+  const std::vector<ValueId>& outs = g_.nodes_[size_t(node)].outputs;
+  if (outs[0] != first) {
+    fail(invalid_argument(what + "the value is not output 0 of node '" + g_.nodes_[size_t(node)].name + "'"));
+    return kNoValue;
+  }
+  if (index < 0 || size_t(index) >= outs.size()) {
+    fail(invalid_argument(what + "node '" + g_.nodes_[size_t(node)].name + "' has no output " +
+                          std::to_string(index) + " (it has " + std::to_string(outs.size()) + ")"));
+    return kNoValue;
+  }
+  return outs[size_t(index)];
+}
+
 Result<Graph> GraphBuilder::build() {
   if (!status_.ok()) return status_;
   LR_RETURN_IF_ERROR(g_.verify());

@@ -51,8 +51,10 @@ LR_FIELDS(PadAttrs, LR_F(axis) LR_F(before) LR_F(after) LR_F(value))
 LR_FIELDS(TransposeAttrs, LR_F(rank) LR_F(perm))
 LR_FIELDS(ReshapeAttrs, LR_F(rank) LR_F(dims))
 LR_FIELDS(RollAttrs, LR_F(axis) LR_F(shift))
-LR_FIELDS(AttentionAttrs, LR_F(scale) LR_F(causal) LR_F(has_key_padding_mask))
+LR_FIELDS(AttentionAttrs, LR_F(scale) LR_F(causal) LR_F(has_key_padding_mask) LR_F(with_lse))
 LR_FIELDS(SparseAttentionAttrs, LR_F(scale))
+LR_FIELDS(AxialAttentionAttrs,
+          LR_F(scale) LR_F(segment) LR_F(causal) LR_F(has_key_padding_mask) LR_F(has_direct_state))
 #undef LR_F
 #undef LR_FIELDS
 

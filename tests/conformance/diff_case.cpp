@@ -131,6 +131,7 @@ constexpr Registered kGenerators[] = {
     {OpKind::where, generate_where},
     {OpKind::attention, generate_attention},
     {OpKind::sparse_attention, generate_sparse_attention},
+    {OpKind::axial_attention, generate_axial_attention},
 };
 
 }  // namespace

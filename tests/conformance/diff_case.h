@@ -156,5 +156,6 @@ void generate_roll(CaseList& list);
 void generate_where(CaseList& list);
 void generate_attention(CaseList& list);
 void generate_sparse_attention(CaseList& list);
+void generate_axial_attention(CaseList& list);
 
 }  // namespace longrun::conformance::diff

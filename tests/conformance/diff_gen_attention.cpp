@@ -1,8 +1,11 @@
 // Differential cases of attention (head dims and sequence lengths around the vector widths
 // and key blocks, causal with Nq <= Nk and Nq > Nk, key padding with fully padded batches,
-// model shapes) and sparse_attention (unused slots, repeats, broadcast indices, rows with
-// no valid index, out-of-range indices).
+// model shapes), sparse_attention (unused slots, repeats, broadcast indices, rows with
+// no valid index, out-of-range indices) and axial_attention (segment 1 and segment = N,
+// segments and row counts around the 64-query/64-key blocks, key padding, model shapes;
+// the same with has_direct_state, lse0 with -inf entries).
 #include <cmath>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,6 +45,102 @@ void add_att(CaseList& L, const std::string& tag, const Att& a) {
   std::string name = tag + "_b" + std::to_string(a.B) + "h" + std::to_string(a.H) + "_q" +
                      std::to_string(a.Nq) + "k" + std::to_string(a.Nk) + "_hd" + std::to_string(a.hd) + "hv" +
                      std::to_string(a.hv);
+  if (a.causal) name += "_causal";
+  if (a.padding) name += "_pad" + std::to_string(a.padding);
+  L.add(name, attrs, std::move(in));
+}
+
+// axial_attention: N = n * segment positions; q, k, ks [B, H, N, hd], v, vs [B, H, N, hv].
+struct Axial {
+  int64_t B = 1, H = 1, segment = 1, n = 1, hd = 1, hv = 1;
+  bool causal = false;
+  int padding = 0;  // as Att: 1 tail padding per batch; 2 batch 0 fully padded, others random
+  float scale = 0;  // 0: 1/sqrt(hd)
+  Fill fill = kUniform;
+};
+
+void add_axial(CaseList& L, const std::string& tag, const Axial& a) {
+  Rng& r = L.rng();
+  const int64_t N = a.segment * a.n;
+  const float scale = a.scale != 0 ? a.scale : float(1.0 / std::sqrt(double(a.hd)));
+  AxialAttentionAttrs attrs{
+      .scale = scale, .segment = a.segment, .causal = a.causal, .has_key_padding_mask = a.padding != 0};
+  std::vector<HostTensor> in{
+      random(r, DType::f32, {a.B, a.H, N, a.hd}, a.fill), random(r, DType::f32, {a.B, a.H, N, a.hd}, a.fill),
+      random(r, DType::f32, {a.B, a.H, N, a.hv}, a.fill), random(r, DType::f32, {a.B, a.H, N, a.hd}, a.fill),
+      random(r, DType::f32, {a.B, a.H, N, a.hv}, a.fill)};
+  if (a.padding) {
+    HostTensor m = zeros(DType::u8, {a.B, N});
+    for (int64_t b = 0; b < a.B; ++b) {
+      const int64_t valid = 1 + (b * 7 + N / 2) % N;  // tail padding: positions >= valid
+      for (int64_t j = 0; j < N; ++j) {
+        bool attend = j < valid;
+        if (a.padding == 2) attend = b == 0 ? false : r.chance(0.6);
+        set(m, b * N + j, attend ? 1 : 0);
+      }
+    }
+    in.push_back(m);
+  }
+  std::string name = tag + "_b" + std::to_string(a.B) + "h" + std::to_string(a.H) + "_s" +
+                     std::to_string(a.segment) + "n" + std::to_string(a.n) + "_hd" + std::to_string(a.hd) +
+                     "hv" + std::to_string(a.hv);
+  if (a.causal) name += "_causal";
+  if (a.padding) name += "_pad" + std::to_string(a.padding);
+  L.add(name, attrs, std::move(in));
+}
+
+// axial_attention with has_direct_state: inputs q, y0 [B, H, N, hv], lse0 [B, H, N], ks, vs
+// [, mask]. lse0 is uniform in lse (an attention log-sum-exp over a few dozen O(1) logits lies
+// there) with probability dead of -inf (no direct key).
+struct DirectState {
+  Axial a;
+  double lse_lo = -3.0, lse_hi = 6.0;
+  double dead = 0.2;
+  bool hidden_nan = false;  // NaN in y0 where lse0 = -inf and in ks / vs at padded positions
+};
+
+void add_axial_direct(CaseList& L, const std::string& tag, const DirectState& d) {
+  const Axial& a = d.a;
+  Rng& r = L.rng();
+  const int64_t N = a.segment * a.n;
+  const float scale = a.scale != 0 ? a.scale : float(1.0 / std::sqrt(double(a.hd)));
+  AxialAttentionAttrs attrs{.scale = scale,
+                            .segment = a.segment,
+                            .causal = a.causal,
+                            .has_key_padding_mask = a.padding != 0,
+                            .has_direct_state = true};
+  const Fill lse{.lo = d.lse_lo, .hi = d.lse_hi, .neg_inf = d.dead};
+  std::vector<HostTensor> in{
+      random(r, DType::f32, {a.B, a.H, N, a.hd}, a.fill), random(r, DType::f32, {a.B, a.H, N, a.hv}, a.fill),
+      random(r, DType::f32, {a.B, a.H, N}, lse), random(r, DType::f32, {a.B, a.H, N, a.hd}, a.fill),
+      random(r, DType::f32, {a.B, a.H, N, a.hv}, a.fill)};
+  if (a.padding) {
+    HostTensor m = zeros(DType::u8, {a.B, N});
+    for (int64_t b = 0; b < a.B; ++b) {
+      const int64_t valid = 1 + (b * 7 + N / 2) % N;  // tail padding: positions >= valid
+      for (int64_t j = 0; j < N; ++j) {
+        bool attend = j < valid;
+        if (a.padding == 2) attend = b == 0 ? false : r.chance(0.6);
+        set(m, b * N + j, attend ? 1 : 0);
+      }
+    }
+    in.push_back(m);
+  }
+  if (d.hidden_nan) {  // values no slot may read: the output must stay NaN-free
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (int64_t row = 0; row < a.B * a.H * N; ++row) {
+      if (get(in[2], row) == -std::numeric_limits<double>::infinity())
+        for (int64_t e = 0; e < a.hv; ++e) set(in[1], row * a.hv + e, nan);
+      const int64_t b = row / (a.H * N), pos = row % N;
+      if (a.padding && get(in[5], b * N + pos) == 0) {
+        for (int64_t e = 0; e < a.hd; ++e) set(in[3], row * a.hd + e, nan);
+        for (int64_t e = 0; e < a.hv; ++e) set(in[4], row * a.hv + e, nan);
+      }
+    }
+  }
+  std::string name = tag + "_b" + std::to_string(a.B) + "h" + std::to_string(a.H) + "_s" +
+                     std::to_string(a.segment) + "n" + std::to_string(a.n) + "_hd" + std::to_string(a.hd) +
+                     "hv" + std::to_string(a.hv);
   if (a.causal) name += "_causal";
   if (a.padding) name += "_pad" + std::to_string(a.padding);
   L.add(name, attrs, std::move(in));
@@ -125,6 +224,145 @@ void generate_sparse_attention(CaseList& L) {
   };
   bad("error_index_high", 10);
   bad("error_index_negative", -2);
+}
+
+void generate_axial_attention(CaseList& L) {
+  // segment 1 (one direct key: the query itself; every position a column slot) and
+  // segment = N (n = 1: causal has no column slot, bidirectional sees its own position twice).
+  add_axial(L, "s1", {.segment = 1, .n = 1});
+  add_axial(L, "s1", {.segment = 1, .n = 1, .causal = true});
+  add_axial(L, "s1", {.B = 2, .H = 2, .segment = 1, .n = 9, .hd = 7, .hv = 7, .causal = true});
+  add_axial(L, "s1", {.B = 1, .H = 2, .segment = 1, .n = 65, .hd = 16, .hv = 16});
+  add_axial(L, "whole", {.B = 2, .H = 1, .segment = 17, .n = 1, .hd = 16, .hv = 16});
+  add_axial(L, "whole", {.B = 1, .H = 2, .segment = 64, .n = 1, .hd = 8, .hv = 8, .causal = true});
+  add_axial(L, "whole", {.B = 1, .H = 1, .segment = 129, .n = 1, .hd = 17, .hv = 17});
+  // Segments around the 64-query/64-key blocks, and n around and past them (N = 260).
+  add_axial(L, "block", {.B = 1, .H = 2, .segment = 63, .n = 3, .hd = 16, .hv = 16});
+  add_axial(L, "block", {.B = 1, .H = 1, .segment = 64, .n = 2, .hd = 16, .hv = 16, .causal = true});
+  add_axial(L, "block", {.B = 1, .H = 1, .segment = 64, .n = 3, .hd = 32, .hv = 32});
+  add_axial(L, "block", {.B = 1, .H = 1, .segment = 65, .n = 2, .hd = 8, .hv = 8, .causal = true});
+  add_axial(L, "block", {.B = 1, .H = 1, .segment = 65, .n = 3, .hd = 7, .hv = 7});
+  add_axial(L, "block", {.B = 1, .H = 1, .segment = 128, .n = 2, .hd = 16, .hv = 16});
+  add_axial(L, "block", {.B = 1, .H = 1, .segment = 128, .n = 2, .hd = 16, .hv = 16, .causal = true});
+  add_axial(L, "rows", {.B = 1, .H = 1, .segment = 3, .n = 63, .hd = 16, .hv = 16});
+  add_axial(L, "rows", {.B = 1, .H = 1, .segment = 3, .n = 64, .hd = 16, .hv = 16, .causal = true});
+  add_axial(L, "rows", {.B = 1, .H = 1, .segment = 2, .n = 65, .hd = 16, .hv = 16});
+  add_axial(L, "rows", {.B = 1, .H = 2, .segment = 2, .n = 130, .hd = 16, .hv = 16});
+  add_axial(L, "rows", {.B = 1, .H = 2, .segment = 2, .n = 130, .hd = 16, .hv = 16, .causal = true});
+  // Head dims across the vector widths, hv != hd.
+  const int64_t hds[] = {1, 7, 16, 17, 64, 65};
+  int i = 0;
+  for (int64_t hd : hds) {
+    add_axial(L, "hd", {.B = 2, .H = 1, .segment = 5, .n = 4, .hd = hd, .hv = hd, .causal = i % 2 == 1});
+    ++i;
+  }
+  add_axial(L, "hv", {.B = 1, .H = 2, .segment = 8, .n = 4, .hd = 16, .hv = 5});
+  add_axial(L, "hv", {.B = 1, .H = 1, .segment = 7, .n = 5, .hd = 8, .hv = 33, .causal = true});
+  add_axial(L, "hv", {.B = 1, .H = 1, .segment = 4, .n = 4, .hd = 65, .hv = 1});
+  // Key padding: tail padding (whole padded rows and columns), a fully padded batch (zeros),
+  // bidirectional and causal.
+  add_axial(L, "pad", {.B = 3, .H = 2, .segment = 8, .n = 4, .hd = 16, .hv = 16, .padding = 1});
+  add_axial(L, "pad", {.B = 2, .H = 2, .segment = 16, .n = 5, .hd = 32, .hv = 32, .padding = 2});
+  add_axial(L, "pad", {.B = 2, .H = 1, .segment = 7, .n = 5, .hd = 8, .hv = 8, .causal = true, .padding = 1});
+  add_axial(L, "pad",
+            {.B = 2, .H = 1, .segment = 64, .n = 3, .hd = 17, .hv = 17, .causal = true, .padding = 2});
+  add_axial(L, "pad",
+            {.B = 2, .H = 1, .segment = 1, .n = 33, .hd = 8, .hv = 8, .causal = true, .padding = 2});
+  // Large logits (softmax range), signed zeros/ties/subnormals.
+  add_axial(L, "big_logits",
+            {.B = 1, .H = 1, .segment = 8, .n = 5, .hd = 16, .hv = 16, .scale = 4.0f, .fill = {-2, 2}});
+  add_axial(L, "big_logits",
+            {.B = 1,
+             .H = 1,
+             .segment = 8,
+             .n = 5,
+             .hd = 16,
+             .hv = 16,
+             .causal = true,
+             .scale = 4.0f,
+             .fill = {-2, 2}});
+  add_axial(L, "finite", {.B = 1, .H = 2, .segment = 4, .n = 6, .hd = 16, .hv = 16, .fill = kFinite});
+  add_axial(L, "finite",
+            {.B = 1, .H = 1, .segment = 5, .n = 3, .hd = 17, .hv = 17, .causal = true, .fill = kFinite});
+  // Model-shaped (Combiner axial, D 128 / 2 heads): 256 tokens in segments of 32.
+  add_axial(L, "model", {.B = 1, .H = 2, .segment = 32, .n = 8, .hd = 64, .hv = 64});
+  add_axial(L, "model",
+            {.B = 1, .H = 2, .segment = 32, .n = 8, .hd = 64, .hv = 64, .causal = true, .padding = 1});
+
+  // has_direct_state: the direct keys' softmax given as (y0, lse0), about a fifth of lse0
+  // -inf. Segment 1 and segment = N (n = 1: causal has no column slot, y = y0 or zeros).
+  auto direct = [&](const std::string& tag, const Axial& a) {
+    add_axial_direct(L, "direct_" + tag, {.a = a});
+  };
+  direct("s1", {.segment = 1, .n = 1});
+  direct("s1", {.segment = 1, .n = 1, .causal = true});
+  direct("s1", {.B = 2, .H = 2, .segment = 1, .n = 9, .hd = 7, .hv = 7, .causal = true});
+  direct("s1", {.B = 1, .H = 2, .segment = 1, .n = 65, .hd = 16, .hv = 16});
+  direct("s1", {.B = 1, .H = 1, .segment = 1, .n = 130, .hd = 8, .hv = 8, .causal = true});
+  direct("whole", {.B = 2, .H = 1, .segment = 17, .n = 1, .hd = 16, .hv = 16});
+  direct("whole", {.B = 1, .H = 2, .segment = 64, .n = 1, .hd = 8, .hv = 8, .causal = true});
+  direct("whole", {.B = 1, .H = 1, .segment = 129, .n = 1, .hd = 17, .hv = 17});
+  // Segments (column count) and row counts around the 64-query/64-key blocks.
+  direct("block", {.B = 1, .H = 2, .segment = 63, .n = 3, .hd = 16, .hv = 16});
+  direct("block", {.B = 1, .H = 1, .segment = 64, .n = 2, .hd = 16, .hv = 16, .causal = true});
+  direct("block", {.B = 1, .H = 1, .segment = 65, .n = 3, .hd = 7, .hv = 7, .causal = true});
+  direct("rows", {.B = 1, .H = 1, .segment = 3, .n = 63, .hd = 16, .hv = 16});
+  direct("rows", {.B = 1, .H = 1, .segment = 3, .n = 64, .hd = 16, .hv = 16, .causal = true});
+  direct("rows", {.B = 1, .H = 1, .segment = 2, .n = 65, .hd = 16, .hv = 16});
+  direct("rows", {.B = 1, .H = 2, .segment = 2, .n = 65, .hd = 16, .hv = 16, .causal = true});
+  direct("rows", {.B = 1, .H = 1, .segment = 2, .n = 130, .hd = 16, .hv = 16, .causal = true});
+  // hd != hv, across the vector widths.
+  const int64_t hvs[] = {1, 5, 16, 17, 33, 64, 65};
+  i = 0;
+  for (int64_t hv : hvs) {
+    direct(
+        "hv",
+        {.B = 2, .H = 1, .segment = 5, .n = 4, .hd = hds[size_t(i + 3) % 6], .hv = hv, .causal = i % 2 == 0});
+    ++i;
+  }
+  // Key padding (column slots only): tail padding, a fully padded batch (y = y0 or zeros).
+  direct("pad", {.B = 3, .H = 2, .segment = 8, .n = 4, .hd = 16, .hv = 8, .padding = 1});
+  direct("pad", {.B = 2, .H = 2, .segment = 16, .n = 5, .hd = 32, .hv = 32, .padding = 2});
+  direct("pad", {.B = 2, .H = 1, .segment = 7, .n = 5, .hd = 8, .hv = 8, .causal = true, .padding = 1});
+  direct("pad", {.B = 2, .H = 1, .segment = 64, .n = 3, .hd = 17, .hv = 5, .causal = true, .padding = 2});
+  direct("pad", {.B = 2, .H = 1, .segment = 1, .n = 65, .hd = 8, .hv = 8, .causal = true, .padding = 2});
+  // Large column logits (scale 4, values +-2) against lse0 in [-3, 6].
+  direct("big_logits",
+         {.B = 1, .H = 1, .segment = 8, .n = 5, .hd = 16, .hv = 16, .scale = 4.0f, .fill = {-2, 2}});
+  direct("big_logits", {.B = 1,
+                        .H = 1,
+                        .segment = 8,
+                        .n = 5,
+                        .hd = 16,
+                        .hv = 16,
+                        .causal = true,
+                        .scale = 4.0f,
+                        .fill = {-2, 2}});
+  // lse0 everywhere -inf (the column softmax alone), far above the column logits (y ~ y0),
+  // and spanning both.
+  add_axial_direct(L, "direct_dead",
+                   {.a = {.B = 1, .H = 2, .segment = 8, .n = 9, .hd = 16, .hv = 16}, .dead = 1.0});
+  add_axial_direct(
+      L, "direct_dead",
+      {.a = {.B = 1, .H = 1, .segment = 8, .n = 9, .hd = 16, .hv = 16, .causal = true}, .dead = 1.0});
+  add_axial_direct(
+      L, "direct_high",
+      {.a = {.B = 1, .H = 1, .segment = 8, .n = 9, .hd = 16, .hv = 16}, .lse_lo = 20, .lse_hi = 40});
+  add_axial_direct(L, "direct_wide",
+                   {.a = {.B = 1, .H = 1, .segment = 8, .n = 9, .hd = 16, .hv = 16, .causal = true},
+                    .lse_lo = -30,
+                    .lse_hi = 30});
+  // NaN in y0 rows with lse0 = -inf and in padded column slots' ks / vs: never read.
+  add_axial_direct(
+      L, "direct_hidden_nan",
+      {.a = {.B = 2, .H = 2, .segment = 8, .n = 9, .hd = 16, .hv = 16, .padding = 1}, .hidden_nan = true});
+  add_axial_direct(
+      L, "direct_hidden_nan",
+      {.a = {.B = 2, .H = 1, .segment = 65, .n = 3, .hd = 17, .hv = 7, .causal = true, .padding = 2},
+       .hidden_nan = true});
+  // Model-shaped (Combiner axial, D 128 / 2 heads, 256 tokens in segments of 32).
+  direct("model", {.B = 1, .H = 2, .segment = 32, .n = 8, .hd = 64, .hv = 64});
+  direct("model", {.B = 1, .H = 2, .segment = 32, .n = 8, .hd = 64, .hv = 64, .causal = true, .padding = 1});
 }
 
 }  // namespace longrun::conformance::diff

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "conformance/attrs_json.h"
@@ -193,6 +194,18 @@ TEST_CASE("harness.attrs_json: round trip and strictness") {
   Result<OpAttrs> pad = attrs_from_json(OpKind::pad, json{{"value", "-inf"}});
   REQUIRE(pad.ok());
   CHECK(std::get<PadAttrs>(pad.value()).value == -kInf);
+  // Flags that change an op's inputs or outputs round-trip too (a field missing from a table
+  // would come back as its default).
+  AxialAttentionAttrs axial{.scale = 0.25f, .segment = 4, .causal = true};
+  axial.has_key_padding_mask = axial.has_direct_state = true;
+  const std::pair<OpKind, OpAttrs> flags[] = {
+      {OpKind::attention, AttentionAttrs{.scale = 0.5f, .causal = true, .with_lse = true}},
+      {OpKind::axial_attention, axial}};
+  for (const auto& [kind, a] : flags) {
+    Result<OpAttrs> back = attrs_from_json(kind, attrs_to_json(a));
+    REQUIRE(back.ok());
+    CHECK(back.value() == a);
+  }
   Result<OpAttrs> sl = attrs_from_json(OpKind::slice, json{{"end", 9223372036854775807ull}});
   REQUIRE(sl.ok());
   CHECK(std::get<SliceAttrs>(sl.value()).end == INT64_MAX);

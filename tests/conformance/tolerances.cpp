@@ -108,6 +108,13 @@ constexpr Entry kTable[] = {
      {1e-5, 1e-4,
       "logits are O(1) here (scale 1/sqrt(hd)): f32 dot products (hd <= 64), exp and a sum over <= 33 "
       "gathered keys"}},
+    {OpKind::axial_attention,
+     int(DType::f32),
+     {3e-5, 1e-4,
+      "as attention: one softmax over segment + n <= 132 slots (direct keys and column slots), logits "
+      "up to ~130 (golden s4_n2_scale_one_big_logits; differential big_logits at scale 4, hd 16): an f32 "
+      "dot product's rounding (eps*sum|q k| ~ 2e-5 absolute per logit) becomes that relative error in the "
+      "probabilities; plus online-softmax rescaling and the f32 sum over both value tensors"}},
 };
 
 }  // namespace

@@ -42,12 +42,14 @@ DEFAULT_ATTRS = {
     "roll": dict(axis=0, shift=0),
     "attention": dict(scale=1.0, causal=False, has_key_padding_mask=False),
     "sparse_attention": dict(scale=1.0),
+    "axial_attention": dict(scale=1.0, segment=1, causal=False, has_key_padding_mask=False,
+                            has_direct_state=False),
 }
 # Fields that are C++ `float` (per op): their JSON value is the exact f32 value (as a double),
 # or the string "inf", "-inf" or "nan".
 FLOAT_FIELDS = {
     "matmul": {"alpha", "beta"}, "scale": {"scale", "shift"}, "softmax": {"scale"}, "layer_norm": {"eps"},
-    "pad": {"value"}, "attention": {"scale"}, "sparse_attention": {"scale"},
+    "pad": {"value"}, "attention": {"scale"}, "sparse_attention": {"scale"}, "axial_attention": {"scale"},
 }
 
 

@@ -3,7 +3,11 @@ attention ops.
 
 Oracles: numpy slicing/pad/concatenate/transpose/reshape, torch.roll, torch.where; attention
 as explicit float64 math (q k^T * scale + masks, softmax, @ v) with fully masked rows set to
-zeros; sparse_attention as an explicit numpy gather over the index lists.
+zeros; sparse_attention as an explicit numpy gather over the index lists; axial_attention as
+torch float64 over [direct | column] logits with one softmax (checked against a per-query loop),
+and with has_direct_state as an explicit merge of the given (y0, lse0) with the column softmax
+(checked against a per-query loop and, for a state computed from the row's keys, against the
+joint softmax).
 """
 
 import numpy as np
@@ -279,7 +283,285 @@ def gen_sparse_attention():
     return g
 
 
+def _axial_oracle(q, k, v, ks, vs, segment, scale, causal, kpm):
+    """axial_attention in torch float64, vectorised over rows (not the C++ per-query loop).
+
+    Positions i = u * segment + t are viewed as [n, segment]. Per query (u, t) the logits are
+    [direct keys k[(u, j)], j < segment | column slots ks[(r, t)], r < n], -inf where causal or
+    padding masks them; ONE softmax over the concatenation; rows with every slot masked give
+    NaN from torch.softmax and are set to 0; then the direct weights take v[(u, j)] and the
+    column weights vs[(r, t)]."""
+    b, h, npos, hd = q.shape
+    s = segment
+    n = npos // s
+    hv = v.shape[-1]
+    Q, K, KS = (torch.from_numpy(x).to(torch.float64).reshape(b, h, n, s, hd) for x in (q, k, ks))
+    V, VS = (torch.from_numpy(x).to(torch.float64).reshape(b, h, n, s, hv) for x in (v, vs))
+    direct = torch.einsum("bhutd,bhujd->bhutj", Q, K) * scale  # [b, h, n, s(query t), s(key j)]
+    column = torch.einsum("bhutd,bhrtd->bhutr", Q, KS) * scale  # [b, h, n, s(query t), n(slot r)]
+    neg = torch.tensor(-float("inf"), dtype=torch.float64)
+    if causal:
+        t = torch.arange(s)
+        u = torch.arange(n)
+        direct = torch.where((t[None, :] > t[:, None])[None, None, None], neg, direct)  # key j > query t
+        column = torch.where((u[None, :] >= u[:, None])[None, None, :, None, :], neg, column)  # slot r >= row u
+    if kpm is not None:
+        pad = torch.from_numpy(np.asarray(kpm) == 0).reshape(b, n, s)  # [b, row, col]
+        direct = torch.where(pad[:, None, :, None, :], neg, direct)  # key (u, j) padded
+        column = torch.where(pad.transpose(1, 2)[:, None, None, :, :], neg, column)  # slot (r, t) padded
+    p = torch.nan_to_num(torch.softmax(torch.cat([direct, column], dim=-1), dim=-1), nan=0.0)
+    pd, pc = p[..., :s], p[..., s:]
+    y = torch.einsum("bhutj,bhuje->bhute", pd, V) + torch.einsum("bhutr,bhrte->bhute", pc, VS)
+    return y.reshape(b, h, npos, hv).numpy()
+
+
+def _axial_loop(q, k, v, ks, vs, segment, scale, causal, kpm):
+    """A second, literal per-query oracle (numpy lists of slots): checks _axial_oracle."""
+    b, h, npos, _ = q.shape
+    s = segment
+    n = npos // s
+    out = np.zeros((b, h, npos, v.shape[-1]))
+    for bi in range(b):
+        real = np.ones(npos, dtype=bool) if kpm is None else np.asarray(kpm[bi]) != 0
+        for hi in range(h):
+            for i in range(npos):
+                u, t = divmod(i, s)
+                logits, vals = [], []
+                for j in range(s):
+                    pos = u * s + j
+                    if real[pos] and not (causal and j > t):
+                        logits.append(scale * float(np.dot(q[bi, hi, i], k[bi, hi, pos])))
+                        vals.append(v[bi, hi, pos])
+                for r in range(n):
+                    pos = r * s + t
+                    if real[pos] and not (causal and r >= u):
+                        logits.append(scale * float(np.dot(q[bi, hi, i], ks[bi, hi, pos])))
+                        vals.append(vs[bi, hi, pos])
+                if logits:
+                    out[bi, hi, i] = _attend(np.array(logits)[None, :], np.array(vals))[0]
+    return out
+
+
+def _axial_direct_state_oracle(q, y0, lse0, ks, vs, segment, scale, causal, kpm):
+    """axial_attention with has_direct_state, in torch float64, as an explicit merge of two
+    softmaxes (not the C++ "one extra slot" form): per query (u, t), with the column logits
+    c_r = scale * q . ks[(r, t)] over the visible slots r (causal: r < u; the mask drops padded
+    slots) and m = max(lse0, max_r c_r),
+        y = (y0 * exp(lse0 - m) + sum_r exp(c_r - m) vs[(r, t)]) / (exp(lse0 - m) + sum_r exp(c_r - m)),
+    and y = 0 where m = -inf (no direct key and no visible slot)."""
+    b, h, npos, hd = q.shape
+    s = segment
+    n = npos // s
+    hv = vs.shape[-1]
+    Q, KS = (torch.from_numpy(x).to(torch.float64).reshape(b, h, n, s, hd) for x in (q, ks))
+    VS = torch.from_numpy(vs).to(torch.float64).reshape(b, h, n, s, hv)
+    Y0 = torch.from_numpy(y0).to(torch.float64).reshape(b, h, n, s, hv)
+    L0 = torch.from_numpy(lse0).to(torch.float64).reshape(b, h, n, s)
+    column = torch.einsum("bhutd,bhrtd->bhutr", Q, KS) * scale  # [b, h, n(row u), s(col t), n(slot r)]
+    neg = torch.tensor(-float("inf"), dtype=torch.float64)
+    if causal:
+        u = torch.arange(n)
+        column = torch.where((u[None, :] >= u[:, None])[None, None, :, None, :], neg, column)
+    if kpm is not None:
+        pad = torch.from_numpy(np.asarray(kpm) == 0).reshape(b, n, s)
+        column = torch.where(pad.transpose(1, 2)[:, None, None, :, :], neg, column)
+    m = torch.maximum(L0, column.max(dim=-1).values)  # [b, h, n, s]
+    dead = m == -float("inf")
+    shift = torch.where(dead, torch.zeros_like(m), m)
+    w0 = torch.exp(L0 - shift)  # 0 where lse0 = -inf
+    wc = torch.exp(column - shift[..., None])  # 0 where masked
+    num = w0[..., None] * Y0 + torch.einsum("bhutr,bhrte->bhute", wc, VS)
+    den = w0 + wc.sum(dim=-1)
+    y = torch.where(dead[..., None], torch.zeros_like(num), num / torch.where(dead, torch.ones_like(den),
+                                                                              den)[..., None])
+    return y.reshape(b, h, npos, hv).numpy()
+
+
+def _axial_direct_state_loop(q, y0, lse0, ks, vs, segment, scale, causal, kpm):
+    """A second, literal per-query oracle of has_direct_state: the slot list [lse0 (when
+    finite) | visible column slots], one softmax, values [y0 | vs]."""
+    b, h, npos, _ = q.shape
+    s = segment
+    n = npos // s
+    out = np.zeros((b, h, npos, vs.shape[-1]))
+    for bi in range(b):
+        real = np.ones(npos, dtype=bool) if kpm is None else np.asarray(kpm[bi]) != 0
+        for hi in range(h):
+            for i in range(npos):
+                u, t = divmod(i, s)
+                logits, vals = [], []
+                if lse0[bi, hi, i] != -np.inf:
+                    logits.append(float(lse0[bi, hi, i]))
+                    vals.append(y0[bi, hi, i])
+                for r in range(n):
+                    pos = r * s + t
+                    if real[pos] and not (causal and r >= u):
+                        logits.append(scale * float(np.dot(q[bi, hi, i], ks[bi, hi, pos])))
+                        vals.append(vs[bi, hi, pos])
+                if logits:
+                    out[bi, hi, i] = _attend(np.array(logits)[None, :], np.array(vals))[0]
+    return out
+
+
+def _row_attention_state(q, k, v, segment, scale, causal, kpm):
+    """The direct keys' softmax of every query in float64: (y0, lse0) of attention on the rows
+    (own row's keys, causal j <= t, padded keys dropped); lse0 = -inf with no visible key."""
+    b, h, npos, hd = q.shape
+    s = segment
+    n = npos // s
+    Q, K = (x.reshape(b, h, n, s, hd) for x in (q, k))
+    V = v.reshape(b, h, n, s, v.shape[-1])
+    logits = np.einsum("bhutd,bhujd->bhutj", Q, K) * scale
+    if causal:
+        logits = np.where(np.arange(s)[None, :] > np.arange(s)[:, None], -np.inf, logits)
+    if kpm is not None:
+        logits = np.where((np.asarray(kpm) == 0).reshape(b, 1, n, 1, s), -np.inf, logits)
+    m = np.max(logits, axis=-1, keepdims=True)
+    dead = m == -np.inf
+    e = np.exp(logits - np.where(dead, 0.0, m))
+    tot = np.sum(e, axis=-1, keepdims=True)
+    lse = np.where(dead, -np.inf, np.where(dead, 0.0, m) + np.log(np.where(dead, 1.0, tot)))[..., 0]
+    y = np.einsum("bhutj,bhuje->bhute", np.where(dead, 0.0, e / np.where(dead, 1.0, tot)), V)
+    return y.reshape(b, h, npos, -1), lse.reshape(b, h, npos)
+
+
+def gen_axial_attention():
+    g = OpGoldens("axial_attention")
+
+    def case(name, b, h, segment, n, hd, hv, *, scale=None, causal=False, kpm=None, qs=1.0):
+        r = g.rng(name)
+        npos = segment * n
+        scale = 1.0 / np.sqrt(hd) if scale is None else scale
+        q = f32(randn(r, (b, h, npos, hd), qs))
+        k = f32(randn(r, (b, h, npos, hd)))
+        v = f32(randn(r, (b, h, npos, hv)))
+        ks = f32(randn(r, (b, h, npos, hd)))
+        vs = f32(randn(r, (b, h, npos, hv)))
+        ins = [q, k, v, ks, vs]
+        if kpm is not None:
+            ins.append(u8(kpm))
+        args = (q.f64(), k.f64(), v.f64(), ks.f64(), vs.f64(), segment, f32v(scale), causal, kpm)
+        y = _axial_oracle(*args)
+        ref = _axial_loop(*args)
+        if not np.allclose(y, ref, rtol=1e-12, atol=1e-12):
+            raise AssertionError("axial_attention/%s: vectorised and per-query oracles differ by %g"
+                                 % (name, np.max(np.abs(y - ref))))
+        g.add(name, ins, f32(y), scale=scale, segment=segment, causal=causal,
+              has_key_padding_mask=kpm is not None)
+
+    # segment = N = 1: the query's own position twice (direct key and column slot): (v + vs) / 2
+    # weighted by exp(q.k) : exp(q.ks); causal keeps only the direct key.
+    case("all_ones_dims", 1, 1, 1, 1, 1, 1)
+    case("all_ones_dims_causal", 1, 1, 1, 1, 1, 1, causal=True)
+    # segment 1: one direct key (the query itself) plus every position as a column slot.
+    case("s1_n9", 2, 2, 1, 9, 8, 8)
+    case("s1_n9_causal", 2, 2, 1, 9, 8, 8, causal=True)
+    # segment 4 / 5 with odd head dims, hv != hd.
+    case("s4_n3_hd7_hv5", 2, 2, 4, 3, 7, 5)
+    case("s4_n3_hd7_hv5_causal", 2, 2, 4, 3, 7, 5, causal=True)
+    case("s5_n4_hd16_hv3", 2, 2, 5, 4, 16, 3)
+    case("s5_n4_hd16_hv3_causal", 2, 2, 5, 4, 16, 3, causal=True)
+    # segment = N (n = 1): one row; causal has no column slot (plain causal attention).
+    case("s5_n1", 2, 2, 5, 1, 8, 4)
+    case("s5_n1_causal", 2, 2, 5, 1, 8, 4, causal=True)
+    case("s5_n2_hd64", 1, 1, 5, 2, 64, 64)
+    case("s4_n2_scale_one_big_logits", 1, 1, 4, 2, 4, 4, scale=1.0, qs=30.0)
+    # Larger N: 96 = 24 rows of 4 (causal), 95 = 19 rows of 5.
+    case("s4_n24_causal", 1, 2, 4, 24, 16, 8, causal=True)
+    case("s5_n19", 1, 1, 5, 19, 16, 8)
+    # Key padding: batch 0 tail-padded (also whole rows), batch 1 fully padded (zeros).
+    kpm = np.ones((2, 12), dtype=np.int64)
+    kpm[0, 7:] = 0
+    kpm[1, :] = 0
+    case("key_padding_s4_n3", 2, 2, 4, 3, 8, 8, kpm=kpm)
+    case("key_padding_s4_n3_causal", 2, 2, 4, 3, 8, 8, causal=True, kpm=kpm)
+    # Causal + padding of the head: query 0 (and 1's direct key 0) masked; query 0 sees nothing.
+    kpm2 = np.ones((2, 15), dtype=np.int64)
+    kpm2[0, :1] = 0
+    kpm2[0, 12:] = 0
+    kpm2[1, 1::3] = 0
+    case("padding_holes_s5_n3_causal", 2, 1, 5, 3, 4, 4, causal=True, kpm=kpm2)
+    case("padding_holes_s5_n3", 2, 1, 5, 3, 4, 4, kpm=kpm2)
+
+    # has_direct_state: inputs (q, y0, lse0, ks, vs [, mask]). lse0 (unscaled log-sum-exp of
+    # the direct keys) is drawn from [lo, hi] with the listed -inf entries; y0 is random.
+    def direct(name, b, h, segment, n, hd, hv, *, scale=None, causal=False, kpm=None, lse=(-3.0, 6.0),
+               dead=0.25, dead_at=()):
+        r = g.rng(name)
+        npos = segment * n
+        scale = 1.0 / np.sqrt(hd) if scale is None else scale
+        q = f32(randn(r, (b, h, npos, hd)))
+        y0 = f32(randn(r, (b, h, npos, hv)))
+        lse0 = r.uniform(lse[0], lse[1], size=(b, h, npos))
+        lse0[r.uniform(size=lse0.shape) < dead] = -np.inf
+        for idx in dead_at:
+            lse0[idx] = -np.inf
+        lse0 = f32(lse0)
+        ks = f32(randn(r, (b, h, npos, hd)))
+        vs = f32(randn(r, (b, h, npos, hv)))
+        ins = [q, y0, lse0, ks, vs]
+        if kpm is not None:
+            ins.append(u8(kpm))
+        args = (q.f64(), y0.f64(), lse0.f64(), ks.f64(), vs.f64(), segment, f32v(scale), causal, kpm)
+        y = _axial_direct_state_oracle(*args)
+        ref = _axial_direct_state_loop(*args)
+        if not np.allclose(y, ref, rtol=1e-12, atol=1e-12):
+            raise AssertionError("axial_attention/%s: merge and per-query oracles differ by %g"
+                                 % (name, np.max(np.abs(y - ref))))
+        g.add(name, ins, f32(y), scale=scale, segment=segment, causal=causal,
+              has_key_padding_mask=kpm is not None, has_direct_state=True)
+        return y
+
+    # N = 1: one direct state and (bidirectional) the own position as the one column slot;
+    # causal: no column slot, y = y0 (lse0 finite) or zeros (lse0 = -inf).
+    direct("direct_all_ones_dims", 1, 1, 1, 1, 1, 1, dead=0.0)
+    direct("direct_all_ones_dims_causal", 1, 1, 1, 1, 1, 1, causal=True, dead=0.0)
+    direct("direct_all_ones_dims_dead", 1, 1, 1, 1, 1, 1, dead=1.0)
+    # segment 1 (every position a column slot), odd head dims, hv != hd, scale != 1.
+    direct("direct_s1_n9_hd7_hv5", 2, 2, 1, 9, 7, 5)
+    direct("direct_s1_n9_causal", 2, 2, 1, 9, 8, 8, causal=True)
+    direct("direct_s4_n3_hd7_hv5", 2, 2, 4, 3, 7, 5, scale=2.0)
+    # Causal: row 0 sees no column slot. Its queries with lse0 = -inf get zeros, the others y0.
+    y = direct("direct_s4_n3_hd16_hv3_causal", 2, 2, 4, 3, 16, 3, causal=True, dead_at=[(0, 0, 0), (1, 1, 2)])
+    if np.any(y[0, 0, 0] != 0) or np.any(y[1, 1, 2] != 0):
+        raise AssertionError("axial_attention/direct causal: a dead row-0 query must give zeros")
+    # segment = N (n = 1): bidirectional sees only its own position as a slot; causal nothing.
+    direct("direct_s5_n1", 2, 1, 5, 1, 8, 4)
+    direct("direct_s5_n1_causal", 2, 1, 5, 1, 8, 4, causal=True)
+    direct("direct_s5_n19_hd16_hv8", 1, 2, 5, 19, 16, 8)
+    direct("direct_s4_n24_causal", 1, 1, 4, 24, 16, 8, causal=True)
+    # lse0 far above / below the column logits: y ~ y0 / y ~ the column softmax.
+    direct("direct_lse0_dominates", 1, 1, 4, 3, 8, 8, lse=(20.0, 30.0), dead=0.0)
+    direct("direct_lse0_negligible", 1, 1, 4, 3, 8, 8, lse=(-40.0, -30.0), dead=0.0)
+    direct("direct_all_dead", 1, 2, 4, 3, 8, 8, dead=1.0)  # = the column slots alone
+    # Key padding applies to the column slots only: batch 0 tail-padded (whole rows), batch 1
+    # fully padded (y = y0, or zeros where lse0 = -inf).
+    direct("direct_key_padding_s4_n3", 2, 2, 4, 3, 8, 8, kpm=kpm)
+    direct("direct_key_padding_s4_n3_causal", 2, 2, 4, 3, 8, 8, causal=True, kpm=kpm)
+    direct("direct_padding_holes_s5_n3_causal", 2, 1, 5, 3, 4, 4, causal=True, kpm=kpm2)
+
+    # The identity behind has_direct_state: a direct state that IS the softmax over the row's
+    # keys (float64) merged with the column slots equals the joint softmax (_axial_oracle).
+    for name, (b, h, s, n, hd, hv, causal, mask) in {
+            "consistent_s4_n3": (2, 2, 4, 3, 8, 5, False, kpm),
+            "consistent_s4_n3_causal": (2, 2, 4, 3, 8, 5, True, kpm),
+            "consistent_s5_n3_causal": (2, 1, 5, 3, 4, 4, True, kpm2)}.items():
+        r = g.rng(name)
+        npos = s * n
+        scale = f32v(1.0 / np.sqrt(hd))
+        q, k, ks = (f32(randn(r, (b, h, npos, hd))).f64() for _ in range(3))
+        v, vs = (f32(randn(r, (b, h, npos, hv))).f64() for _ in range(2))
+        y0, lse0 = _row_attention_state(q, k, v, s, scale, causal, mask)
+        joint = _axial_oracle(q, k, v, ks, vs, s, scale, causal, mask)
+        merged = _axial_direct_state_oracle(q, y0, lse0, ks, vs, s, scale, causal, mask)
+        if not np.allclose(joint, merged, rtol=1e-12, atol=1e-12):
+            raise AssertionError("axial_attention/%s: direct state + columns != joint softmax (%g)"
+                                 % (name, np.max(np.abs(joint - merged))))
+    return g
+
+
 GENERATORS = {
     "concat": gen_concat, "slice": gen_slice, "pad": gen_pad, "transpose": gen_transpose, "reshape": gen_reshape,
     "roll": gen_roll, "where": gen_where, "attention": gen_attention, "sparse_attention": gen_sparse_attention,
+    "axial_attention": gen_axial_attention,
 }

@@ -1,6 +1,6 @@
 // Shape inference of matmul, the elementwise ops, cast, softmax, layer_norm, embedding,
-// attention and sparse_attention (valid shapes and every kind of rejection), plus sanity
-// checks of their reference kernels on tiny hand-computed examples.
+// attention, sparse_attention and axial_attention (valid shapes and every kind of
+// rejection), plus sanity checks of their reference kernels on tiny hand-computed examples.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -212,6 +212,209 @@ TEST_CASE("attention and sparse_attention: q/k/v, mask and index shapes") {
               StatusCode::invalid_argument, {"input 3", "Nq"});
 }
 
+TEST_CASE("axial_attention: q/k/v/ks/vs, segment and mask shapes") {
+  TensorDesc y;
+  AxialAttentionAttrs a;
+  a.segment = 4;
+  // N = 12 = 3 rows of 4; hv 3 != hd 8.
+  const TensorDesc q = f32({2, 4, 12, 8}), k = f32({2, 4, 12, 8}), v = f32({2, 4, 12, 3});
+  const TensorDesc ks = f32({2, 4, 12, 8}), vs = f32({2, 4, 12, 3});
+  REQUIRE(infer(OpKind::axial_attention, a, {q, k, v, ks, vs}, &y).ok());
+  CHECK(y == f32({2, 4, 12, 3}));
+  a.causal = true;
+  REQUIRE(infer(OpKind::axial_attention, a, {q, k, v, ks, vs}, &y).ok());
+  CHECK(y == f32({2, 4, 12, 3}));
+  // segment = N (one row) and segment 1 (N rows of one).
+  a.segment = 12;
+  CHECK(infer(OpKind::axial_attention, a, {q, k, v, ks, vs}).ok());
+  a.segment = 1;
+  CHECK(infer(OpKind::axial_attention, a, {q, k, v, ks, vs}).ok());
+
+  // segment must be >= 1 and divide N.
+  a.segment = 5;
+  check_error(infer(OpKind::axial_attention, a, {q, k, v, ks, vs}), StatusCode::invalid_argument,
+              {"axial_attention", "segment 5", "divide N = 12"});
+  a.segment = 0;
+  check_error(infer(OpKind::axial_attention, a, {q, k, v, ks, vs}), StatusCode::invalid_argument,
+              {"axial_attention", "segment 0", ">= 1"});
+  a.segment = -4;
+  check_error(infer(OpKind::axial_attention, a, {q, k, v, ks, vs}), StatusCode::invalid_argument,
+              {"axial_attention", "segment -4"});
+  a.segment = 24;  // larger than N
+  check_error(infer(OpKind::axial_attention, a, {q, k, v, ks, vs}), StatusCode::invalid_argument,
+              {"axial_attention", "segment 24"});
+  a.segment = 4;
+
+  // ks like k, vs like v (every dim), all f32 rank 4.
+  check_error(infer(OpKind::axial_attention, a, {q, k, v, f32({2, 4, 12, 7}), vs}),
+              StatusCode::invalid_argument, {"axial_attention", "input 3", "dim 3", "expected 8", "found 7"});
+  check_error(infer(OpKind::axial_attention, a, {q, k, v, f32({2, 4, 8, 8}), vs}),
+              StatusCode::invalid_argument, {"input 3", "dim 2", "expected 12", "found 8"});
+  check_error(infer(OpKind::axial_attention, a, {q, k, v, f32({1, 4, 12, 8}), vs}),
+              StatusCode::invalid_argument, {"input 3", "dim 0", "expected 2", "found 1"});
+  check_error(infer(OpKind::axial_attention, a, {q, k, v, ks, f32({2, 4, 12, 8})}),
+              StatusCode::invalid_argument, {"input 4", "dim 3", "expected 3", "found 8"});
+  check_error(infer(OpKind::axial_attention, a, {q, k, v, ks, f32({2, 3, 12, 3})}),
+              StatusCode::invalid_argument, {"input 4", "dim 1", "expected 4", "found 3"});
+  check_error(infer(OpKind::axial_attention, a, {q, k, v, f32({2, 4, 12}), vs}), StatusCode::invalid_argument,
+              {"input 3", "rank 4"});
+  check_error(infer(OpKind::axial_attention, a, {q, k, v, ks, TensorDesc(DType::f16, {2, 4, 12, 3})}),
+              StatusCode::invalid_argument, {"input 4", "f32"});
+  // Keys are the query positions: k and v have N rows too.
+  check_error(infer(OpKind::axial_attention, a,
+                    {q, f32({2, 4, 8, 8}), f32({2, 4, 8, 3}), f32({2, 4, 8, 8}), f32({2, 4, 8, 3})}),
+              StatusCode::invalid_argument, {"input 1", "expected 12", "found 8"});
+  check_error(infer(OpKind::axial_attention, a, {q, f32({2, 4, 12, 6}), v, ks, vs}),
+              StatusCode::invalid_argument, {"input 1", "head dim", "expected 8"});
+  check_error(infer(OpKind::axial_attention, a, {f32({4, 12, 8}), k, v, ks, vs}),
+              StatusCode::invalid_argument, {"input 0", "rank 4"});
+
+  // Key padding mask [B, N] u8.
+  AxialAttentionAttrs pm = a;
+  pm.has_key_padding_mask = true;
+  REQUIRE(infer(OpKind::axial_attention, pm, {q, k, v, ks, vs, TensorDesc(DType::u8, {2, 12})}, &y).ok());
+  CHECK(y == f32({2, 4, 12, 3}));
+  check_error(infer(OpKind::axial_attention, pm, {q, k, v, ks, vs, TensorDesc(DType::u8, {2, 11})}),
+              StatusCode::invalid_argument, {"axial_attention", "input 5", "N", "expected 12", "found 11"});
+  check_error(infer(OpKind::axial_attention, pm, {q, k, v, ks, vs, TensorDesc(DType::u8, {1, 12})}),
+              StatusCode::invalid_argument, {"input 5", "B", "expected 2", "found 1"});
+  check_error(infer(OpKind::axial_attention, pm, {q, k, v, ks, vs, TensorDesc(DType::u8, {2, 1, 12})}),
+              StatusCode::invalid_argument, {"input 5", "rank 2"});
+  check_error(infer(OpKind::axial_attention, pm, {q, k, v, ks, vs, TensorDesc(DType::f32, {2, 12})}),
+              StatusCode::invalid_argument, {"input 5", "u8"});
+
+  // Input count: 5 without the mask, 6 with it (the schema allows 5..6).
+  check_error(infer(OpKind::axial_attention, pm, {q, k, v, ks, vs}), StatusCode::invalid_argument,
+              {"axial_attention", "has_key_padding_mask=true", "needs 6 inputs, found 5"});
+  check_error(infer(OpKind::axial_attention, a, {q, k, v, ks, vs, TensorDesc(DType::u8, {2, 12})}),
+              StatusCode::invalid_argument,
+              {"axial_attention", "has_key_padding_mask=false", "needs 5 inputs, found 6"});
+  check_error(infer(OpKind::axial_attention, a, {q, k, v, ks}), StatusCode::invalid_argument,
+              {"axial_attention", "expected 5..6 inputs, found 4"});
+  check_error(infer(OpKind::axial_attention, pm, {q, k, v, ks, vs, TensorDesc(DType::u8, {2, 12}), q}),
+              StatusCode::invalid_argument, {"axial_attention", "expected 5..6 inputs, found 7"});
+  // Another op's attrs struct.
+  check_error(infer(OpKind::axial_attention, AttentionAttrs{}, {q, k, v, ks, vs}),
+              StatusCode::invalid_argument, {"axial_attention", "attribute struct"});
+}
+
+TEST_CASE("attention with_lse: a second output lse f32 [B, H, Nq]") {
+  const TensorDesc q = f32({2, 4, 5, 8}), k = f32({2, 4, 7, 8}), v = f32({2, 4, 7, 3});
+  const TensorDesc mask(DType::u8, {2, 7});
+  std::vector<TensorDesc> outs;
+  REQUIRE(infer_op(OpKind::attention, AttentionAttrs{}, std::vector<TensorDesc>{q, k, v}, &outs).ok());
+  CHECK(outs.size() == 1);
+  for (bool causal : {false, true}) {
+    CAPTURE(causal);
+    const AttentionAttrs a{.scale = 0.5f, .causal = causal, .with_lse = true};
+    REQUIRE(infer_op(OpKind::attention, a, std::vector<TensorDesc>{q, k, v}, &outs).ok());
+    REQUIRE(outs.size() == 2);
+    CHECK(outs[0] == f32({2, 4, 5, 3}));
+    CHECK(outs[1] == f32({2, 4, 5}));
+    AttentionAttrs pm = a;
+    pm.has_key_padding_mask = true;
+    REQUIRE(infer_op(OpKind::attention, pm, std::vector<TensorDesc>{q, k, v, mask}, &outs).ok());
+    REQUIRE(outs.size() == 2);
+    CHECK(outs[0] == f32({2, 4, 5, 3}));
+    CHECK(outs[1] == f32({2, 4, 5}));
+  }
+  // Nq != Nk: lse follows the queries. Errors are the same as without the flag.
+  REQUIRE(infer_op(OpKind::attention, AttentionAttrs{.with_lse = true},
+                   std::vector<TensorDesc>{f32({1, 1, 1, 2}), f32({1, 1, 9, 2}), f32({1, 1, 9, 1})}, &outs)
+              .ok());
+  REQUIRE(outs.size() == 2);
+  CHECK(outs[1] == f32({1, 1, 1}));
+  check_error(infer(OpKind::attention, AttentionAttrs{.with_lse = true}, {q, f32({2, 4, 7, 6}), v}),
+              StatusCode::invalid_argument, {"attention", "input 1", "head dim"});
+  // Only attention's with_lse adds an output: axial_attention with a direct state has one.
+  AxialAttentionAttrs ax;
+  ax.has_direct_state = true;
+  REQUIRE(infer_op(OpKind::axial_attention, ax,
+                   std::vector<TensorDesc>{q, f32({2, 4, 5, 3}), f32({2, 4, 5}), q, f32({2, 4, 5, 3})}, &outs)
+              .ok());
+  CHECK(outs.size() == 1);
+}
+
+TEST_CASE("axial_attention has_direct_state: y0 and lse0 shapes") {
+  TensorDesc y;
+  AxialAttentionAttrs a;
+  a.segment = 4;
+  a.has_direct_state = true;
+  // N = 12 = 3 rows of 4; hd 8, hv 3: inputs q, y0 [B, H, N, hv], lse0 [B, H, N], ks, vs.
+  const TensorDesc q = f32({2, 4, 12, 8}), y0 = f32({2, 4, 12, 3}), lse0 = f32({2, 4, 12});
+  const TensorDesc ks = f32({2, 4, 12, 8}), vs = f32({2, 4, 12, 3});
+  REQUIRE(infer(OpKind::axial_attention, a, {q, y0, lse0, ks, vs}, &y).ok());
+  CHECK(y == f32({2, 4, 12, 3}));
+  a.causal = true;
+  REQUIRE(infer(OpKind::axial_attention, a, {q, y0, lse0, ks, vs}, &y).ok());
+  CHECK(y == f32({2, 4, 12, 3}));
+  a.segment = 12;
+  CHECK(infer(OpKind::axial_attention, a, {q, y0, lse0, ks, vs}).ok());
+  a.segment = 1;
+  CHECK(infer(OpKind::axial_attention, a, {q, y0, lse0, ks, vs}).ok());
+  a.segment = 4;
+  AxialAttentionAttrs pm = a;
+  pm.has_key_padding_mask = true;
+  REQUIRE(infer(OpKind::axial_attention, pm, {q, y0, lse0, ks, vs, TensorDesc(DType::u8, {2, 12})}, &y).ok());
+  CHECK(y == f32({2, 4, 12, 3}));
+
+  // y0 must be shaped like vs ([B, H, N, hv]) and f32.
+  check_error(infer(OpKind::axial_attention, a, {q, f32({2, 4, 12, 8}), lse0, ks, vs}),
+              StatusCode::invalid_argument, {"axial_attention", "input 1", "dim 3", "expected 3", "found 8"});
+  check_error(infer(OpKind::axial_attention, a, {q, f32({2, 4, 11, 3}), lse0, ks, vs}),
+              StatusCode::invalid_argument, {"input 1", "dim 2", "expected 12", "found 11"});
+  check_error(infer(OpKind::axial_attention, a, {q, f32({2, 1, 12, 3}), lse0, ks, vs}),
+              StatusCode::invalid_argument, {"input 1", "dim 1", "expected 4", "found 1"});
+  check_error(infer(OpKind::axial_attention, a, {q, f32({1, 4, 12, 3}), lse0, ks, vs}),
+              StatusCode::invalid_argument, {"input 1", "dim 0", "expected 2", "found 1"});
+  check_error(infer(OpKind::axial_attention, a, {q, f32({2, 4, 36}), lse0, ks, vs}),
+              StatusCode::invalid_argument, {"input 1", "rank 4"});
+  check_error(infer(OpKind::axial_attention, a, {q, TensorDesc(DType::f16, {2, 4, 12, 3}), lse0, ks, vs}),
+              StatusCode::invalid_argument, {"input 1", "f32"});
+  // lse0 [B, H, N] f32: wrong rank, each dim, dtype.
+  check_error(infer(OpKind::axial_attention, a, {q, y0, f32({2, 4, 12, 1}), ks, vs}),
+              StatusCode::invalid_argument, {"axial_attention", "input 2", "rank 3", "found 4"});
+  check_error(infer(OpKind::axial_attention, a, {q, y0, f32({2, 48}), ks, vs}), StatusCode::invalid_argument,
+              {"input 2", "rank 3", "found 2"});
+  check_error(infer(OpKind::axial_attention, a, {q, y0, f32({2, 4, 11}), ks, vs}),
+              StatusCode::invalid_argument, {"input 2", "dim 2", "expected 12", "found 11"});
+  check_error(infer(OpKind::axial_attention, a, {q, y0, f32({2, 3, 12}), ks, vs}),
+              StatusCode::invalid_argument, {"input 2", "dim 1", "expected 4", "found 3"});
+  check_error(infer(OpKind::axial_attention, a, {q, y0, f32({1, 4, 12}), ks, vs}),
+              StatusCode::invalid_argument, {"input 2", "dim 0", "expected 2", "found 1"});
+  check_error(infer(OpKind::axial_attention, a, {q, y0, TensorDesc(DType::i32, {2, 4, 12}), ks, vs}),
+              StatusCode::invalid_argument, {"input 2", "f32", "i32"});
+  check_error(infer(OpKind::axial_attention, a, {q, y0, TensorDesc(DType::f16, {2, 4, 12}), ks, vs}),
+              StatusCode::invalid_argument, {"input 2", "f32", "f16"});
+  // The two-pass inputs (k, v) under has_direct_state: v is not a [B, H, N] lse0.
+  check_error(infer(OpKind::axial_attention, a, {q, f32({2, 4, 12, 8}), f32({2, 4, 12, 3}), ks, vs}),
+              StatusCode::invalid_argument, {"axial_attention", "input 1"});
+  check_error(infer(OpKind::axial_attention, a, {q, y0, f32({2, 4, 12, 3}), ks, vs}),
+              StatusCode::invalid_argument, {"axial_attention", "input 2", "rank 3"});
+  // ... and a direct state without the flag: lse0 is not a [B, H, N, hv] v.
+  AxialAttentionAttrs two_pass = a;
+  two_pass.has_direct_state = false;
+  check_error(infer(OpKind::axial_attention, two_pass, {q, y0, lse0, ks, vs}), StatusCode::invalid_argument,
+              {"axial_attention"});
+  // Segment, mask and input-count rules still hold.
+  AxialAttentionAttrs bad = a;
+  bad.segment = 5;
+  check_error(infer(OpKind::axial_attention, bad, {q, y0, lse0, ks, vs}), StatusCode::invalid_argument,
+              {"axial_attention", "segment 5", "divide N = 12"});
+  check_error(infer(OpKind::axial_attention, pm, {q, y0, lse0, ks, vs, TensorDesc(DType::u8, {2, 11})}),
+              StatusCode::invalid_argument, {"axial_attention", "input 5", "expected 12", "found 11"});
+  check_error(infer(OpKind::axial_attention, pm, {q, y0, lse0, ks, vs}), StatusCode::invalid_argument,
+              {"axial_attention", "needs 6 inputs, found 5"});
+  // ks / vs still shaped by q and each other.
+  check_error(infer(OpKind::axial_attention, a, {q, y0, lse0, f32({2, 4, 12, 7}), vs}),
+              StatusCode::invalid_argument, {"axial_attention", "head dim", "expected 8", "found 7"});
+  check_error(infer(OpKind::axial_attention, a, {q, y0, lse0, f32({2, 4, 8, 8}), vs}),
+              StatusCode::invalid_argument,
+              {"axial_attention", "input 3", "dim 2", "N, from input 0", "found 8"});
+  check_error(infer(OpKind::axial_attention, a, {q, y0, lse0, ks, f32({2, 4, 8, 3})}),
+              StatusCode::invalid_argument, {"axial_attention", "expected 12", "found 8"});
+}
+
 TEST_CASE("reference softmax: hand values, masks, causal, NaN and in place") {
   F x = f({2, 2}, {0.0f, std::log(3.0f), 5.0f, 5.0f});
   F y = f({2, 2});
@@ -362,4 +565,68 @@ TEST_CASE("reference attention and sparse_attention: tiny by hand") {
   check_error(
       run(reference_sparse_attention, SparseAttentionAttrs{}, {q.view, k.view, v.view, bad.view}, y.view),
       StatusCode::out_of_range, {"index -2"});
+}
+
+TEST_CASE("reference axial_attention: tiny by hand") {
+  // N = 2, hd = hv = 1, q = 1: logits are k and ks; weights exp(0) = 1 and exp(ln 3) = 3.
+  const float l3 = std::log(3.0f);
+  F q = f({1, 1, 2, 1}, {1, 1}), k = f({1, 1, 2, 1}, {0, l3}), v = f({1, 1, 2, 1}, {1, 2});
+  F ks = f({1, 1, 2, 1}, {0, l3}), vs = f({1, 1, 2, 1}, {10, 20});
+  F y = f({1, 1, 2, 1});
+  AxialAttentionAttrs a;  // segment 1: direct key = the query itself, column slots = both positions
+  REQUIRE(run(reference_axial_attention, a, {q.view, k.view, v.view, ks.view, vs.view}, y.view).ok());
+  CHECK(y.v[0] == doctest::Approx((1 + 10 + 3 * 20) / 5.0));
+  CHECK(y.v[1] == doctest::Approx((3 * 2 + 10 + 3 * 20) / 7.0));
+  a.causal = true;  // column slots of earlier rows only
+  REQUIRE(run(reference_axial_attention, a, {q.view, k.view, v.view, ks.view, vs.view}, y.view).ok());
+  CHECK(y.v[0] == doctest::Approx(1.0));
+  CHECK(y.v[1] == doctest::Approx((3 * 2 + 10) / 4.0));
+  a.has_key_padding_mask = true;  // position 0 padded: query 0 sees nothing in causal
+  Buf<uint8_t> mask(DType::u8, {1, 2}, {0, 1});
+  REQUIRE(
+      run(reference_axial_attention, a, {q.view, k.view, v.view, ks.view, vs.view, mask.view}, y.view).ok());
+  CHECK(y.v[0] == 0.0f);
+  CHECK(y.v[1] == doctest::Approx(2.0));
+  a.causal = false;
+  REQUIRE(
+      run(reference_axial_attention, a, {q.view, k.view, v.view, ks.view, vs.view, mask.view}, y.view).ok());
+  CHECK(y.v[0] == doctest::Approx(20.0));
+  CHECK(y.v[1] == doctest::Approx((3 * 2 + 3 * 20) / 6.0));
+  AxialAttentionAttrs whole;  // segment = N: one row, the own position as a column slot
+  whole.segment = 2;
+  REQUIRE(run(reference_axial_attention, whole, {q.view, k.view, v.view, ks.view, vs.view}, y.view).ok());
+  CHECK(y.v[0] == doctest::Approx((1 + 3 * 2 + 10) / 5.0));
+  CHECK(y.v[1] == doctest::Approx((1 + 3 * 2 + 3 * 20) / 7.0));
+}
+
+TEST_CASE("reference axial_attention has_direct_state: tiny by hand") {
+  // N = 2, segment 1, hd = hv = 1, q = 1, scale 0.5: column logits 0.5 * ks = 0 and ln 3
+  // (weights 1 and 3). lse0 enters unscaled: ln 3 is weight 3 (ln 3 * 0.5 would be sqrt 3).
+  const float l3 = std::log(3.0f);
+  F q = f({1, 1, 2, 1}, {1, 1}), y0 = f({1, 1, 2, 1}, {5, 7}), lse0 = f({1, 1, 2}, {l3, -kInf});
+  F ks = f({1, 1, 2, 1}, {0, 2 * l3}), vs = f({1, 1, 2, 1}, {10, 20});
+  F y = f({1, 1, 2, 1});
+  AxialAttentionAttrs a;
+  a.scale = 0.5f;
+  a.has_direct_state = true;
+  REQUIRE(run(reference_axial_attention, a, {q.view, y0.view, lse0.view, ks.view, vs.view}, y.view).ok());
+  CHECK(y.v[0] == doctest::Approx((3 * 5 + 10 + 3 * 20) / 7.0));
+  CHECK(y.v[1] == doctest::Approx((10 + 3 * 20) / 4.0));  // lse0 = -inf: the column slots alone
+  a.causal = true;                                        // row 0: no column slot; row 1: slot 0
+  REQUIRE(run(reference_axial_attention, a, {q.view, y0.view, lse0.view, ks.view, vs.view}, y.view).ok());
+  CHECK(y.v[0] == 5.0f);  // y0 unchanged
+  CHECK(y.v[1] == doctest::Approx(10.0));
+  lse0.v[0] = -kInf;  // nothing at all: zeros
+  REQUIRE(run(reference_axial_attention, a, {q.view, y0.view, lse0.view, ks.view, vs.view}, y.view).ok());
+  CHECK(y.v[0] == 0.0f);
+  // The mask drops column slots only: position 1 padded removes slot 1, not query 1's state.
+  lse0.v[0] = l3;
+  lse0.v[1] = 0.0f;
+  a.causal = false;
+  a.has_key_padding_mask = true;
+  Buf<uint8_t> mask(DType::u8, {1, 2}, {1, 0});
+  REQUIRE(run(reference_axial_attention, a, {q.view, y0.view, lse0.view, ks.view, vs.view, mask.view}, y.view)
+              .ok());
+  CHECK(y.v[0] == doctest::Approx((3 * 5 + 10) / 4.0));
+  CHECK(y.v[1] == doctest::Approx((7 + 10) / 2.0));
 }

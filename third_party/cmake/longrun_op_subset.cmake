@@ -84,7 +84,7 @@ set(_lr_family_scan_files reference/scan cpu/scan)
 set(_lr_family_scan_needs elementwise)
 set(_lr_family_layout_ops concat slice pad transpose reshape roll where)
 set(_lr_family_layout_files reference/layout cpu/layout)
-set(_lr_family_attention_ops attention sparse_attention)  # one reference file for both
+set(_lr_family_attention_ops attention sparse_attention axial_attention)  # one reference file for all
 set(_lr_family_attention_files reference/attention cpu/attention)
 set(_lr_family_sparse_attention_ops sparse_attention)
 set(_lr_family_sparse_attention_files cpu/sparse_attention)

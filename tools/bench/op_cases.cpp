@@ -262,6 +262,38 @@ void sparse_attention_cases(int64_t n, std::vector<CaseSpec>* out) {
   });
 }
 
+// The Combiner axial joint softmax at segment 128: both passes (direct keys of the row, then
+// the column slots), and the column pass alone continuing a given direct state (the
+// bidirectional model's form: the state is its row attention with_lse).
+void axial_attention_cases(int64_t n, std::vector<CaseSpec>* out) {
+  constexpr int64_t kSegment = 128;
+  if (n % kSegment != 0) return;
+  const int64_t rows = n / kSegment;
+  for (const bool given : {false, true}) {
+    const std::string shape = heads_shape(n) + " s" + std::to_string(kSegment) +
+                              (given ? " cols (direct state given)" : " rows+cols");
+    add(out, "axial_attention", shape, n, [n, rows, given, shape]() -> Result<BenchCase> {
+      CaseMaker m("axial_attention", shape, n);
+      const TensorDesc d(DType::f32, {1, kHeads, n, kHd});
+      const int64_t e = kHeads * n * kHd;
+      const ValueId q = m.input("q", d, random_f32(e, 30)), ks = m.input("ks", d, random_f32(e, 33)),
+                    vs = m.input("vs", d, random_f32(e, 34));
+      ValueId in1 = kNoValue, in2 = kNoValue;
+      if (given) {
+        in1 = m.input("y0", d, random_f32(e, 35));
+        in2 = m.input("lse0", TensorDesc(DType::f32, {1, kHeads, n}), random_f32(kHeads * n, 36, 4.0f, 6.0f));
+      } else {
+        in1 = m.input("k", d, random_f32(e, 31));
+        in2 = m.input("v", d, random_f32(e, 32));
+      }
+      const double slots = double(rows + (given ? 0 : kSegment));
+      return m.finish(m.b.axial_attention({q, in1, in2, ks, vs},
+                                          {.scale = kScale, .segment = kSegment, .has_direct_state = given}),
+                      4.0 * double(kHeads * n) * slots * double(kHd), kF * double(6 * e));
+    });
+  }
+}
+
 // --- selection: top-k indices of every row of an [N, N] score matrix.
 void topk_indices_cases(int64_t n, std::vector<CaseSpec>* out) {
   const int64_t k = ceil_frac(n, kSparse);
@@ -320,6 +352,11 @@ const std::vector<Family>& families() {
        1024,
        sparse_attention_cases,
        "8 heads, hd 64, k = ceil(0.05 N) random keys per query; peer attention (dense, same inputs)"},
+      {OpKind::axial_attention,
+       {8192},
+       1024,
+       axial_attention_cases,
+       "8 heads, hd 64, segment 128: both passes, and the column pass on a given direct state"},
   };
   return f;
 }

@@ -87,6 +87,10 @@ class GraphBuilder {
   ValueId name(const std::vector<ValueId>& inputs, const Attrs& attrs = {}, std::string node_name = {});
 #include "longrun/ops/op_list.inc"
 
+  // Output `index` of the node that produced `first` (its output 0), for ops with several
+  // outputs; kNoValue (and a sticky error) when there is no such output.
+  ValueId output_of(ValueId first, int index);
+
   const TensorDesc& desc(ValueId v) const { return g_.values_[size_t(v)].desc; }
   const Status& status() const { return status_; }
   // Sets the sticky error (used by model code for its own checks).

@@ -232,12 +232,36 @@ using WhereAttrs = NoAttrs<OpKind::where>;
 // attention (fused): inputs q [B, H, Nq, hd], k [B, H, Nk, hd], v [B, H, Nk, hv], then an
 // optional key padding mask [B, Nk] u8 (1 = attend, 0 = padding) with has_key_padding_mask.
 // y = softmax(q k^T * scale + masks) v, output [B, H, Nq, hv]. causal masks j > i + (Nk - Nq).
-// A query with no visible key gets zeros.
+// A query with no visible key gets zeros. with_lse adds a second output, f32 [B, H, Nq]: the
+// log-sum-exp log sum_j exp(scale q_i . k_j) over the visible keys (-inf where there is none),
+// with which a softmax over further keys can continue (axial_attention's direct state).
 struct AttentionAttrs {
   float scale = 1.0f;
   bool causal = false;
   bool has_key_padding_mask = false;
+  bool with_lse = false;
   bool operator==(const AttentionAttrs&) const = default;
+};
+// axial_attention (the Combiner axial joint softmax, MODELS.md §2.4): inputs q [B, H, N, hd],
+// k [B, H, N, hd], v [B, H, N, hv], ks [B, H, N, hd], vs [B, H, N, hv], then an optional key
+// padding mask [B, N] u8 with has_key_padding_mask. N = n * segment; position i = u * segment + t
+// is row u, column t. Query i attends, in ONE softmax, to the direct keys k[(u, j)] with values
+// v[(u, j)] for j in [0, segment) (causal: j <= t) and to the column slots (r, t) with key
+// ks[(r, t)] and value vs[(r, t)] for r in [0, n) (causal: r < u; bidirectional: every r,
+// the own row included). The mask drops a padded position both as a direct key and as a
+// column slot. y = softmax(scale * logits) values, [B, H, N, hv]; a query with no visible
+// slot gets zeros. Cost O(N * (segment + n) * (hd + hv)).
+// has_direct_state: inputs 1 and 2 are instead the softmax over the direct keys, already
+// done: y0 [B, H, N, hv] and its log-sum-exp lse0 [B, H, N] (attention with_lse on the rows;
+// -inf: no direct key), and y continues that softmax over the column slots. The mask then
+// applies to the column slots only. Cost O(N * n * (hd + hv)).
+struct AxialAttentionAttrs {
+  float scale = 1.0f;
+  int64_t segment = 1;
+  bool causal = false;
+  bool has_key_padding_mask = false;
+  bool has_direct_state = false;
+  bool operator==(const AxialAttentionAttrs&) const = default;
 };
 // sparse_attention: like attention, but query i of (b, h) sees only the keys listed in
 // indices [B or 1, H or 1, Nq, kk] (i32, broadcast over batch/heads). -1 marks an unused

@@ -40,8 +40,8 @@ using InferFn = Status (*)(const OpAttrs&, std::span<const TensorDesc> inputs, s
 struct OpSchema {
   std::string_view name;
   int min_inputs = 1;
-  int max_inputs = 1;  // -1: unbounded
-  int num_outputs = 1;
+  int max_inputs = 1;   // -1: unbounded
+  int num_outputs = 1;  // attention with_lse: one more
   // Input whose buffer output 0 may reuse (same dtype and byte size, last use at this
   // node); -1 when the op cannot run in place.
   int inplace_input = -1;
