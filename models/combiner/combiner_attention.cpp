@@ -43,6 +43,7 @@ struct Ctx {
   ValueId keep_rows = kNoValue;   // [B, 1, n, 1, s]: key (u, c) of rows-layout logits
   ValueId keep_cols = kNoValue;   // [B, 1, s, 1, n]: key (r, t) of cols-layout logits
   ValueId real = kNoValue;        // f32 [B, n, s] 0/1
+  ValueId key_mask = kNoValue;    // u8 [B, Np]
 
  private:
   static ValueId cols(GraphContext& c, ValueId rows, ValueId& cached) {
@@ -65,6 +66,7 @@ Ctx make_ctx(GraphContext& c, const Heads& x, int64_t s, const std::string& name
     z.keep_cols =
         reshape(c, transpose(c, reshape(c, x.key_mask, {z.b, z.n, z.s}), {0, 2, 1}), {z.b, 1, z.s, 1, z.n});
     z.real = reshape(c, c.b.cast({x.key_mask}, {.to = DType::f32}, name + ".real"), {z.b, z.n, z.s});
+    z.key_mask = x.key_mask;
   }
   return z;
 }
@@ -114,36 +116,57 @@ ValueId fixed(GraphContext& c, const Form& f, const Ctx& z, const std::string& n
   return combine(c, z.q_rows, kNoValue, {direct, summary}, name);  // no cols-layout group
 }
 
-// --- Axial (§2.4) -----------------------------------------------------------------------------
+// --- Axial (§2.4)  -----------------------------------------------------------------------------
+// The fused attention op on the rows as a batch ([B, H * n, s, hd] is a view of the rows
+// layout), optionally with each query's log-sum-exp ([B, H, Np]).
+struct RowAttention {
+  ValueId y = kNoValue, lse = kNoValue;
+};
+RowAttention rows_attention(GraphContext& c, const Ctx& z, ValueId values, bool causal, bool with_lse,
+                            const std::string& name) {
+  auto batch = [&](ValueId t) { return reshape(c, t, {z.b, z.h * z.n, z.s, z.hd}); };
+  const ValueId y = c.b.attention({batch(z.q_rows), batch(z.k_rows), batch(values)},
+                                  {.scale = 1.0f, .causal = causal, .with_lse = with_lse}, name);
+  return {reshape(c, y, {z.b, z.h, z.n, z.s, z.hd}),
+          with_lse ? reshape(c, c.b.output_of(y, 1), {z.b, z.h, z.np}) : kNoValue};
+}
+
 ValueId axial(GraphContext& c, const Form& f, const Ctx& z, const RowSummary& row_summary,
               const std::string& name, const std::string& debug) {
   // R[r, t]: full (non-causal) attention inside row r; K~ per f.row_summary: W2 LN'(W1 R + x)
   // ('proj'), k ('none') or the same row attention over the keys ('wsum').
-  const ValueId r = attend(c, z.q_rows, z.k_rows, z.v_rows, {z.keep_rows}, name + ".row");
+  // Without key padding the row attentions are the fused attention op, and the direct keys'
+  // softmax (bidirectional: R itself) is handed to axial_attention with its log-sum-exp.
+  const bool kp = z.key_mask != kNoValue;
+  RowAttention r;
+  if (kp)
+    r.y = attend(c, z.q_rows, z.k_rows, z.v_rows, {z.keep_rows}, name + ".row");
+  else
+    r = rows_attention(c, z, z.v_rows, false, !f.causal, name + ".row");
   const ValueId k_sum = f.row_summary == RowSummaryMode::none ? z.k_rows
                         : f.row_summary == RowSummaryMode::wsum
-                            ? attend(c, z.q_rows, z.k_rows, z.k_rows, {z.keep_rows}, name + ".row_wsum")
-                            : row_summary(r);
+                            ? (kp ? attend(c, z.q_rows, z.k_rows, z.k_rows, {z.keep_rows}, name + ".row_wsum")
+                                  : rows_attention(c, z, z.k_rows, false, false, name + ".row_wsum").y)
+                            : row_summary(r.y);
   if (!c.ok()) return kNoValue;
   if (!debug.empty()) c.debug(reshape(c, k_sum, {z.b, z.h, z.np, z.hd}), debug + ".summary_keys");
-  const int64_t n = z.n, s = z.s;
-  SlotGroup direct{.key = z.k_rows, .value = z.v_rows, .name = "direct"};
-  // Summary slot r of query (u, t): key K~[r, t], value R[r, t] -- per column, so cols layout.
-  SlotGroup summary{.cols = true,
-                    .key = f.row_summary == RowSummaryMode::none ? z.k_cols(c) : swap_blocks(c, k_sum),
-                    .value = swap_blocks(c, r),
-                    .name = "summary"};
-  if (f.causal) {
-    direct.keeps = {
-        keep_mask(c, name + ".direct.causal", {s, s}, [](int64_t, int64_t t, int64_t j) { return j <= t; })};
-    summary.keeps = {keep_mask(c, name + ".summary.causal", {n, n},
-                               [](int64_t, int64_t u, int64_t r2) { return r2 < u; })};
+  // One softmax per query (u, t) over the direct keys of row u (causal: j <= t) and the
+  // summary slots r of column t, key K~[r, t] and value R[r, t] (causal: r < u; TF
+  // bidirectional: every row, the own one included). Key padding (bidirectional only; the
+  // causal forms mask by position) drops pads from both.
+  auto flat = [&](ValueId t) { return reshape(c, t, {z.b, z.h, z.np, z.hd}); };
+  AxialAttentionAttrs at{.scale = 1.0f, .segment = z.s, .causal = f.causal};
+  std::vector<ValueId> in;
+  if (kp) {
+    in = {flat(z.q_rows), flat(z.k_rows), flat(z.v_rows), flat(k_sum), flat(r.y)};
+    at.has_key_padding_mask = !f.causal;
+    if (at.has_key_padding_mask) in.push_back(z.key_mask);
   } else {
-    // TF: the whole row, and the summaries of ALL rows of the column (own row twice).
-    direct.keeps = {z.keep_rows};
-    summary.keeps = {z.keep_cols};
+    const RowAttention direct = f.causal ? rows_attention(c, z, z.v_rows, true, true, name + ".direct") : r;
+    in = {flat(z.q_rows), flat(direct.y), direct.lse, flat(k_sum), flat(r.y)};
+    at.has_direct_state = true;
   }
-  return combine(c, z.q_rows, z.q_cols(c), {direct, summary}, name);
+  return c.b.axial_attention(in, at, name + ".joint");
 }
 
 // --- Logsparse (§2.3; causal only) -------------------------------------------------------------
