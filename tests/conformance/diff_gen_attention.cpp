@@ -15,6 +15,33 @@
 namespace longrun::conformance::diff {
 namespace {
 
+float scale_or_default(float scale, int64_t hd) {  // 0: 1/sqrt(hd)
+  return scale != 0 ? scale : float(1.0 / std::sqrt(double(hd)));
+}
+
+// A key padding mask [B, N]: padding 1: tail padding per batch (positions >= valid); 2: batch 0
+// fully padded, the others random (keep 0.6).
+HostTensor padding_mask(Rng& r, int64_t B, int64_t N, int padding) {
+  HostTensor m = zeros(DType::u8, {B, N});
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t valid = 1 + (b * 7 + N / 2) % N;
+    for (int64_t j = 0; j < N; ++j) {
+      bool attend = j < valid;
+      if (padding == 2) attend = b == 0 ? false : r.chance(0.6);
+      set(m, b * N + j, attend ? 1 : 0);
+    }
+  }
+  return m;
+}
+
+// The case name's tail: "_causal", "_pad<padding>".
+std::string flags_suffix(bool causal, int padding) {
+  std::string s;
+  if (causal) s += "_causal";
+  if (padding) s += "_pad" + std::to_string(padding);
+  return s;
+}
+
 struct Att {
   int64_t B = 1, H = 1, Nq = 1, Nk = 1, hd = 1, hv = 1;
   bool causal = false;
@@ -25,28 +52,15 @@ struct Att {
 
 void add_att(CaseList& L, const std::string& tag, const Att& a) {
   Rng& r = L.rng();
-  const float scale = a.scale != 0 ? a.scale : float(1.0 / std::sqrt(double(a.hd)));
+  const float scale = scale_or_default(a.scale, a.hd);
   AttentionAttrs attrs{.scale = scale, .causal = a.causal, .has_key_padding_mask = a.padding != 0};
   std::vector<HostTensor> in{random(r, DType::f32, {a.B, a.H, a.Nq, a.hd}, a.fill),
                              random(r, DType::f32, {a.B, a.H, a.Nk, a.hd}, a.fill),
                              random(r, DType::f32, {a.B, a.H, a.Nk, a.hv}, a.fill)};
-  if (a.padding) {
-    HostTensor m = zeros(DType::u8, {a.B, a.Nk});
-    for (int64_t b = 0; b < a.B; ++b) {
-      const int64_t valid = 1 + (b * 7 + a.Nk / 2) % a.Nk;  // tail padding: keys >= valid
-      for (int64_t j = 0; j < a.Nk; ++j) {
-        bool attend = j < valid;
-        if (a.padding == 2) attend = b == 0 ? false : r.chance(0.6);
-        set(m, b * a.Nk + j, attend ? 1 : 0);
-      }
-    }
-    in.push_back(m);
-  }
-  std::string name = tag + "_b" + std::to_string(a.B) + "h" + std::to_string(a.H) + "_q" +
-                     std::to_string(a.Nq) + "k" + std::to_string(a.Nk) + "_hd" + std::to_string(a.hd) + "hv" +
-                     std::to_string(a.hv);
-  if (a.causal) name += "_causal";
-  if (a.padding) name += "_pad" + std::to_string(a.padding);
+  if (a.padding) in.push_back(padding_mask(r, a.B, a.Nk, a.padding));
+  const std::string name = tag + "_b" + std::to_string(a.B) + "h" + std::to_string(a.H) + "_q" +
+                           std::to_string(a.Nq) + "k" + std::to_string(a.Nk) + "_hd" + std::to_string(a.hd) +
+                           "hv" + std::to_string(a.hv) + flags_suffix(a.causal, a.padding);
   L.add(name, attrs, std::move(in));
 }
 
@@ -59,34 +73,24 @@ struct Axial {
   Fill fill = kUniform;
 };
 
+std::string axial_name(const std::string& tag, const Axial& a) {
+  return tag + "_b" + std::to_string(a.B) + "h" + std::to_string(a.H) + "_s" + std::to_string(a.segment) +
+         "n" + std::to_string(a.n) + "_hd" + std::to_string(a.hd) + "hv" + std::to_string(a.hv) +
+         flags_suffix(a.causal, a.padding);
+}
+
 void add_axial(CaseList& L, const std::string& tag, const Axial& a) {
   Rng& r = L.rng();
   const int64_t N = a.segment * a.n;
-  const float scale = a.scale != 0 ? a.scale : float(1.0 / std::sqrt(double(a.hd)));
+  const float scale = scale_or_default(a.scale, a.hd);
   AxialAttentionAttrs attrs{
       .scale = scale, .segment = a.segment, .causal = a.causal, .has_key_padding_mask = a.padding != 0};
   std::vector<HostTensor> in{
       random(r, DType::f32, {a.B, a.H, N, a.hd}, a.fill), random(r, DType::f32, {a.B, a.H, N, a.hd}, a.fill),
       random(r, DType::f32, {a.B, a.H, N, a.hv}, a.fill), random(r, DType::f32, {a.B, a.H, N, a.hd}, a.fill),
       random(r, DType::f32, {a.B, a.H, N, a.hv}, a.fill)};
-  if (a.padding) {
-    HostTensor m = zeros(DType::u8, {a.B, N});
-    for (int64_t b = 0; b < a.B; ++b) {
-      const int64_t valid = 1 + (b * 7 + N / 2) % N;  // tail padding: positions >= valid
-      for (int64_t j = 0; j < N; ++j) {
-        bool attend = j < valid;
-        if (a.padding == 2) attend = b == 0 ? false : r.chance(0.6);
-        set(m, b * N + j, attend ? 1 : 0);
-      }
-    }
-    in.push_back(m);
-  }
-  std::string name = tag + "_b" + std::to_string(a.B) + "h" + std::to_string(a.H) + "_s" +
-                     std::to_string(a.segment) + "n" + std::to_string(a.n) + "_hd" + std::to_string(a.hd) +
-                     "hv" + std::to_string(a.hv);
-  if (a.causal) name += "_causal";
-  if (a.padding) name += "_pad" + std::to_string(a.padding);
-  L.add(name, attrs, std::move(in));
+  if (a.padding) in.push_back(padding_mask(r, a.B, N, a.padding));
+  L.add(axial_name(tag, a), attrs, std::move(in));
 }
 
 // axial_attention with has_direct_state: inputs q, y0 [B, H, N, hv], lse0 [B, H, N], ks, vs
@@ -103,7 +107,7 @@ void add_axial_direct(CaseList& L, const std::string& tag, const DirectState& d)
   const Axial& a = d.a;
   Rng& r = L.rng();
   const int64_t N = a.segment * a.n;
-  const float scale = a.scale != 0 ? a.scale : float(1.0 / std::sqrt(double(a.hd)));
+  const float scale = scale_or_default(a.scale, a.hd);
   AxialAttentionAttrs attrs{.scale = scale,
                             .segment = a.segment,
                             .causal = a.causal,
@@ -114,18 +118,7 @@ void add_axial_direct(CaseList& L, const std::string& tag, const DirectState& d)
       random(r, DType::f32, {a.B, a.H, N, a.hd}, a.fill), random(r, DType::f32, {a.B, a.H, N, a.hv}, a.fill),
       random(r, DType::f32, {a.B, a.H, N}, lse), random(r, DType::f32, {a.B, a.H, N, a.hd}, a.fill),
       random(r, DType::f32, {a.B, a.H, N, a.hv}, a.fill)};
-  if (a.padding) {
-    HostTensor m = zeros(DType::u8, {a.B, N});
-    for (int64_t b = 0; b < a.B; ++b) {
-      const int64_t valid = 1 + (b * 7 + N / 2) % N;  // tail padding: positions >= valid
-      for (int64_t j = 0; j < N; ++j) {
-        bool attend = j < valid;
-        if (a.padding == 2) attend = b == 0 ? false : r.chance(0.6);
-        set(m, b * N + j, attend ? 1 : 0);
-      }
-    }
-    in.push_back(m);
-  }
+  if (a.padding) in.push_back(padding_mask(r, a.B, N, a.padding));
   if (d.hidden_nan) {  // values no slot may read: the output must stay NaN-free
     const double nan = std::numeric_limits<double>::quiet_NaN();
     for (int64_t row = 0; row < a.B * a.H * N; ++row) {
@@ -138,12 +131,7 @@ void add_axial_direct(CaseList& L, const std::string& tag, const DirectState& d)
       }
     }
   }
-  std::string name = tag + "_b" + std::to_string(a.B) + "h" + std::to_string(a.H) + "_s" +
-                     std::to_string(a.segment) + "n" + std::to_string(a.n) + "_hd" + std::to_string(a.hd) +
-                     "hv" + std::to_string(a.hv);
-  if (a.causal) name += "_causal";
-  if (a.padding) name += "_pad" + std::to_string(a.padding);
-  L.add(name, attrs, std::move(in));
+  L.add(axial_name(tag, a), attrs, std::move(in));
 }
 
 }  // namespace
@@ -268,19 +256,14 @@ void generate_axial_attention(CaseList& L) {
             {.B = 2, .H = 1, .segment = 64, .n = 3, .hd = 17, .hv = 17, .causal = true, .padding = 2});
   add_axial(L, "pad",
             {.B = 2, .H = 1, .segment = 1, .n = 33, .hd = 8, .hv = 8, .causal = true, .padding = 2});
-  // Large logits (softmax range), signed zeros/ties/subnormals.
-  add_axial(L, "big_logits",
-            {.B = 1, .H = 1, .segment = 8, .n = 5, .hd = 16, .hv = 16, .scale = 4.0f, .fill = {-2, 2}});
-  add_axial(L, "big_logits",
-            {.B = 1,
-             .H = 1,
-             .segment = 8,
-             .n = 5,
-             .hd = 16,
-             .hv = 16,
-             .causal = true,
-             .scale = 4.0f,
-             .fill = {-2, 2}});
+  // Large logits (softmax range: scale 4, values +-2; also with has_direct_state below),
+  // signed zeros/ties/subnormals.
+  const Axial big_logits{
+      .B = 1, .H = 1, .segment = 8, .n = 5, .hd = 16, .hv = 16, .scale = 4.0f, .fill = {-2, 2}};
+  Axial big_logits_causal = big_logits;
+  big_logits_causal.causal = true;
+  add_axial(L, "big_logits", big_logits);
+  add_axial(L, "big_logits", big_logits_causal);
   add_axial(L, "finite", {.B = 1, .H = 2, .segment = 4, .n = 6, .hd = 16, .hv = 16, .fill = kFinite});
   add_axial(L, "finite",
             {.B = 1, .H = 1, .segment = 5, .n = 3, .hd = 17, .hv = 17, .causal = true, .fill = kFinite});
@@ -327,17 +310,8 @@ void generate_axial_attention(CaseList& L) {
   direct("pad", {.B = 2, .H = 1, .segment = 64, .n = 3, .hd = 17, .hv = 5, .causal = true, .padding = 2});
   direct("pad", {.B = 2, .H = 1, .segment = 1, .n = 65, .hd = 8, .hv = 8, .causal = true, .padding = 2});
   // Large column logits (scale 4, values +-2) against lse0 in [-3, 6].
-  direct("big_logits",
-         {.B = 1, .H = 1, .segment = 8, .n = 5, .hd = 16, .hv = 16, .scale = 4.0f, .fill = {-2, 2}});
-  direct("big_logits", {.B = 1,
-                        .H = 1,
-                        .segment = 8,
-                        .n = 5,
-                        .hd = 16,
-                        .hv = 16,
-                        .causal = true,
-                        .scale = 4.0f,
-                        .fill = {-2, 2}});
+  direct("big_logits", big_logits);
+  direct("big_logits", big_logits_causal);
   // lse0 everywhere -inf (the column softmax alone), far above the column logits (y ~ y0),
   // and spanning both.
   add_axial_direct(L, "direct_dead",

@@ -283,6 +283,21 @@ def gen_sparse_attention():
     return g
 
 
+def _axial_column_logits(Q, KS, scale, causal, kpm):
+    """The column logits scale * q . ks[(r, t)] of the torch oracles, Q and KS [b, h, n, s, hd]:
+    [b, h, n(row u), s(col t), n(slot r)], -inf at slots r >= u (causal) and at padded slots."""
+    b, _, n, s, _ = Q.shape
+    column = torch.einsum("bhutd,bhrtd->bhutr", Q, KS) * scale
+    neg = torch.tensor(-float("inf"), dtype=torch.float64)
+    if causal:
+        u = torch.arange(n)
+        column = torch.where((u[None, :] >= u[:, None])[None, None, :, None, :], neg, column)  # slot r >= row u
+    if kpm is not None:
+        pad = torch.from_numpy(np.asarray(kpm) == 0).reshape(b, n, s)  # [b, row, col]
+        column = torch.where(pad.transpose(1, 2)[:, None, None, :, :], neg, column)  # slot (r, t) padded
+    return column
+
+
 def _axial_oracle(q, k, v, ks, vs, segment, scale, causal, kpm):
     """axial_attention in torch float64, vectorised over rows (not the C++ per-query loop).
 
@@ -298,40 +313,35 @@ def _axial_oracle(q, k, v, ks, vs, segment, scale, causal, kpm):
     Q, K, KS = (torch.from_numpy(x).to(torch.float64).reshape(b, h, n, s, hd) for x in (q, k, ks))
     V, VS = (torch.from_numpy(x).to(torch.float64).reshape(b, h, n, s, hv) for x in (v, vs))
     direct = torch.einsum("bhutd,bhujd->bhutj", Q, K) * scale  # [b, h, n, s(query t), s(key j)]
-    column = torch.einsum("bhutd,bhrtd->bhutr", Q, KS) * scale  # [b, h, n, s(query t), n(slot r)]
+    column = _axial_column_logits(Q, KS, scale, causal, kpm)  # [b, h, n, s(query t), n(slot r)]
     neg = torch.tensor(-float("inf"), dtype=torch.float64)
     if causal:
         t = torch.arange(s)
-        u = torch.arange(n)
         direct = torch.where((t[None, :] > t[:, None])[None, None, None], neg, direct)  # key j > query t
-        column = torch.where((u[None, :] >= u[:, None])[None, None, :, None, :], neg, column)  # slot r >= row u
     if kpm is not None:
         pad = torch.from_numpy(np.asarray(kpm) == 0).reshape(b, n, s)  # [b, row, col]
         direct = torch.where(pad[:, None, :, None, :], neg, direct)  # key (u, j) padded
-        column = torch.where(pad.transpose(1, 2)[:, None, None, :, :], neg, column)  # slot (r, t) padded
     p = torch.nan_to_num(torch.softmax(torch.cat([direct, column], dim=-1), dim=-1), nan=0.0)
     pd, pc = p[..., :s], p[..., s:]
     y = torch.einsum("bhutj,bhuje->bhute", pd, V) + torch.einsum("bhutr,bhrte->bhute", pc, VS)
     return y.reshape(b, h, npos, hv).numpy()
 
 
-def _axial_loop(q, k, v, ks, vs, segment, scale, causal, kpm):
-    """A second, literal per-query oracle (numpy lists of slots): checks _axial_oracle."""
+def _axial_per_query(q, ks, vs, segment, scale, causal, kpm, first_slots):
+    """The literal per-query oracles' walk (numpy lists of slots): per query i = u * segment + t
+    of (bi, hi), the slots first_slots(bi, hi, i, real) gives as (logits, values) (real: the
+    batch's unpadded positions), then the visible column slots ks / vs[(r, t)] (causal: r < u);
+    one softmax (_attend) over the list, zeros where it is empty."""
     b, h, npos, _ = q.shape
     s = segment
     n = npos // s
-    out = np.zeros((b, h, npos, v.shape[-1]))
+    out = np.zeros((b, h, npos, vs.shape[-1]))
     for bi in range(b):
         real = np.ones(npos, dtype=bool) if kpm is None else np.asarray(kpm[bi]) != 0
         for hi in range(h):
             for i in range(npos):
                 u, t = divmod(i, s)
-                logits, vals = [], []
-                for j in range(s):
-                    pos = u * s + j
-                    if real[pos] and not (causal and j > t):
-                        logits.append(scale * float(np.dot(q[bi, hi, i], k[bi, hi, pos])))
-                        vals.append(v[bi, hi, pos])
+                logits, vals = first_slots(bi, hi, i, real)
                 for r in range(n):
                     pos = r * s + t
                     if real[pos] and not (causal and r >= u):
@@ -340,6 +350,23 @@ def _axial_loop(q, k, v, ks, vs, segment, scale, causal, kpm):
                 if logits:
                     out[bi, hi, i] = _attend(np.array(logits)[None, :], np.array(vals))[0]
     return out
+
+
+def _axial_loop(q, k, v, ks, vs, segment, scale, causal, kpm):
+    """A second, literal per-query oracle (numpy lists of slots): checks _axial_oracle."""
+    s = segment
+
+    def direct_keys(bi, hi, i, real):  # the own row's keys j (causal: j <= t)
+        u, t = divmod(i, s)
+        logits, vals = [], []
+        for j in range(s):
+            pos = u * s + j
+            if real[pos] and not (causal and j > t):
+                logits.append(scale * float(np.dot(q[bi, hi, i], k[bi, hi, pos])))
+                vals.append(v[bi, hi, pos])
+        return logits, vals
+
+    return _axial_per_query(q, ks, vs, segment, scale, causal, kpm, direct_keys)
 
 
 def _axial_direct_state_oracle(q, y0, lse0, ks, vs, segment, scale, causal, kpm):
@@ -357,14 +384,7 @@ def _axial_direct_state_oracle(q, y0, lse0, ks, vs, segment, scale, causal, kpm)
     VS = torch.from_numpy(vs).to(torch.float64).reshape(b, h, n, s, hv)
     Y0 = torch.from_numpy(y0).to(torch.float64).reshape(b, h, n, s, hv)
     L0 = torch.from_numpy(lse0).to(torch.float64).reshape(b, h, n, s)
-    column = torch.einsum("bhutd,bhrtd->bhutr", Q, KS) * scale  # [b, h, n(row u), s(col t), n(slot r)]
-    neg = torch.tensor(-float("inf"), dtype=torch.float64)
-    if causal:
-        u = torch.arange(n)
-        column = torch.where((u[None, :] >= u[:, None])[None, None, :, None, :], neg, column)
-    if kpm is not None:
-        pad = torch.from_numpy(np.asarray(kpm) == 0).reshape(b, n, s)
-        column = torch.where(pad.transpose(1, 2)[:, None, None, :, :], neg, column)
+    column = _axial_column_logits(Q, KS, scale, causal, kpm)  # [b, h, n(row u), s(col t), n(slot r)]
     m = torch.maximum(L0, column.max(dim=-1).values)  # [b, h, n, s]
     dead = m == -float("inf")
     shift = torch.where(dead, torch.zeros_like(m), m)
@@ -380,27 +400,13 @@ def _axial_direct_state_oracle(q, y0, lse0, ks, vs, segment, scale, causal, kpm)
 def _axial_direct_state_loop(q, y0, lse0, ks, vs, segment, scale, causal, kpm):
     """A second, literal per-query oracle of has_direct_state: the slot list [lse0 (when
     finite) | visible column slots], one softmax, values [y0 | vs]."""
-    b, h, npos, _ = q.shape
-    s = segment
-    n = npos // s
-    out = np.zeros((b, h, npos, vs.shape[-1]))
-    for bi in range(b):
-        real = np.ones(npos, dtype=bool) if kpm is None else np.asarray(kpm[bi]) != 0
-        for hi in range(h):
-            for i in range(npos):
-                u, t = divmod(i, s)
-                logits, vals = [], []
-                if lse0[bi, hi, i] != -np.inf:
-                    logits.append(float(lse0[bi, hi, i]))
-                    vals.append(y0[bi, hi, i])
-                for r in range(n):
-                    pos = r * s + t
-                    if real[pos] and not (causal and r >= u):
-                        logits.append(scale * float(np.dot(q[bi, hi, i], ks[bi, hi, pos])))
-                        vals.append(vs[bi, hi, pos])
-                if logits:
-                    out[bi, hi, i] = _attend(np.array(logits)[None, :], np.array(vals))[0]
-    return out
+
+    def direct_state(bi, hi, i, real):  # lse0 as one slot of value y0, when finite
+        if lse0[bi, hi, i] != -np.inf:
+            return [float(lse0[bi, hi, i])], [y0[bi, hi, i]]
+        return [], []
+
+    return _axial_per_query(q, ks, vs, segment, scale, causal, kpm, direct_state)
 
 
 def _row_attention_state(q, k, v, segment, scale, causal, kpm):
@@ -428,26 +434,34 @@ def _row_attention_state(q, k, v, segment, scale, causal, kpm):
 def gen_axial_attention():
     g = OpGoldens("axial_attention")
 
+    # Draws ks and vs after `first` (the first three inputs), runs `oracle` and the per-query
+    # `loop` (`what`: the oracle's name in the error) on them and adds the case; returns y.
+    def add(name, r, dims, first, oracle, loop, what, *, segment, scale, causal, kpm, **attrs):
+        b, h, npos, hd, hv = dims
+        scale = 1.0 / np.sqrt(hd) if scale is None else scale
+        ks = f32(randn(r, (b, h, npos, hd)))
+        vs = f32(randn(r, (b, h, npos, hv)))
+        ins = first + [ks, vs]
+        if kpm is not None:
+            ins.append(u8(kpm))
+        args = tuple(x.f64() for x in ins[:5]) + (segment, f32v(scale), causal, kpm)
+        y = oracle(*args)
+        ref = loop(*args)
+        if not np.allclose(y, ref, rtol=1e-12, atol=1e-12):
+            raise AssertionError("axial_attention/%s: %s and per-query oracles differ by %g"
+                                 % (name, what, np.max(np.abs(y - ref))))
+        g.add(name, ins, f32(y), scale=scale, segment=segment, causal=causal,
+              has_key_padding_mask=kpm is not None, **attrs)
+        return y
+
     def case(name, b, h, segment, n, hd, hv, *, scale=None, causal=False, kpm=None, qs=1.0):
         r = g.rng(name)
         npos = segment * n
-        scale = 1.0 / np.sqrt(hd) if scale is None else scale
         q = f32(randn(r, (b, h, npos, hd), qs))
         k = f32(randn(r, (b, h, npos, hd)))
         v = f32(randn(r, (b, h, npos, hv)))
-        ks = f32(randn(r, (b, h, npos, hd)))
-        vs = f32(randn(r, (b, h, npos, hv)))
-        ins = [q, k, v, ks, vs]
-        if kpm is not None:
-            ins.append(u8(kpm))
-        args = (q.f64(), k.f64(), v.f64(), ks.f64(), vs.f64(), segment, f32v(scale), causal, kpm)
-        y = _axial_oracle(*args)
-        ref = _axial_loop(*args)
-        if not np.allclose(y, ref, rtol=1e-12, atol=1e-12):
-            raise AssertionError("axial_attention/%s: vectorised and per-query oracles differ by %g"
-                                 % (name, np.max(np.abs(y - ref))))
-        g.add(name, ins, f32(y), scale=scale, segment=segment, causal=causal,
-              has_key_padding_mask=kpm is not None)
+        add(name, r, (b, h, npos, hd, hv), [q, k, v], _axial_oracle, _axial_loop, "vectorised",
+            segment=segment, scale=scale, causal=causal, kpm=kpm)
 
     # segment = N = 1: the query's own position twice (direct key and column slot): (v + vs) / 2
     # weighted by exp(q.k) : exp(q.ks); causal keeps only the direct key.
@@ -489,28 +503,15 @@ def gen_axial_attention():
                dead=0.25, dead_at=()):
         r = g.rng(name)
         npos = segment * n
-        scale = 1.0 / np.sqrt(hd) if scale is None else scale
         q = f32(randn(r, (b, h, npos, hd)))
         y0 = f32(randn(r, (b, h, npos, hv)))
         lse0 = r.uniform(lse[0], lse[1], size=(b, h, npos))
         lse0[r.uniform(size=lse0.shape) < dead] = -np.inf
         for idx in dead_at:
             lse0[idx] = -np.inf
-        lse0 = f32(lse0)
-        ks = f32(randn(r, (b, h, npos, hd)))
-        vs = f32(randn(r, (b, h, npos, hv)))
-        ins = [q, y0, lse0, ks, vs]
-        if kpm is not None:
-            ins.append(u8(kpm))
-        args = (q.f64(), y0.f64(), lse0.f64(), ks.f64(), vs.f64(), segment, f32v(scale), causal, kpm)
-        y = _axial_direct_state_oracle(*args)
-        ref = _axial_direct_state_loop(*args)
-        if not np.allclose(y, ref, rtol=1e-12, atol=1e-12):
-            raise AssertionError("axial_attention/%s: merge and per-query oracles differ by %g"
-                                 % (name, np.max(np.abs(y - ref))))
-        g.add(name, ins, f32(y), scale=scale, segment=segment, causal=causal,
-              has_key_padding_mask=kpm is not None, has_direct_state=True)
-        return y
+        return add(name, r, (b, h, npos, hd, hv), [q, y0, f32(lse0)], _axial_direct_state_oracle,
+                   _axial_direct_state_loop, "merge", segment=segment, scale=scale, causal=causal, kpm=kpm,
+                   has_direct_state=True)
 
     # N = 1: one direct state and (bidirectional) the own position as the one column slot;
     # causal: no column slot, y = y0 (lse0 finite) or zeros (lse0 = -inf).

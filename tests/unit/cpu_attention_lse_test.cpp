@@ -14,17 +14,16 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "longrun/ops/schema.h"
-#include "longrun/session.h"
+#include "unit/cpu_attention_test_util.h"
 
 using namespace longrun;
+using namespace longrun::attention_tests;
 
 namespace {
 
@@ -50,41 +49,15 @@ constexpr double kYNorm = 3e-5;
 constexpr double kLseAbs = 2e-6;
 constexpr double kLseRel = 2e-6;
 
-struct Input {
-  std::string name;
-  TensorDesc desc;
-  const void* data;
-};
-
 // scalar (the reference kernels through the cpu backend) and the vector levels this
 // machine has.
-std::vector<std::string> cpu_isas() {
-  std::vector<std::string> isas{"scalar"};
-  for (const char* isa : {"avx2", "avx512"})
-    if (create_backend("cpu", {.threads = 1, .isa = isa}).ok()) isas.push_back(isa);
-  if (isas.size() < 3)
-    MESSAGE("cpu with_lse tests: this machine lacks some ISA levels; tested: ", isas.size());
-  return isas;
-}
-
-std::vector<float> values_of(const Tensor& t) {
-  return std::vector<float>(t.data<float>(), t.data<float>() + t.desc().numel());
-}
+std::vector<std::string> cpu_isas() { return with_vector_isas({"scalar"}, "cpu with_lse"); }
 
 const Tensor& output_named(const std::vector<NamedTensor>& outs, const std::string& name) {
   for (const NamedTensor& o : outs)
     if (o.name == name) return o.tensor;
   FAIL("no output ", name);
   return outs[0].tensor;
-}
-
-Result<std::vector<NamedTensor>> run_graph(Graph g, const std::vector<Input>& ins, const std::string& backend,
-                                           const std::string& isa, int threads) {
-  auto s = Session::create(std::move(g), {.backend = backend, .threads = threads, .isa = isa});
-  if (!s.ok()) return s.status();
-  std::vector<NamedTensorRef> refs;
-  for (const Input& in : ins) refs.push_back({in.name, TensorView{in.desc, const_cast<void*>(in.data)}});
-  return (*s)->run(refs);
 }
 
 struct Outputs {
@@ -95,9 +68,7 @@ struct Outputs {
 Outputs run_cpu(const AttentionAttrs& attrs, const std::vector<Input>& ins, const std::string& isa,
                 int threads) {
   GraphBuilder b;
-  std::vector<ValueId> ids;
-  for (const Input& in : ins) ids.push_back(b.input(in.name, in.desc));
-  const ValueId y = b.attention(ids, attrs);
+  const ValueId y = b.attention(add_inputs(b, ins), attrs);
   b.output(y, "y");
   b.output(b.output_of(y, 1), "lse");
   auto g = b.build();
@@ -113,15 +84,8 @@ Outputs run_reference(const AttentionAttrs& attrs, const std::vector<Input>& ins
   Outputs o;
   o.y.assign(size_t(yd.numel()), 0.0f);
   o.lse.assign(size_t(ld.numel()), 0.0f);
-  std::vector<TensorView> in_views;
-  for (const Input& in : ins) in_views.push_back(TensorView{in.desc, const_cast<void*>(in.data)});
   const TensorView out_views[2] = {TensorView{yd, o.y.data()}, TensorView{ld, o.lse.data()}};
-  const OpAttrs a = attrs;
-  KernelArgs args;
-  args.attrs = &a;
-  args.inputs = in_views;
-  args.outputs = out_views;
-  REQUIRE(reference_attention(args).ok());
+  REQUIRE(run_reference_kernel(OpKind::attention, attrs, ins, out_views).ok());
   return o;
 }
 
@@ -191,17 +155,6 @@ void check_lse(const Outputs& got, const Outputs& want, int64_t hv, Worst* w) {
   CHECK(bad == 0);
 }
 
-bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
-std::vector<float> uniform(std::mt19937& rng, int64_t n, float lo, float hi) {
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> x(static_cast<size_t>(n));
-  for (float& v : x) v = d(rng);
-  return x;
-}
-
 struct LseCase {
   int64_t B = 1, H = 1, Nq = 1, Nk = 1, hd = 1, hv = 1;
   bool causal = false;
@@ -213,33 +166,20 @@ struct LseCase {
 // Runs one case at every ISA with 1 and 2 threads: both outputs close to the reference,
 // and the two thread counts bitwise identical.
 void check_lse_case(const LseCase& c, std::mt19937& rng, Worst* w) {
-  CAPTURE(c.B);
-  CAPTURE(c.H);
-  CAPTURE(c.Nq);
-  CAPTURE(c.Nk);
-  CAPTURE(c.hd);
-  CAPTURE(c.hv);
+  const AttentionShape shape{c.B, c.H, c.Nq, c.Nk, c.hd, c.hv};
+  CAPTURE(shape);
   CAPTURE(c.causal);
   CAPTURE(c.mask);
   CAPTURE(c.scale);
-  const TensorDesc qd(DType::f32, {c.B, c.H, c.Nq, c.hd}), kd(DType::f32, {c.B, c.H, c.Nk, c.hd}),
-      vd(DType::f32, {c.B, c.H, c.Nk, c.hv}), md(DType::u8, {c.B, c.Nk}),
-      yd(DType::f32, {c.B, c.H, c.Nq, c.hv}), ld(DType::f32, {c.B, c.H, c.Nq});
-  const std::vector<float> q = uniform(rng, qd.numel(), -c.range, c.range),
-                           k = uniform(rng, kd.numel(), -c.range, c.range),
-                           v = uniform(rng, vd.numel(), -c.range, c.range);
-  std::vector<uint8_t> mask(size_t(md.numel()));
-  std::bernoulli_distribution keep(0.7);
-  for (auto& m : mask) m = keep(rng) ? 1 : 0;
-  if (c.B > 1)  // every key of batch 1 padded: lse -inf, y zeros
-    std::fill(mask.begin() + c.Nk, mask.begin() + 2 * c.Nk, uint8_t(0));
-  std::vector<Input> ins{{"q", qd, q.data()}, {"k", kd, k.data()}, {"v", vd, v.data()}};
-  if (c.mask) ins.push_back({"mask", md, mask.data()});
+  // With B > 1 every key of batch 1 is padded: lse -inf, y zeros.
+  const DenseData d = random_dense(shape, rng, c.range, c.range, 0.7);
+  const TensorDesc ld(DType::f32, {c.B, c.H, c.Nq});
+  const std::vector<Input> ins = d.inputs(c.mask);
   const AttentionAttrs attrs{.scale = c.scale != 0 ? c.scale : 1.0f / std::sqrt(float(c.hd)),
                              .causal = c.causal,
                              .has_key_padding_mask = c.mask,
                              .with_lse = true};
-  const Outputs want = run_reference(attrs, ins, yd, ld);
+  const Outputs want = run_reference(attrs, ins, d.yd, ld);
   for (const std::string& isa : cpu_isas()) {
     CAPTURE(isa);
     const Outputs o1 = run_cpu(attrs, ins, isa, 1);
@@ -455,9 +395,7 @@ TEST_CASE("attention with_lse in a graph: lse as a graph output and another op's
   // Graph 2: only scale(lse) is an output; the node's output 0 is consumed by nobody.
   auto build = [&](bool with_y) {
     GraphBuilder b;
-    std::vector<ValueId> ids;
-    for (const Input& in : ins) ids.push_back(b.input(in.name, in.desc));
-    const ValueId y = b.attention(ids, attrs);
+    const ValueId y = b.attention(add_inputs(b, ins), attrs);
     const ValueId lse = b.output_of(y, 1);
     REQUIRE(lse != kNoValue);
     CHECK(lse != y);
@@ -510,8 +448,7 @@ TEST_CASE("attention with_lse in a graph: lse as a graph output and another op's
   late_ins.push_back({"x", ld, x.data()});
   late_ins.push_back({"z", yd, z.data()});
   GraphBuilder b;
-  std::vector<ValueId> ids;
-  for (const Input& in : late_ins) ids.push_back(b.input(in.name, in.desc));
+  const std::vector<ValueId> ids = add_inputs(b, late_ins);
   const ValueId y = b.attention({ids[0], ids[1], ids[2], ids[3]}, attrs);
   const ValueId lse = b.output_of(y, 1);
   ValueId t = ids[4], u = ids[5];
@@ -653,8 +590,7 @@ TEST_CASE("axial_attention: two-pass = attention(with_lse) on the rows -> has_di
       for (int i = 0; i < 5; ++i) ins.push_back({names[i], xd, data[size_t(i)].data()});
 
       GraphBuilder b;
-      std::vector<ValueId> x;
-      for (const Input& in : ins) x.push_back(b.input(in.name, in.desc));
+      const std::vector<ValueId> x = add_inputs(b, ins);
       AxialAttentionAttrs ax{.scale = scale, .segment = s, .causal = causal};
       b.output(b.axial_attention(x, ax), "two_pass");
       // Row u of (b, h) is "head" h * n + u of a [B, H * n, s, .] view.

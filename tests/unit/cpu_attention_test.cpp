@@ -6,68 +6,51 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "backends/cpu/sparse_attention.h"
-#include "longrun/ops/schema.h"
-#include "longrun/session.h"
+#include "unit/cpu_attention_test_util.h"
 
 using namespace longrun;
+using namespace longrun::attention_tests;
 
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-struct Input {
-  std::string name;
-  TensorDesc desc;
-  const void* data;
-};
-
 // The ISA levels with their own kernels that this machine runs.
-std::vector<std::string> vector_isas() {
-  std::vector<std::string> isas;
-  for (const char* isa : {"avx2", "avx512"})
-    if (create_backend("cpu", {.threads = 1, .isa = isa}).ok()) isas.push_back(isa);
-  if (isas.size() < 2)
-    MESSAGE("cpu attention tests: this machine lacks some ISA levels; tested: ", isas.size());
-  return isas;
-}
+std::vector<std::string> vector_isas() { return with_vector_isas({}, "cpu attention"); }
 
-// One node `kind` over `ins` on the cpu backend at `isa` with `threads`; returns output 0.
-std::vector<float> run_cpu(OpKind kind, const OpAttrs& attrs, const std::vector<Input>& ins,
-                           const std::string& isa, int threads) {
+// One node `kind` over `ins` on the cpu backend at `isa` with `threads` (the graph and the
+// session are REQUIREd to be made); returns the run's result.
+Result<std::vector<NamedTensor>> run_node(OpKind kind, const OpAttrs& attrs, const std::vector<Input>& ins,
+                                          const std::string& isa, int threads) {
   GraphBuilder b;
-  std::vector<ValueId> ids;
-  for (const Input& in : ins) ids.push_back(b.input(in.name, in.desc));
-  b.output(b.op(kind, attrs, ids), "y");
+  b.output(b.op(kind, attrs, add_inputs(b, ins)), "y");
   auto g = b.build();
   REQUIRE(g.ok());
   auto s = Session::create(std::move(*g), {.backend = "cpu", .threads = threads, .isa = isa});
   REQUIRE(s.ok());
-  std::vector<NamedTensorRef> refs;
-  for (const Input& in : ins) refs.push_back({in.name, TensorView{in.desc, const_cast<void*>(in.data)}});
-  auto out = (*s)->run(refs);
+  return run_inputs(**s, ins);
+}
+
+// run_node's output 0.
+std::vector<float> run_cpu(OpKind kind, const OpAttrs& attrs, const std::vector<Input>& ins,
+                           const std::string& isa, int threads) {
+  auto out = run_node(kind, attrs, ins, isa, threads);
   REQUIRE(out.ok());
-  const Tensor& y = (*out)[0].tensor;
-  return std::vector<float>(y.data<float>(), y.data<float>() + y.desc().numel());
+  return values_of((*out)[0].tensor);
 }
 
 Status run_reference(OpKind kind, const OpAttrs& attrs, const std::vector<Input>& ins,
                      const TensorDesc& ydesc, std::vector<float>* y) {
   y->assign(size_t(ydesc.numel()), 0.0f);
-  std::vector<TensorView> in_views, out_views{TensorView{ydesc, y->data()}};
-  for (const Input& in : ins) in_views.push_back(TensorView{in.desc, const_cast<void*>(in.data)});
-  KernelArgs args;
-  args.attrs = &attrs;
-  args.inputs = in_views;
-  args.outputs = out_views;
-  return kind == OpKind::attention ? reference_attention(args) : reference_sparse_attention(args);
+  const TensorView out_view{ydesc, y->data()};
+  return run_reference_kernel(kind, attrs, ins, {&out_view, 1});
 }
 
 // The conformance tolerances: max abs/rel 1e-4 per element, 3e-5 normalised (L2) error;
@@ -92,17 +75,6 @@ void check_close(const std::vector<float>& got, const std::vector<float>& want, 
   if (ref2 > 0) CHECK(std::sqrt(err2 / ref2) <= normalised);
 }
 
-bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
-std::vector<float> uniform(std::mt19937& rng, int64_t n, float lo, float hi) {
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> x(static_cast<size_t>(n));
-  for (float& v : x) v = d(rng);
-  return x;
-}
-
 // Runs one case on every vector ISA with 1 and 2 threads: close to the reference, and the
 // two thread counts bitwise identical.
 void check_case(OpKind kind, const OpAttrs& attrs, const std::vector<Input>& ins, const TensorDesc& ydesc,
@@ -125,29 +97,16 @@ struct DenseCase {
   float q_range = 1.0f;
 };
 
+// q in [-q_range, q_range], k and v in [-1, 1]; keys kept with probability mask_keep, and with
+// B > 1 a batch with every key masked: all its queries give zeros.
 void check_dense(const DenseCase& c, std::mt19937& rng, float mask_keep = 0.7f) {
-  CAPTURE(c.B);
-  CAPTURE(c.H);
-  CAPTURE(c.Nq);
-  CAPTURE(c.Nk);
-  CAPTURE(c.hd);
-  CAPTURE(c.hv);
+  const AttentionShape shape{c.B, c.H, c.Nq, c.Nk, c.hd, c.hv};
+  CAPTURE(shape);
   CAPTURE(c.causal);
   CAPTURE(c.mask);
-  const TensorDesc qd(DType::f32, {c.B, c.H, c.Nq, c.hd}), kd(DType::f32, {c.B, c.H, c.Nk, c.hd}),
-      vd(DType::f32, {c.B, c.H, c.Nk, c.hv}), md(DType::u8, {c.B, c.Nk}),
-      yd(DType::f32, {c.B, c.H, c.Nq, c.hv});
-  const std::vector<float> q = uniform(rng, qd.numel(), -c.q_range, c.q_range);
-  const std::vector<float> k = uniform(rng, kd.numel(), -1, 1), v = uniform(rng, vd.numel(), -1, 1);
-  std::vector<uint8_t> mask(size_t(md.numel()));
-  std::bernoulli_distribution keep(mask_keep);
-  for (auto& m : mask) m = keep(rng) ? 1 : 0;
-  if (c.B > 1)  // a batch with every key masked: all its queries give zeros
-    for (int64_t j = 0; j < c.Nk; ++j) mask[size_t(c.Nk + j)] = 0;
-  std::vector<Input> ins{{"q", qd, q.data()}, {"k", kd, k.data()}, {"v", vd, v.data()}};
-  if (c.mask) ins.push_back({"mask", md, mask.data()});
+  const DenseData d = random_dense(shape, rng, c.q_range, 1.0f, mask_keep);
   const OpAttrs attrs = AttentionAttrs{.scale = c.scale, .causal = c.causal, .has_key_padding_mask = c.mask};
-  check_case(OpKind::attention, attrs, ins, yd, 3e-5);
+  check_case(OpKind::attention, attrs, d.inputs(c.mask), d.yd, 3e-5);
 }
 
 }  // namespace
@@ -398,17 +357,7 @@ TEST_CASE("cpu sparse_attention: non-finite unselected keys never leak; bad indi
   for (int32_t bad : {int32_t(N), int32_t(-2)}) {
     idx[size_t(3 * kk + 2)] = bad;
     for (const std::string& isa : vector_isas()) {
-      GraphBuilder b;
-      std::vector<ValueId> ids;
-      for (const Input& in : ins) ids.push_back(b.input(in.name, in.desc));
-      b.output(b.op(OpKind::sparse_attention, attrs, ids), "y");
-      auto g = b.build();
-      REQUIRE(g.ok());
-      auto s = Session::create(std::move(*g), {.backend = "cpu", .threads = 2, .isa = isa});
-      REQUIRE(s.ok());
-      std::vector<NamedTensorRef> refs;
-      for (const Input& in : ins) refs.push_back({in.name, TensorView{in.desc, const_cast<void*>(in.data)}});
-      auto out = (*s)->run(refs);
+      auto out = run_node(OpKind::sparse_attention, attrs, ins, isa, 2);
       REQUIRE_FALSE(out.ok());
       CHECK(out.status().code() == StatusCode::out_of_range);
       CHECK(out.status().message().find(std::to_string(bad)) != std::string::npos);
