@@ -211,11 +211,19 @@ struct FlashAttention {
     const float* vbase = p.v + b * p.vs[0] + h * p.vs[1];
     float* yb = p.y + b * p.ys[0] + h * p.ys[1] + i0 * p.ys[2];
 
-    // Qt[d][i], zero in the padding lanes of the last vector. Each query row is read
-    // contiguously (the rows may be far apart: a column of axial_attention).
+    // Qt[d][i], zero in the padding lanes of the last vector: whole vectors of queries by
+    // strided gathers, the rest row by row (each row read contiguously: the rows may be far
+    // apart, a column of axial_attention).
+    int gathered = 0;
+    if (p.qs[2] <= INT32_MAX / L) {
+      for (; gathered + L <= rows; gathered += L)
+        for (int64_t d = 0; d < hd; ++d)
+          V::store(qt + d * BQ + gathered, V::gather(qb + gathered * p.qs[2] + d, int32_t(p.qs[2])));
+    }
     for (int i = 0; i < rows; ++i) {
       const float* src = qb + i * p.qs[2];
-      for (int64_t d = 0; d < hd; ++d) qt[d * BQ + i] = src[d];
+      if (i >= gathered)
+        for (int64_t d = 0; d < hd; ++d) qt[d * BQ + i] = src[d];
       if (pf != nullptr && i < pf->count)
         for (int t = 0; t < pf->n; ++t)
           for (int64_t e = 0; e < pf->width[t]; e += 16)

@@ -65,6 +65,13 @@ struct Vec : avx2::Vec {
     return _mm256_add_ps(_mm256_permute2f128_ps(t0, t1, 0x20), _mm256_permute2f128_ps(t0, t1, 0x31));
   }
 
+  // Lane l = p[l * stride] (stride in floats, (L - 1) * stride < 2^31).
+  static T gather(const float* p, int32_t stride) {
+    const __m256i idx =
+        _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(stride));
+    return _mm256_i32gather_ps(p, idx, 4);
+  }
+
   static T exp(T x) { return softmax_exp<avx2::Vec>(x); }  // attention_exp.h
 };
 

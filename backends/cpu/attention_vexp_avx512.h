@@ -66,6 +66,13 @@ struct Vec : avx512::Vec {
                          _mm512_shuffle_ps(u[0], u[1], _MM_SHUFFLE(3, 1, 3, 1)));
   }
 
+  // Lane l = p[l * stride] (stride in floats, (L - 1) * stride < 2^31).
+  static T gather(const float* p, int32_t stride) {
+    const __m512i idx = _mm512_mullo_epi32(
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32(stride));
+    return _mm512_i32gather_ps(idx, p, 4);
+  }
+
   static T exp(T x) { return softmax_exp<avx512::Vec>(x); }  // attention_exp.h
 };
 

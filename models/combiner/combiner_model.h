@@ -96,12 +96,9 @@ class Combiner final : public Architecture, public CausalLm {
   const char* output_module() const { return axial_projections() ? "DenseGeneral_2" : "DenseGeneral_0"; }
 
   // x [.., D] times a DenseGeneral kernel viewed as [in, out].
-  // x @ kernel (reshaped to [in, out]) * alpha, plus `residual` (added in the GEMM's epilogue)
-  // when given.
   ValueId dense_general(GraphContext& c, ValueId x, const std::string& kernel, int64_t in, int64_t out,
-                        float alpha = 1.0f, ValueId residual = kNoValue) const {
+                        float alpha = 1.0f) const {
     const ValueId w = reshape(c, c.weight(kernel), {in, out});
-    if (residual != kNoValue) return c.b.matmul({x, w, residual}, {.alpha = alpha, .has_c = true}, kernel);
     return c.b.matmul({x, w}, {.alpha = alpha}, kernel);
   }
 

@@ -208,8 +208,9 @@ ValueId Combiner::step_axial(GraphContext& c, const StepHeads& x, StepCaches& ca
     k_sum = combiner::attend(c, rq, rk, rk, {keep}, a + "row_wsum");
   } else if (axial_projections()) {
     const ValueId rh = caches.update(reshape(c, x.h, {r, 1, 1, d}), "row_input", write);
-    const ValueId w1 = dense_general(c, merge_heads(c, row), a + "DenseGeneral_0/kernel", hh, d, 1.0f,
-                                     reshape(c, rh, {r, seg, d}));
+    const ValueId w1 = c.b.add({dense_general(c, merge_heads(c, row), a + "DenseGeneral_0/kernel", hh, d),
+                                reshape(c, rh, {r, seg, d})},
+                               {}, a + "W1.residual");
     k_sum = split_heads(
         c, dense_general(c, layer_norm(c, w1, a + "LayerNorm_0"), a + "DenseGeneral_1/kernel", d, hh), heads,
         hd);

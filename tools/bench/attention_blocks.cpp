@@ -113,7 +113,7 @@ Result<Workload> attention_block(const std::string& config_json, int64_t batch, 
           const TensorDesc rd = c.desc(r);  // [B, H, n, s, hd]
           const int64_t b = rd.dim(0), np = rd.dim(2) * rd.dim(3);
           const ValueId merged = models::reshape(c, models::transpose(c, r, {0, 2, 3, 1, 4}), {b, np, hh});
-          const ValueId s1 = c.b.matmul({merged, w1, x}, {.has_c = true}, "W1.residual");
+          const ValueId s1 = c.b.add({c.b.matmul({merged, w1}, {}, "W1"), x}, {}, "W1.residual");
           const ValueId s2 =
               c.b.matmul({c.b.layer_norm({s1, gamma, beta}, {.eps = 1e-6f}, "LN"), w2}, {}, "W2");
           return models::reshape(c, models::split_heads(c, s2, h, hd),
