@@ -116,6 +116,12 @@ struct GemmKernels {
         const int64_t mm = std::min<int64_t>(kMr, g.m - i);
         float* yt = g.y + i * g.ldy + j;
         const float* a = direct ? g.a_direct + i * g.lda : g.a + (i / kMr) * g.kc * kMr;
+        // The epilogue's C tile (a residual, usually far out of cache): fetched while the
+        // microkernel runs, not row by row after it.
+        if (g.epilogue != nullptr && g.epilogue->c != nullptr)
+          for (int64_t r = 0; r < mm; ++r)
+            for (int64_t e = 0; e < nn; e += 16)
+              __builtin_prefetch(g.epilogue->c + (i + r) * g.epilogue->ldc + j + e);
         kMicro[direct][nn > L][size_t(mm - 1)](a, g.lda, bp, g.ldb, g.kc, yt, g.ldy, nn, g.accumulate);
         if (g.epilogue != nullptr) {
           Epilogue e = *g.epilogue;
