@@ -31,6 +31,17 @@ void copy_strides(const TensorView& t, int64_t* s) {
   for (int i = 0; i < 3; ++i) s[i] = t.desc.stride(i);
 }
 
+// The key padding mask u8 [B, Nk] (p's B and Nk already set); false when it is not that.
+bool take_key_mask(const TensorView& mask, AttentionProblem* p) {
+  if (mask.desc.dtype() != DType::u8 || mask.desc.rank() != 2 || mask.desc.dim(0) != p->B ||
+      mask.desc.dim(1) != p->Nk)
+    return false;
+  p->mask = static_cast<const uint8_t*>(mask.data);
+  p->ms[0] = mask.desc.stride(0);
+  p->ms[1] = mask.desc.stride(1);
+  return true;
+}
+
 // Fills p from the kernel arguments; false when the views are not what the vectorised
 // kernel handles (the reference kernel then runs, and reports any error).
 bool attention_problem(const KernelArgs& args, AttentionProblem* p) {
@@ -57,15 +68,7 @@ bool attention_problem(const KernelArgs& args, AttentionProblem* p) {
   for (int i = 0; i < 4; ++i)
     if (k.desc.dim(i) != kd[i] || v.desc.dim(i) != vd[i] || y.desc.dim(i) != yd[i]) return false;
   if (p->Nk > INT32_MAX) return false;  // key lists are int32
-  if (at->has_key_padding_mask) {
-    const TensorView& mask = args.inputs[3];
-    if (mask.desc.dtype() != DType::u8 || mask.desc.rank() != 2 || mask.desc.dim(0) != p->B ||
-        mask.desc.dim(1) != p->Nk)
-      return false;
-    p->mask = static_cast<const uint8_t*>(mask.data);
-    p->ms[0] = mask.desc.stride(0);
-    p->ms[1] = mask.desc.stride(1);
-  }
+  if (at->has_key_padding_mask && !take_key_mask(args.inputs[3], p)) return false;
   p->q = static_cast<const float*>(q.data);
   p->k = static_cast<const float*>(k.data);
   p->v = static_cast<const float*>(v.data);
@@ -241,15 +244,7 @@ bool axial_problem(const KernelArgs& args, AxialProblem* a) {
     copy_strides(in2, p.vs);
   }
   if (at->segment < 1 || p.Nq % at->segment != 0 || p.Nk > INT32_MAX) return false;
-  if (at->has_key_padding_mask) {
-    const TensorView& mask = args.inputs[5];
-    if (mask.desc.dtype() != DType::u8 || mask.desc.rank() != 2 || mask.desc.dim(0) != p.B ||
-        mask.desc.dim(1) != p.Nk)
-      return false;
-    p.mask = static_cast<const uint8_t*>(mask.data);
-    p.ms[0] = mask.desc.stride(0);
-    p.ms[1] = mask.desc.stride(1);
-  }
+  if (at->has_key_padding_mask && !take_key_mask(args.inputs[5], &p)) return false;
   p.q = static_cast<const float*>(q.data);
   p.y = static_cast<float*>(y.data);
   copy_strides(q, p.qs);
@@ -266,6 +261,11 @@ bool axial_problem(const KernelArgs& args, AxialProblem* a) {
 }
 
 int64_t blocks_of(int64_t n) { return (n + kAttnBlockQ - 1) / kAttnBlockQ; }
+
+// Work items of a pass: (b, h, row, query block) or (b, h, column, query block).
+int64_t axial_pass_items(int64_t bh, int64_t segment, int64_t rows, int pass) {
+  return pass == 0 ? bh * rows * blocks_of(segment) : bh * segment * blocks_of(rows);
+}
 
 // One chunk buffer serves both passes: a key list as long as the longer of a row and a column.
 int64_t axial_floats(int64_t segment, int64_t rows, int64_t hd, int64_t hv) {
@@ -293,8 +293,7 @@ Status run_axial(const KernelArgs& args, AxialItemsFn fn) {
 }  // namespace
 
 int64_t axial_items(const AxialProblem& a, int pass) {
-  const int64_t bh = a.whole.B * a.whole.H;
-  return pass == 0 ? bh * a.rows * blocks_of(a.segment) : bh * a.segment * blocks_of(a.rows);
+  return axial_pass_items(a.whole.B * a.whole.H, a.segment, a.rows, pass);
 }
 
 Result<std::shared_ptr<void>> prepare_axial_attention(const Graph& graph, const Node& node,
@@ -304,7 +303,8 @@ Result<std::shared_ptr<void>> prepare_axial_attention(const Graph& graph, const 
   const AxialAttentionAttrs& at = std::get<AxialAttentionAttrs>(node.attrs);
   const int64_t segment = std::max<int64_t>(1, at.segment);
   const int64_t bh = q.dim(0) * q.dim(1), n = q.dim(2), rows = n / segment;
-  const int64_t items = std::max(bh * rows * blocks_of(segment), bh * segment * blocks_of(rows));
+  const int64_t items =
+      std::max(axial_pass_items(bh, segment, rows, 0), axial_pass_items(bh, segment, rows, 1));
   return make_attention_scratch(items, axial_floats(segment, rows, q.dim(3), v.dim(3)), pool, 4,
                                 at.has_direct_state ? 0 : bh * n);
 }
