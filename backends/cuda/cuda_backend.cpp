@@ -1,10 +1,10 @@
-// The cuda backend entry point. The kernels arrive with the CUDA-backend issue; until then
-// creating it reports cleanly why it cannot run: not built (no nvcc at configure time), no
-// device, or no kernels yet.
+// The cuda backend entry point: reports cleanly why it cannot run (not built: no nvcc at
+// configure time; no device) or creates the backend (cuda_executor.cu).
 #include <string>
 
 #include "backend_factories.h"
 #if LONGRUN_HAVE_CUDA
+#include "cuda/cuda_executor.h"
 #include "cuda/cuda_probe.h"
 #endif
 
@@ -20,7 +20,7 @@ Result<std::unique_ptr<Backend>> create_cuda_backend(const BackendOptions& optio
   if (options.device < 0 || options.device >= p.device_count)
     return invalid_argument("cuda backend: device " + std::to_string(options.device) + " does not exist (" +
                             std::to_string(p.device_count) + " present)");
-  return unsupported("cuda backend: built, " + cuda::describe(p) + "; its kernels are not implemented yet");
+  return cuda::make_cuda_backend(options);
 #else
   (void)options;
   return unsupported("cuda backend: not built (no CUDA compiler was found when longrun was configured)");

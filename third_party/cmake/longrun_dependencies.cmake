@@ -22,8 +22,8 @@ if(NOT LONGRUN_CUDA STREQUAL "OFF")
       # Hopper (sm_90) SASS plus compute_90 PTX so newer GPUs JIT it.
       set(CMAKE_CUDA_ARCHITECTURES "90-real;90-virtual")
     endif()
-    set(CMAKE_CUDA_STANDARD 17)
-    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    # No CMAKE_CUDA_STANDARD: CMake 3.25 knows no C++20 flag for nvcc, and the kernels need
+    # C++20 (the runtime headers); backends/CMakeLists.txt passes -std=c++20 itself.
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
     set(LONGRUN_HAVE_CUDA ON)

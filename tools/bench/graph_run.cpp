@@ -75,7 +75,10 @@ Result<std::unique_ptr<GraphRun>> GraphRun::create(const Graph& graph, std::span
 
 Status GraphRun::run() {
   Bindings bindings{inputs_, outputs_};
-  LR_RETURN_IF_ERROR(backend_->execute(*prepared_, bindings, nullptr));
+  last_device_ms_ = -1;
+  RunHooks hooks;
+  hooks.device_ms = &last_device_ms_;
+  LR_RETURN_IF_ERROR(backend_->execute(*prepared_, bindings, &hooks));
   return backend_->synchronize();
 }
 

@@ -36,6 +36,8 @@ class GraphRun {
   ~GraphRun();
 
   Status run();
+  // The device time of the last run's nodes (RunHooks::device_ms), or -1 for a host backend.
+  double last_device_ms() const { return last_device_ms_; }
   const Backend& backend() const { return *backend_; }
   // The planner's memory report for the graph (arena, peak live bytes, weights, I/O).
   const MemoryReport& memory() const { return memory_; }
@@ -52,6 +54,7 @@ class GraphRun {
   std::vector<TensorView> outputs_;
   std::vector<BufferPtr> output_buffers_;
   MemoryReport memory_;
+  double last_device_ms_ = -1;
 };
 
 }  // namespace longrun::bench

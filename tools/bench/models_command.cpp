@@ -223,7 +223,8 @@ struct Runner {
     // The peak resident set of the process over the warm-up and timed runs (the model, its
     // prepared state and buffers are all resident by now).
     const bool peak_known = reset_peak_rss();
-    Result<Timing> t = measure([&] { return (*run)->run(); }, nullptr, o.warmup, o.repeat);
+    Result<Timing> t = measure([&] { return (*run)->run(); }, nullptr, o.warmup, o.repeat,
+                                 [&] { return (*run)->last_device_ms(); });
     r.peak_rss_bytes = peak_known ? peak_rss_bytes() : -1;
     std::vector<std::string> summaries;
     if (t.ok() && o.show_output && show_output)
@@ -348,7 +349,8 @@ int run_models(const ModelsOptions& o) {
       "longrun-bench models: backend " + o.backend + (isa_label == "-" ? "" : ", isa " + isa_label) +
       ", threads " + threads + ", batch " + std::to_string(o.batch) + "; random weights (seed " +
       std::to_string(o.seed) + "); median of " + std::to_string(o.repeat) + " runs after " +
-      std::to_string(o.warmup) + " warm-up runs; ratio = baseline ms / model ms (> 1: the model is faster)";
+      std::to_string(o.warmup) + " warm-up runs; ratio = baseline ms / model ms (> 1: the model is faster)" +
+      (o.backend == "cuda" ? "\n  cuda times: device events around the nodes (input/output copies excluded)" : "");
   rep.header(title);
 
   Runner runner{o, rep, isa_label};

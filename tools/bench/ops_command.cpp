@@ -67,7 +67,8 @@ struct Run {
         const EngineLabel label = engine_label((*run)->backend(), e);
         r.isa = label.isa;
         r.threads = label.threads;
-        Result<Timing> t = measure([&] { return (*run)->run(); }, nullptr, o.warmup, o.repeat);
+        Result<Timing> t = measure([&] { return (*run)->run(); }, nullptr, o.warmup, o.repeat,
+                                   [&] { return (*run)->last_device_ms(); });
         run->reset();  // frees the arena before the peers allocate theirs
         if (!t.ok()) {
           fail(r, t.status());
@@ -107,6 +108,7 @@ std::string title(const OpsOptions& o, const std::string& isas) {
                   ", threads " + threads + "; median of " + std::to_string(o.repeat) + " runs after " +
                   std::to_string(o.warmup) +
                   " warm-up runs; ratio = peer ms / longrun ms (> 1: longrun is faster)";
+  if (o.backend == "cuda") t += "\n  cuda times: device events around the nodes (input/output copies excluded)";
   for (const std::string& p : external_peer_descriptions()) t += "\n  peer " + p;
   return t;
 }

@@ -13,7 +13,7 @@ double median(std::vector<double> samples) {
 }
 
 Result<Timing> measure(const std::function<Status()>& run, const std::function<void()>& reset, int warmup,
-                       int repeat) {
+                       int repeat, const std::function<double()>& device_ms) {
   std::vector<double> ms;
   ms.reserve(size_t(repeat));
   for (int i = 0; i < warmup + repeat; ++i) {
@@ -22,7 +22,9 @@ Result<Timing> measure(const std::function<Status()>& run, const std::function<v
     Status st = run();
     const auto t1 = std::chrono::steady_clock::now();
     if (!st.ok()) return st;
-    if (i >= warmup) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    const double device = device_ms ? device_ms() : -1;
+    if (i >= warmup)
+      ms.push_back(device >= 0 ? device : std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
   Timing t;
   t.runs = int(ms.size());

@@ -35,6 +35,10 @@ struct RunHooks {
   std::function<bool(int done, int total)> progress;
   // When non-null, receives per-node wall time in milliseconds (index = node).
   std::vector<double>* node_ms = nullptr;
+  // When non-null, a backend with a device (cuda) writes the device time of the nodes alone:
+  // from the first node's start to the last node's end, measured with device events, without
+  // the copies of the inputs and outputs. Host backends leave it untouched.
+  double* device_ms = nullptr;
 };
 
 // A graph prepared for one backend: kernels chosen, memory allocated.
