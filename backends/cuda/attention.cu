@@ -383,16 +383,6 @@ __global__ void __launch_bounds__(kThreads) axial_attention_kernel(AxialGeom g) 
 
 // ---- host side ----
 
-Status check_contiguous(const KernelArgs& args, const char* op) {
-  for (const TensorView& v : args.inputs)
-    if (!v.desc.is_contiguous())
-      return unsupported(std::string(op) + ": non-contiguous input " + v.desc.to_string());
-  for (const TensorView& v : args.outputs)
-    if (!v.desc.is_contiguous())
-      return unsupported(std::string(op) + ": non-contiguous output " + v.desc.to_string());
-  return {};
-}
-
 bool outputs_empty(const KernelArgs& args) {
   for (const TensorView& v : args.outputs)
     if (v.desc.numel() > 0) return false;

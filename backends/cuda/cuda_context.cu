@@ -14,6 +14,24 @@ Result<std::shared_ptr<void>> device_alloc(int64_t bytes, const std::string& wha
   return std::shared_ptr<void>(p, [](void* q) { (void)cudaFree(q); });
 }
 
+Status check_contiguous(const KernelArgs& args, const char* op) {
+  for (const TensorView& v : args.inputs)
+    if (!v.desc.is_contiguous())
+      return unsupported(std::string(op) + ": non-contiguous input " + v.desc.to_string());
+  for (const TensorView& v : args.outputs)
+    if (!v.desc.is_contiguous())
+      return unsupported(std::string(op) + ": non-contiguous output " + v.desc.to_string());
+  return {};
+}
+
+AxisLines axis_lines(const TensorDesc& d, int axis) {
+  AxisLines l;
+  l.n = d.dim(axis);
+  for (int i = 0; i < axis; ++i) l.outer *= d.dim(i);
+  for (int i = axis + 1; i < d.rank(); ++i) l.inner *= d.dim(i);
+  return l;
+}
+
 Status Context::init(int device_index) {
   device = device_index;
   LR_CUDA(cudaSetDevice(device));

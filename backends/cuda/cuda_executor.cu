@@ -12,6 +12,7 @@
 
 #include "cuda/cuda_executor.h"
 #include "cuda/cuda_kernel.h"
+#include "host/host_executor.h"
 #include "longrun/ops/schema.h"
 
 namespace longrun::cuda {
@@ -28,18 +29,6 @@ bool node_supported(const Graph& graph, const Node& node, std::string* why) {
     return false;
   }
   return k.supports == nullptr || k.supports(graph, node, why);
-}
-
-Status check_binding(const Value& value, const TensorView& view, const char* what) {
-  if (!view.desc.same_shape(value.desc) || view.desc.dtype() != value.desc.dtype())
-    return invalid_argument(std::string(what) + " '" + value.name + "': expected " + value.desc.to_string() +
-                            ", found " + view.desc.to_string());
-  if (!view.desc.is_contiguous())
-    return invalid_argument(std::string(what) + " '" + value.name + "' must be contiguous, found " +
-                            view.desc.to_string());
-  if (view.data == nullptr && value.desc.numel() > 0)
-    return invalid_argument(std::string(what) + " '" + value.name + "' has a null data pointer");
-  return {};
 }
 
 struct NodeRun {
@@ -148,9 +137,9 @@ class CudaBackend final : public Backend {
     if (!bindings.arena.empty())
       return invalid_argument("arena: the cuda backend keeps its arena in device memory (no caller arena)");
     for (size_t i = 0; i < g.inputs().size(); ++i)
-      LR_RETURN_IF_ERROR(check_binding(g.value(g.inputs()[i]), bindings.inputs[i], "input"));
+      LR_RETURN_IF_ERROR(host::check_binding(g.value(g.inputs()[i]), bindings.inputs[i], "input"));
     for (size_t i = 0; i < g.outputs().size(); ++i)
-      LR_RETURN_IF_ERROR(check_binding(g.value(g.outputs()[i]), bindings.outputs[i], "output"));
+      LR_RETURN_IF_ERROR(host::check_binding(g.value(g.outputs()[i]), bindings.outputs[i], "output"));
 
     Status st = run_nodes(p, bindings, hooks);
     // Whatever happened, nothing may still be running on buffers the caller gets back.

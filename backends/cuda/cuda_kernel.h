@@ -94,6 +94,18 @@ struct Kernel {
   SupportsFn supports = nullptr;  // null: every node of the op
 };
 
+// unsupported() naming `op` and the first input or output view that is not contiguous (the
+// executor never makes one; kernels check rather than assume).
+Status check_contiguous(const KernelArgs& args, const char* op);
+
+// A tensor viewed as [outer, n, inner] around `axis`: line l starts at element
+// (l / inner) * n * inner + l % inner and steps by inner.
+struct AxisLines {
+  int64_t outer = 1, n = 0, inner = 1;
+  __host__ __device__ int64_t count() const { return outer * inner; }
+};
+AxisLines axis_lines(const TensorDesc& d, int axis);
+
 // The table row of every op (kernel_table.cu); an empty Kernel: not implemented.
 const Kernel& kernel_for(OpKind kind);
 

@@ -32,16 +32,6 @@ unsigned blocks_for(const KernelArgs& a, int64_t n) {
   return grid_for(n, kThreads, a.ctx->props.multiProcessorCount);
 }
 
-Status expect_contiguous(const KernelArgs& a, const char* op) {
-  for (const TensorView& v : a.inputs)
-    if (!v.desc.is_contiguous())
-      return unsupported(std::string(op) + ": non-contiguous input " + v.desc.to_string());
-  for (const TensorView& v : a.outputs)
-    if (!v.desc.is_contiguous())
-      return unsupported(std::string(op) + ": non-contiguous output " + v.desc.to_string());
-  return {};
-}
-
 // ---- broadcasting ------------------------------------------------------------------------
 
 // Output flat index -> element offset in each of N operands (numpy broadcasting: operands
@@ -119,7 +109,7 @@ __global__ void binary_kernel(Op op, Broadcast<2> b, const float* x, const float
 
 template <typename Op>
 Status run_binary(const KernelArgs& a) {
-  LR_RETURN_IF_ERROR(expect_contiguous(a, Op::kName));
+  LR_RETURN_IF_ERROR(check_contiguous(a, Op::kName));
   const TensorView& out = a.outputs[0];
   const int64_t n = out.desc.numel();
   if (n == 0) return {};
@@ -190,7 +180,7 @@ __global__ void unary_kernel(Op op, const float* x, float* y, int64_t n) {
 
 template <typename Op>
 Status run_unary(const KernelArgs& a) {
-  LR_RETURN_IF_ERROR(expect_contiguous(a, Op::kName));
+  LR_RETURN_IF_ERROR(check_contiguous(a, Op::kName));
   const int64_t n = a.outputs[0].desc.numel();
   if (n == 0) return {};
   unary_kernel<<<blocks_for(a, n), kThreads, 0, a.ctx->stream>>>(Op::from(a), a.inputs[0].ptr<const float>(),
@@ -321,7 +311,7 @@ void int_range(DType t, long long* lo, long long* hi) {
 }
 
 Status run_cast(const KernelArgs& a) {
-  LR_RETURN_IF_ERROR(expect_contiguous(a, "cast"));
+  LR_RETURN_IF_ERROR(check_contiguous(a, "cast"));
   const TensorView& x = a.inputs[0];
   const TensorView& y = a.outputs[0];
   const int64_t n = x.desc.numel();
@@ -384,7 +374,7 @@ __global__ void where_kernel(Broadcast<3> b, const uint8_t* cond, const T* x, co
 }
 
 Status run_where(const KernelArgs& a) {
-  LR_RETURN_IF_ERROR(expect_contiguous(a, "where"));
+  LR_RETURN_IF_ERROR(check_contiguous(a, "where"));
   const TensorView& out = a.outputs[0];
   const int64_t n = out.desc.numel();
   if (n == 0) return {};

@@ -31,16 +31,6 @@ unsigned blocks_for(const KernelArgs& a, int64_t n) {
   return grid_for(n, kThreads, a.ctx->props.multiProcessorCount);
 }
 
-Status expect_contiguous(const KernelArgs& a, const char* op) {
-  for (const TensorView& v : a.inputs)
-    if (!v.desc.is_contiguous())
-      return unsupported(std::string(op) + ": non-contiguous input " + v.desc.to_string());
-  for (const TensorView& v : a.outputs)
-    if (!v.desc.is_contiguous())
-      return unsupported(std::string(op) + ": non-contiguous output " + v.desc.to_string());
-  return {};
-}
-
 // Calls fn(T{}) with T the unsigned integer type of `size` bytes.
 template <typename Fn>
 Status for_element_size(size_t size, Fn&& fn) {
@@ -112,7 +102,7 @@ Status copy_view(const KernelArgs& a, const TensorDesc& view, const void* x, voi
 }
 
 Status run_slice(const KernelArgs& a) {
-  LR_RETURN_IF_ERROR(expect_contiguous(a, "slice"));
+  LR_RETURN_IF_ERROR(check_contiguous(a, "slice"));
   const auto& at = a.attr<SliceAttrs>();
   const TensorView& x = a.inputs[0];
   // Python clamping lives in TensorDesc::slice, as for the reference.
@@ -123,7 +113,7 @@ Status run_slice(const KernelArgs& a) {
 }
 
 Status run_transpose(const KernelArgs& a) {
-  LR_RETURN_IF_ERROR(expect_contiguous(a, "transpose"));
+  LR_RETURN_IF_ERROR(check_contiguous(a, "transpose"));
   const auto& at = a.attr<TransposeAttrs>();
   const TensorView& x = a.inputs[0];
   // The permuted view of x has exactly y's dims: y[idx] = view[idx].
@@ -135,7 +125,7 @@ Status run_transpose(const KernelArgs& a) {
 // Both sides are contiguous and row-major: the same bytes. The planner makes reshape a view
 // normally; this runs only where it could not (e.g. the output is a graph output).
 Status run_reshape(const KernelArgs& a) {
-  LR_RETURN_IF_ERROR(expect_contiguous(a, "reshape"));
+  LR_RETURN_IF_ERROR(check_contiguous(a, "reshape"));
   const TensorView& x = a.inputs[0];
   const TensorView& y = a.outputs[0];
   const int64_t bytes = y.desc.nbytes();
@@ -194,7 +184,7 @@ struct IdentityMap {
 };
 
 Status run_concat(const KernelArgs& a) {
-  LR_RETURN_IF_ERROR(expect_contiguous(a, "concat"));
+  LR_RETURN_IF_ERROR(check_contiguous(a, "concat"));
   const TensorView& y = a.outputs[0];
   if (y.desc.numel() == 0) return {};
   const int axis = y.desc.normalize_axis(a.attr<ConcatAttrs>().axis);
@@ -239,7 +229,7 @@ unsigned long long fill_bits(DType t, float value) {
 }
 
 Status run_pad(const KernelArgs& a) {
-  LR_RETURN_IF_ERROR(expect_contiguous(a, "pad"));
+  LR_RETURN_IF_ERROR(check_contiguous(a, "pad"));
   const auto& at = a.attr<PadAttrs>();
   const TensorView& x = a.inputs[0];
   const TensorView& y = a.outputs[0];
@@ -256,7 +246,7 @@ struct RollMap {
 };
 
 Status run_roll(const KernelArgs& a) {
-  LR_RETURN_IF_ERROR(expect_contiguous(a, "roll"));
+  LR_RETURN_IF_ERROR(check_contiguous(a, "roll"));
   const auto& at = a.attr<RollAttrs>();
   const TensorView& x = a.inputs[0];
   const TensorView& y = a.outputs[0];
@@ -283,7 +273,7 @@ struct UpsampleMap {
 };
 
 Status run_upsample_nearest(const KernelArgs& a) {
-  LR_RETURN_IF_ERROR(expect_contiguous(a, "upsample_nearest"));
+  LR_RETURN_IF_ERROR(check_contiguous(a, "upsample_nearest"));
   const auto& at = a.attr<UpsampleNearestAttrs>();
   const TensorView& x = a.inputs[0];
   const TensorView& y = a.outputs[0];
@@ -338,7 +328,7 @@ std::string index_string(const TensorDesc& d, int64_t flat) {
 }
 
 Status run_embedding(const KernelArgs& a) {
-  LR_RETURN_IF_ERROR(expect_contiguous(a, "embedding"));
+  LR_RETURN_IF_ERROR(check_contiguous(a, "embedding"));
   const TensorView& table = a.inputs[0];
   const TensorView& ids = a.inputs[1];
   const TensorView& out = a.outputs[0];

@@ -37,16 +37,6 @@ int threads_for(int64_t len) {
 
 unsigned blocks_for(int64_t lines) { return unsigned(lines < kMaxBlocks ? lines : kMaxBlocks); }
 
-Status check_contiguous(const KernelArgs& args, const char* op) {
-  for (const TensorView& v : args.inputs)
-    if (!v.desc.is_contiguous())
-      return unsupported(std::string(op) + ": non-contiguous input " + v.desc.to_string());
-  for (const TensorView& v : args.outputs)
-    if (!v.desc.is_contiguous())
-      return unsupported(std::string(op) + ": non-contiguous output " + v.desc.to_string());
-  return {};
-}
-
 struct Plus {
   __device__ double operator()(double a, double b) const { return a + b; }
 };

@@ -23,29 +23,6 @@ namespace {
 
 constexpr int kThreads = 256;
 
-Status check_contiguous(const KernelArgs& args, const char* op) {
-  for (const TensorView& v : args.inputs)
-    if (!v.desc.is_contiguous())
-      return unsupported(std::string(op) + ": non-contiguous input " + v.desc.to_string());
-  for (const TensorView& v : args.outputs)
-    if (!v.desc.is_contiguous())
-      return unsupported(std::string(op) + ": non-contiguous output " + v.desc.to_string());
-  return {};
-}
-
-// x viewed as [outer, n, inner] around `axis`.
-struct Lines {
-  int64_t outer = 1, n = 0, inner = 1;
-};
-
-Lines lines_of(const TensorDesc& d, int axis) {
-  Lines l;
-  l.n = d.dim(axis);
-  for (int i = 0; i < axis; ++i) l.outer *= d.dim(i);
-  for (int i = axis + 1; i < d.rank(); ++i) l.inner *= d.dim(i);
-  return l;
-}
-
 // The reference's running-max step (torch.cummax's rule): a NaN, once seen, sticks; on equal
 // values the later element is taken (v >= run), which decides -0 vs +0.
 __device__ __forceinline__ float max_step(float run, float v) {
@@ -65,7 +42,7 @@ struct CumsumOp {
 
 // One thread per line, walking the axis in scan order.
 template <typename Op>
-__global__ void scan_kernel(const float* x, float* y, Lines l, bool reverse, bool exclusive) {
+__global__ void scan_kernel(const float* x, float* y, AxisLines l, bool reverse, bool exclusive) {
   LR_GRID_STRIDE(line, l.outer * l.inner) {
     const int64_t base = (line / l.inner) * l.n * l.inner + line % l.inner;
     float run = Op::identity();
@@ -85,7 +62,7 @@ Status run_scan(const KernelArgs& args, const char* name) {
   const Attrs& a = args.attr<Attrs>();
   const TensorDesc& xd = args.inputs[0].desc;
   if (xd.numel() == 0) return {};
-  const Lines l = lines_of(xd, xd.normalize_axis(a.axis));
+  const AxisLines l = axis_lines(xd, xd.normalize_axis(a.axis));
   const unsigned blocks = grid_for(l.outer * l.inner, kThreads, args.ctx->props.multiProcessorCount);
   scan_kernel<Op><<<blocks, kThreads, 0, args.ctx->stream>>>(
       args.inputs[0].ptr<const float>(), args.outputs[0].ptr<float>(), l, a.reverse, a.exclusive);
@@ -98,7 +75,7 @@ Status run_cumsum(const KernelArgs& args) { return run_scan<CumsumOp, CumsumAttr
 
 // One thread per output element (outer, s, inner): the max over input positions
 // [s * segment, min(n, (s + 1) * segment)) from -inf, in order, with the same step as cummax.
-__global__ void segment_max_kernel(const float* x, float* y, Lines l, int64_t segment, int64_t segments) {
+__global__ void segment_max_kernel(const float* x, float* y, AxisLines l, int64_t segment, int64_t segments) {
   LR_GRID_STRIDE(q, l.outer * segments * l.inner) {
     const int64_t in = q % l.inner, s = (q / l.inner) % segments, o = q / (l.inner * segments);
     const int64_t begin = s * segment;
@@ -117,7 +94,7 @@ Status run_segment_max(const KernelArgs& args) {
   const TensorDesc& yd = args.outputs[0].desc;
   if (yd.numel() == 0) return {};
   const int axis = xd.normalize_axis(a.axis);
-  const Lines l = lines_of(xd, axis);
+  const AxisLines l = axis_lines(xd, axis);
   const int64_t segments = yd.dim(axis);
   const unsigned blocks = grid_for(yd.numel(), kThreads, args.ctx->props.multiProcessorCount);
   segment_max_kernel<<<blocks, kThreads, 0, args.ctx->stream>>>(

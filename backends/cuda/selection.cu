@@ -27,30 +27,7 @@ constexpr int kMaxThreads = 256;
 constexpr int kTile = 4096;                       // order keys in shared memory (16 KiB)
 constexpr int64_t kMaxBlocks = int64_t(1) << 20;  // blocks stride over the rows beyond this
 
-Status check_contiguous(const KernelArgs& args, const char* op) {
-  for (const TensorView& v : args.inputs)
-    if (!v.desc.is_contiguous())
-      return unsupported(std::string(op) + ": non-contiguous input " + v.desc.to_string());
-  for (const TensorView& v : args.outputs)
-    if (!v.desc.is_contiguous())
-      return unsupported(std::string(op) + ": non-contiguous output " + v.desc.to_string());
-  return {};
-}
-
-// x viewed as [outer, n, inner] around the axis; row r starts at
-// (r / inner) * n * inner + r % inner and steps by inner.
-struct Rows {
-  int64_t outer = 1, n = 0, inner = 1;
-  __host__ __device__ int64_t count() const { return outer * inner; }
-};
-
-Rows rows_of(const TensorDesc& d, int axis) {
-  Rows r;
-  r.n = d.dim(axis);
-  for (int i = 0; i < axis; ++i) r.outer *= d.dim(i);
-  for (int i = axis + 1; i < d.rank(); ++i) r.inner *= d.dim(i);
-  return r;
-}
+// A row: x as AxisLines around the axis (cuda_kernel.h), one line per row.
 
 // Unsigned key whose order is the ops' value order: larger value larger key, every NaN the
 // largest key, -0 the key of +0 (index order then breaks all ties).
@@ -88,7 +65,7 @@ struct IndexEmit {
 // One block per row: each element's rank under the total order, then emit(...).
 // out_len: the output's length along the axis (n for the mask, k for the indices).
 template <typename Emit>
-__global__ void topk_rank_kernel(const float* x, Rows rows, int64_t out_len, Emit emit) {
+__global__ void topk_rank_kernel(const float* x, AxisLines rows, int64_t out_len, Emit emit) {
   __shared__ uint32_t tile[kTile];
   const int64_t n = rows.n, inner = rows.inner;
   const bool one_tile = n <= kTile;
@@ -121,7 +98,8 @@ __global__ void topk_rank_kernel(const float* x, Rows rows, int64_t out_len, Emi
 }
 
 template <typename Emit>
-Status launch_topk(const KernelArgs& args, const Rows& rows, int64_t out_len, Emit emit, const char* name) {
+Status launch_topk(const KernelArgs& args, const AxisLines& rows, int64_t out_len, Emit emit,
+                   const char* name) {
   const int64_t t = (rows.n + 31) / 32 * 32;
   const int threads = int(t < kMaxThreads ? t : kMaxThreads);
   const unsigned blocks = unsigned(rows.count() < kMaxBlocks ? rows.count() : kMaxBlocks);
@@ -136,7 +114,7 @@ Status run_topk_mask(const KernelArgs& args) {
   const auto& a = args.attr<TopkMaskAttrs>();
   const TensorDesc& xd = args.inputs[0].desc;
   if (xd.numel() == 0) return {};
-  const Rows rows = rows_of(xd, xd.normalize_axis(a.axis));
+  const AxisLines rows = axis_lines(xd, xd.normalize_axis(a.axis));
   // k needs no clamping: every rank is below n.
   return launch_topk(args, rows, rows.n, MaskEmit{args.outputs[0].data, a.output_scores, a.k},
                      "topk_rank_kernel(mask)");
@@ -147,7 +125,7 @@ Status run_topk_indices(const KernelArgs& args) {
   const auto& a = args.attr<TopkIndicesAttrs>();
   const TensorDesc& xd = args.inputs[0].desc;
   if (xd.numel() == 0 || args.outputs[0].desc.numel() == 0) return {};
-  const Rows rows = rows_of(xd, xd.normalize_axis(a.axis));
+  const AxisLines rows = axis_lines(xd, xd.normalize_axis(a.axis));
   return launch_topk(args, rows, a.k, IndexEmit{args.outputs[0].ptr<int32_t>(), a.k},
                      "topk_rank_kernel(indices)");
 }

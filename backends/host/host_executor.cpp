@@ -11,7 +11,6 @@
 #include <string>
 
 namespace longrun::host {
-namespace {
 
 Status check_binding(const Value& value, const TensorView& view, const char* what) {
   if (!view.desc.same_shape(value.desc) || view.desc.dtype() != value.desc.dtype())
@@ -24,6 +23,8 @@ Status check_binding(const Value& value, const TensorView& view, const char* wha
     return invalid_argument(std::string(what) + " '" + value.name + "' has a null data pointer");
   return {};
 }
+
+namespace {
 
 // The preparation running on this thread (null outside host::prepare): where kernels'
 // allocations are counted and their scratch requests collected.
