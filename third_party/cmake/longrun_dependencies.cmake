@@ -22,9 +22,15 @@ if(NOT LONGRUN_CUDA STREQUAL "OFF")
       # Hopper (sm_90) SASS plus compute_90 PTX so newer GPUs JIT it.
       set(CMAKE_CUDA_ARCHITECTURES "90-real;90-virtual")
     endif()
-    # No CMAKE_CUDA_STANDARD: CMake 3.25 knows no C++20 flag for nvcc, and the kernels need
-    # C++20 (the runtime headers); backends/CMakeLists.txt passes -std=c++20 itself.
     enable_language(CUDA)
+    # The kernels include the C++20 runtime headers. CMake 3.25 knows no C++20 flag for nvcc
+    # (and, with none, asks for CUDA20 anyway because CXX_STANDARD is 20): name it.
+    if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+      set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+      set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+    endif()
+    set(CMAKE_CUDA_STANDARD 20)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
     find_package(CUDAToolkit REQUIRED)
     set(LONGRUN_HAVE_CUDA ON)
   elseif(LONGRUN_CUDA STREQUAL "ON")
