@@ -1,242 +1,31 @@
-// CUDA kernels of attention (dense, fused), sparse_attention (keys gathered by index) and
-// axial_attention (own row's keys + one column slot per row). Semantics: attrs.h; oracle:
-// ops/reference/attention.cpp.
+// CUDA kernels of sparse_attention (keys gathered by index) and axial_attention (own row's keys
+// + one column slot per row). Semantics: attrs.h; oracle: ops/reference/attention.cpp. The dense
+// attention op is in attention_dense.cu; both use the online softmax of attention.h.
 //
-// All three run one online softmax per query (running max m, sum l, accumulator O in f32,
-// y = O / l at the end) over chunks of up to 32 keys, with a warp per chunk: lane j computes
-// key j's logit scale * (q . k_j) (an f32 fma chain over the head dim), the warp folds the
-// chunk's max and sum by fixed xor-shuffle trees, and then the lanes split the value dims
-// (lane + 32 c) and add p_j * v_j key by key in index order. Every reduction has a fixed
-// order, so results are the same bits run to run.
-//  - attention: a block (8 warps) per (b, h, tile of 32 queries), 4 query rows per warp; the
-//    block streams K and V through shared memory in tiles of 32 keys (tiles past the causal
-//    limit of the block's last query are skipped).
-//  - sparse_attention / axial_attention: a warp per query, keys and values read in place
-//    from global memory (the key set differs per query).
+// A warp per query: the query row is staged in shared memory, keys and values are read in
+// place from global memory (the key set differs per query). Keys are folded 32 at a time (lane
+// j computes slot j's logit scale * (q . k_j), a sequential f32 fma chain over the head dim),
+// then the lanes split the value dims (lane + 32 c) and add p_j * v_j key by key in index
+// order (attention.h: fold_chunk, add_values). Every reduction has a fixed order, so results
+// are the same bits run to run.
 //
-// As in the oracle, a masked key (padding, causal, -1 slot) is skipped outright: its logit and
-// value are never combined with anything, so a NaN behind a mask cannot leak in. A NaN logit
-// of a visible key makes its whole row NaN (as the oracle's softmax does); a row with no
-// visible key gets zeros and log-sum-exp -inf.
-//
-// Limits (supports): value dim <= 256 (8 register accumulators per lane); head dim <= 256 for
-// attention (Q and K tiles in shared memory, up to ~97 KiB), <= 1024 for the gather kernels.
+// A masked slot (padding, causal, -1 index) is skipped outright, as in the oracle. Limits
+// (supports): value dim <= 256 (8 register accumulators per lane), head dim <= 1024 (one
+// query row per warp in shared memory).
 #include <cmath>
 #include <cstdint>
 #include <string>
 
+#include "cuda/attention.h"
 #include "cuda/cuda_kernel.h"
 #include "cuda/device_util.cuh"
 
 namespace longrun::cuda {
 namespace {
 
-constexpr unsigned kFull = 0xffffffffu;
-constexpr float kInf = INFINITY;
-constexpr float kNaN = NAN;
-constexpr int kWarps = 8;  // warps per block, every kernel here
-constexpr int kThreads = kWarps * 32;
-constexpr int kRowsPerWarp = 4;                   // attention: query rows per warp
-constexpr int kBlockQ = kWarps * kRowsPerWarp;    // attention: queries per block
-constexpr int kBlockK = 32;                       // keys per chunk: one per lane
-constexpr int kMaxValueDim = 256;                 // 8 accumulators per lane
-constexpr int64_t kMaxAttentionHeadDim = 256;     // shared memory: Q and K tiles
-constexpr int64_t kMaxGatherHeadDim = 1024;       // shared memory: one q row per warp
-constexpr int64_t kMaxBlocks = int64_t(1) << 20;  // blocks stride over the work beyond this
+using namespace attention_detail;  // NOLINT: the shared helpers of the attention kernels
 
-// ---- the online softmax of one query row, shared by the three kernels ----
-
-// Per row and lane: the running max of the logits folded so far (-inf: none yet), the sum of
-// exp(logit - m), and the lane's share (dims lane + 32 c) of sum exp(logit - m) * value.
-// m and l are the same in every lane.
-template <int C>
-struct Row {
-  float m = -kInf;
-  float l = 0.0f;
-  float acc[C] = {};
-};
-
-// Folds one chunk of up to 32 keys (lane j: key j's logit x, when `visible`) into the row's
-// running max and sum, rescaling l and acc to the new max. Returns the visible keys' lane mask
-// (0 when there is nothing to add to acc) and sets *p to the lane's weight exp(x - m).
-// Warp-uniform: call from all 32 lanes.
-template <int C>
-__device__ __forceinline__ unsigned fold_chunk(Row<C>& row, float x, bool visible, float* p) {
-  *p = 0.0f;
-  const unsigned vis = __ballot_sync(kFull, visible);
-  if (vis == 0) return 0;
-  if (__any_sync(kFull, visible && isnan(x))) {  // the oracle: a NaN logit makes the row NaN
-    row.m = row.l = kNaN;
-    return 0;
-  }
-  const float m_new = fmaxf(row.m, warp_max(visible ? x : -kInf));
-  if (m_new == -kInf) return 0;  // only -inf logits so far: weight 0 each
-  // 0 when nothing was folded yet (exp(-inf)); NaN when the row is already NaN (or m was +inf,
-  // which the oracle also turns into NaN: exp(inf - inf)).
-  const float alpha = expf(row.m - m_new);
-  *p = visible ? expf(x - m_new) : 0.0f;
-  row.l = row.l * alpha + warp_sum(*p);
-#pragma unroll
-  for (int c = 0; c < C; ++c) row.acc[c] *= alpha;
-  row.m = m_new;
-  return vis;
-}
-
-// acc[r] += p[r]_j * value_j for the keys j of vis[r], in key order, for R rows that share
-// the chunk's keys; value_row(j) is key j's value row (called by all lanes with the same j).
-// A key a row does not see is skipped, not weighted by 0 (its value may be NaN).
-template <int R, int C, typename ValueRow>
-__device__ __forceinline__ void add_values(Row<C> (&rows)[R], const float (&p)[R], const unsigned (&vis)[R],
-                                           int hv, ValueRow value_row) {
-  const int lane = threadIdx.x & 31;
-  unsigned keys = 0;
-#pragma unroll
-  for (int r = 0; r < R; ++r) keys |= vis[r];
-  while (keys != 0) {
-    const int j = __ffs(keys) - 1;
-    keys &= keys - 1;
-    const float* v = value_row(j);
-    float val[C];
-#pragma unroll
-    for (int c = 0; c < C; ++c) val[c] = lane + 32 * c < hv ? v[lane + 32 * c] : 0.0f;
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      const float pj = __shfl_sync(kFull, p[r], j);
-      if ((vis[r] >> j) & 1u) {
-#pragma unroll
-        for (int c = 0; c < C; ++c) rows[r].acc[c] = fmaf(pj, val[c], rows[r].acc[c]);
-      }
-    }
-  }
-}
-
-// y = acc / l, or zeros for a row that saw no key.
-template <int C>
-__device__ __forceinline__ void store_row(const Row<C>& row, float* out, int hv) {
-  const int lane = threadIdx.x & 31;
-  const bool empty = row.m == -kInf;
-#pragma unroll
-  for (int c = 0; c < C; ++c)
-    if (lane + 32 * c < hv) out[lane + 32 * c] = empty ? 0.0f : row.acc[c] / row.l;
-}
-
-// log sum_j exp(logit_j) = m + log(l); -inf for a row that saw no key (NaN stays NaN).
-template <int C>
-__device__ __forceinline__ float row_lse(const Row<C>& row) {
-  return row.m == -kInf ? -kInf : row.m + logf(row.l);
-}
-
-// ---- attention ----
-
-struct AttentionGeom {
-  const float* q;
-  const float* k;
-  const float* v;
-  const uint8_t* mask;  // [B, Nk] or null
-  float* out;
-  float* lse;  // [B, H, Nq] or null
-  int64_t BH, H, Nq, Nk, q_tiles;
-  int hd, hv;
-  int hd4;  // hd rounded up to whole float4s (Q and K tiles are zero-padded to it)
-  int ldk;  // K tile row stride: hd4, or hd4 + 4, so that ldk / 4 is odd (no bank conflicts)
-  float scale;
-  bool causal;
-};
-
-// Shared memory of one attention block: Q tile, K tile, V tile, key mask flags.
-int64_t attention_smem_bytes(int hd4, int ldk, int hv) {
-  return (int64_t(kBlockQ) * hd4 + int64_t(kBlockK) * ldk + int64_t(kBlockK) * hv) * 4 + kBlockK * 4;
-}
-
-// dst[r * ld + c] = src[r * width + c] for r < rows, c < width, and 0 for the rest of the
-// tile_rows x cols tile (padding rows and columns). All threads of the block.
-__device__ __forceinline__ void stage_tile(float* dst, int ld, int tile_rows, int cols, const float* src,
-                                           int64_t rows, int width) {
-  for (int e = threadIdx.x; e < tile_rows * cols; e += blockDim.x) {
-    const int r = e / cols, c = e % cols;
-    dst[r * ld + c] = r < rows && c < width ? src[int64_t(r) * width + c] : 0.0f;
-  }
-}
-
-// Lane's key (row `lane` of the K tile) against the warp's R query rows: R logits.
-template <int R>
-__device__ __forceinline__ void tile_logits(const float* qs, const float* ks, const AttentionGeom& g,
-                                            float (&x)[R]) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const float4* krow = reinterpret_cast<const float4*>(ks + lane * g.ldk);
-  const float4* q4 = reinterpret_cast<const float4*>(qs + warp * R * g.hd4);
-  float dot[R];
-#pragma unroll
-  for (int r = 0; r < R; ++r) dot[r] = 0.0f;
-  for (int d = 0; d < g.hd4 / 4; ++d) {
-    const float4 kv = krow[d];
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      const float4 qv = q4[r * (g.hd4 / 4) + d];  // same address in every lane: a broadcast
-      dot[r] = fmaf(qv.x, kv.x, dot[r]);
-      dot[r] = fmaf(qv.y, kv.y, dot[r]);
-      dot[r] = fmaf(qv.z, kv.z, dot[r]);
-      dot[r] = fmaf(qv.w, kv.w, dot[r]);
-    }
-  }
-#pragma unroll
-  for (int r = 0; r < R; ++r) x[r] = g.scale * dot[r];
-}
-
-template <int C>
-__global__ void __launch_bounds__(kThreads) attention_kernel(AttentionGeom g) {
-  constexpr int R = kRowsPerWarp;
-  extern __shared__ float4 smem4[];
-  float* qs = reinterpret_cast<float*>(smem4);                // [kBlockQ][hd4]
-  float* ks = qs + kBlockQ * g.hd4;                           // [kBlockK][ldk]
-  float* vs = ks + kBlockK * g.ldk;                           // [kBlockK][hv]
-  int* key_ok = reinterpret_cast<int*>(vs + kBlockK * g.hv);  // [kBlockK]: not padding
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int64_t shift = g.Nk - g.Nq;  // causal: key j visible to query i iff j <= i + shift
-
-  for (int64_t t = blockIdx.x; t < g.BH * g.q_tiles; t += gridDim.x) {
-    const int64_t bh = t / g.q_tiles, b = bh / g.H;
-    const int64_t q0 = (g.q_tiles - 1 - t % g.q_tiles) * kBlockQ;  // the longest causal tiles first
-    const int64_t q_rows = g.Nq - q0 < kBlockQ ? g.Nq - q0 : kBlockQ;
-    int64_t k_end = g.Nk;
-    if (g.causal && q0 + q_rows + shift < k_end) k_end = q0 + q_rows + shift;  // may be <= 0
-
-    __syncthreads();  // the previous work item's readers of qs are done
-    stage_tile(qs, g.hd4, kBlockQ, g.hd4, g.q + (bh * g.Nq + q0) * g.hd, q_rows, g.hd);
-
-    Row<C> rows[R];
-    for (int64_t k0 = 0; k0 < k_end; k0 += kBlockK) {
-      const int64_t k_rows = k_end - k0 < kBlockK ? k_end - k0 : kBlockK;
-      __syncthreads();  // the previous tile's readers are done (and qs is staged)
-      stage_tile(ks, g.ldk, kBlockK, g.hd4, g.k + (bh * g.Nk + k0) * g.hd, k_rows, g.hd);
-      stage_tile(vs, g.hv, kBlockK, g.hv, g.v + (bh * g.Nk + k0) * g.hv, k_rows, g.hv);
-      if (threadIdx.x < kBlockK)
-        key_ok[threadIdx.x] =
-            threadIdx.x < k_rows && (g.mask == nullptr || g.mask[b * g.Nk + k0 + threadIdx.x] != 0);
-      __syncthreads();
-
-      float x[R], p[R];
-      unsigned vis[R];
-      tile_logits<R>(qs, ks, g, x);
-      const int64_t j = k0 + lane;
-#pragma unroll
-      for (int r = 0; r < R; ++r) {
-        const int64_t i = q0 + warp * R + r;
-        const bool visible = i < g.Nq && key_ok[lane] != 0 && (!g.causal || j <= i + shift);
-        vis[r] = fold_chunk(rows[r], x[r], visible, &p[r]);
-      }
-      add_values<R, C>(rows, p, vis, g.hv, [&](int jj) { return vs + jj * g.hv; });
-    }
-
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      const int64_t i = q0 + warp * R + r;
-      if (i >= g.Nq) continue;
-      store_row(rows[r], g.out + (bh * g.Nq + i) * g.hv, g.hv);
-      if (g.lse != nullptr && lane == 0) g.lse[bh * g.Nq + i] = row_lse(rows[r]);
-    }
-  }
-}
+constexpr int64_t kMaxGatherHeadDim = 1024;  // shared memory: one q row per warp
 
 // ---- sparse_attention and axial_attention: a warp per query, keys gathered in place ----
 
@@ -383,35 +172,6 @@ __global__ void __launch_bounds__(kThreads) axial_attention_kernel(AxialGeom g) 
 
 // ---- host side ----
 
-bool outputs_empty(const KernelArgs& args) {
-  for (const TensorView& v : args.outputs)
-    if (v.desc.numel() > 0) return false;
-  return true;
-}
-
-unsigned blocks_for(int64_t items) { return unsigned(items < kMaxBlocks ? items : kMaxBlocks); }
-
-// Launches kernel<C> for the value-dim chunk count C = ceil(hv / 32) rounded up to 1, 2, 4 or 8.
-template <template <int> class Launch, typename... Args>
-Status dispatch_value_chunks(int hv, Args&&... args) {
-  if (hv <= 32) return Launch<1>::run(args...);
-  if (hv <= 64) return Launch<2>::run(args...);
-  if (hv <= 128) return Launch<4>::run(args...);
-  return Launch<8>::run(args...);
-}
-
-template <int C>
-struct LaunchAttention {
-  static Status run(const AttentionGeom& g, int64_t smem, Context* ctx) {
-    if (smem > 48 * 1024)
-      LR_CUDA(
-          cudaFuncSetAttribute(attention_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-    attention_kernel<C><<<blocks_for(g.BH * g.q_tiles), kThreads, size_t(smem), ctx->stream>>>(g);
-    LR_CUDA_LAUNCHED("attention_kernel");
-    return {};
-  }
-};
-
 template <int C>
 struct LaunchSparse {
   static Status run(const SparseGeom& g, Context* ctx) {
@@ -432,28 +192,6 @@ struct LaunchAxial {
   }
 };
 
-// Whether head dim hd and value dim hv fit the kernels (the value accumulators live in
-// registers, the query rows in shared memory).
-bool dims_supported(const char* op, int64_t hd, int64_t max_hd, int64_t hv, std::string* why) {
-  if (hv > kMaxValueDim || hd > max_hd) {
-    if (why != nullptr)  // supports may be asked without a reason slot
-      *why = std::string(op) + ": head dim " + std::to_string(hd) + " / value dim " + std::to_string(hv) +
-             " above the cuda kernel's limits (" + std::to_string(max_hd) + " / " +
-             std::to_string(kMaxValueDim) + ")";
-    return false;
-  }
-  return true;
-}
-
-int64_t in_dim(const Graph& graph, const Node& node, int input, int axis) {
-  return graph.value(node.inputs[size_t(input)]).desc.dim(axis);
-}
-
-bool attention_supports(const Graph& graph, const Node& node, std::string* why) {
-  return dims_supported("attention", in_dim(graph, node, 0, 3), kMaxAttentionHeadDim,
-                        in_dim(graph, node, 2, 3), why);
-}
-
 bool sparse_attention_supports(const Graph& graph, const Node& node, std::string* why) {
   return dims_supported("sparse_attention", in_dim(graph, node, 0, 3), kMaxGatherHeadDim,
                         in_dim(graph, node, 2, 3), why);
@@ -463,41 +201,6 @@ bool axial_attention_supports(const Graph& graph, const Node& node, std::string*
   // vs (input 4) has hv in both forms.
   return dims_supported("axial_attention", in_dim(graph, node, 0, 3), kMaxGatherHeadDim,
                         in_dim(graph, node, 4, 3), why);
-}
-
-Status run_attention(const KernelArgs& args) {
-  LR_RETURN_IF_ERROR(check_contiguous(args, "attention"));
-  if (outputs_empty(args)) return {};
-  const AttentionAttrs& at = args.attr<AttentionAttrs>();
-  const TensorDesc& q = args.inputs[0].desc;
-  AttentionGeom g{};
-  g.q = static_cast<const float*>(args.inputs[0].data);
-  g.k = static_cast<const float*>(args.inputs[1].data);
-  g.v = static_cast<const float*>(args.inputs[2].data);
-  g.mask = at.has_key_padding_mask ? static_cast<const uint8_t*>(args.inputs[3].data) : nullptr;
-  g.out = static_cast<float*>(args.outputs[0].data);
-  g.lse = at.with_lse ? static_cast<float*>(args.outputs[1].data) : nullptr;
-  g.H = q.dim(1);
-  g.BH = q.dim(0) * q.dim(1);
-  g.Nq = q.dim(2);
-  g.Nk = args.inputs[1].desc.dim(2);
-  g.q_tiles = (g.Nq + kBlockQ - 1) / kBlockQ;
-  std::string why;
-  if (!dims_supported("attention", q.dim(3), kMaxAttentionHeadDim, args.inputs[2].desc.dim(3), &why))
-    return unsupported(why);
-  g.hd = int(q.dim(3));
-  g.hv = int(args.inputs[2].desc.dim(3));
-  g.hd4 = (g.hd + 3) / 4 * 4;
-  g.ldk = g.hd4 % 8 == 4 ? g.hd4 : g.hd4 + 4;
-  g.scale = at.scale;
-  g.causal = at.causal;
-  const int64_t smem = attention_smem_bytes(g.hd4, g.ldk, g.hv);
-  if (smem > int64_t(args.ctx->props.sharedMemPerBlockOptin))
-    return unsupported("attention: head dims " + std::to_string(g.hd) + " / " + std::to_string(g.hv) +
-                       " need " + std::to_string(smem) +
-                       " bytes of shared memory per block, the device has " +
-                       std::to_string(args.ctx->props.sharedMemPerBlockOptin));
-  return dispatch_value_chunks<LaunchAttention>(g.hv, g, smem, args.ctx);
 }
 
 // "[1,0,3]": the multi-index of flat element e of dims (the oracle's index_string).
@@ -593,7 +296,6 @@ Status run_axial_attention(const KernelArgs& args) {
 
 }  // namespace
 
-Kernel make_kernel_attention() { return {run_attention, nullptr, attention_supports}; }
 Kernel make_kernel_sparse_attention() { return {run_sparse_attention, nullptr, sparse_attention_supports}; }
 Kernel make_kernel_axial_attention() { return {run_axial_attention, nullptr, axial_attention_supports}; }
 
