@@ -203,16 +203,6 @@ bool axial_attention_supports(const Graph& graph, const Node& node, std::string*
                         in_dim(graph, node, 4, 3), why);
 }
 
-// "[1,0,3]": the multi-index of flat element e of dims (the oracle's index_string).
-std::string index_string(const TensorDesc& d, int64_t e) {
-  std::string s;
-  for (int i = d.rank() - 1; i >= 0; --i) {
-    s = std::to_string(e % d.dim(i)) + (s.empty() ? "" : ",") + s;
-    e /= d.dim(i);
-  }
-  return "[" + s + "]";
-}
-
 // Checks every index before anything is written, as the oracle does; the error names the
 // first bad index in row-major order.
 Status check_indices(const KernelArgs& args) {
@@ -233,8 +223,8 @@ Status check_indices(const KernelArgs& args) {
   LR_ASSIGN_OR_RETURN(DeviceError err, ctx->take_error());
   if (err.code == kNoError) return {};
   return out_of_range("sparse_attention: input 3 (indices " + ix.desc.to_string() + ") at " +
-                      index_string(ix.desc, err.index) + ": index " + std::to_string(int64_t(err.value)) +
-                      " out of range [-1, " + std::to_string(nk) + ")");
+                      flat_index_string(ix.desc, err.index) + ": index " +
+                      std::to_string(int64_t(err.value)) + " out of range [-1, " + std::to_string(nk) + ")");
 }
 
 Status run_sparse_attention(const KernelArgs& args) {

@@ -1,6 +1,7 @@
 // The backend's device state (stream, cuBLAS handle, error record, scratch) and device
 // allocations owned by shared_ptrs.
 #include <string>
+#include <vector>
 
 #include "cuda/cuda_kernel.h"
 
@@ -22,6 +23,17 @@ Status check_contiguous(const KernelArgs& args, const char* op) {
     if (!v.desc.is_contiguous())
       return unsupported(std::string(op) + ": non-contiguous output " + v.desc.to_string());
   return {};
+}
+
+std::string flat_index_string(const TensorDesc& d, int64_t flat) {
+  std::vector<int64_t> idx(size_t(d.rank()));
+  for (int k = d.rank() - 1; k >= 0; --k) {
+    idx[size_t(k)] = flat % d.dim(k);
+    flat /= d.dim(k);
+  }
+  std::string s = "[";
+  for (size_t k = 0; k < idx.size(); ++k) s += (k ? "," : "") + std::to_string(idx[k]);
+  return s + "]";
 }
 
 AxisLines axis_lines(const TensorDesc& d, int axis) {

@@ -128,18 +128,9 @@ class CudaBackend final : public Backend {
     std::lock_guard<std::mutex> lock(mu_);
     LR_CUDA(cudaSetDevice(ctx_.device));
     auto& p = static_cast<CudaPrepared&>(prepared);
-    const Graph& g = *p.graph;
-    if (bindings.inputs.size() != g.inputs().size() || bindings.outputs.size() != g.outputs().size())
-      return invalid_argument("bindings: expected " + std::to_string(g.inputs().size()) + " inputs and " +
-                              std::to_string(g.outputs().size()) + " outputs, found " +
-                              std::to_string(bindings.inputs.size()) + " and " +
-                              std::to_string(bindings.outputs.size()));
+    LR_RETURN_IF_ERROR(host::check_bindings(*p.graph, bindings));
     if (!bindings.arena.empty())
       return invalid_argument("arena: the cuda backend keeps its arena in device memory (no caller arena)");
-    for (size_t i = 0; i < g.inputs().size(); ++i)
-      LR_RETURN_IF_ERROR(host::check_binding(g.value(g.inputs()[i]), bindings.inputs[i], "input"));
-    for (size_t i = 0; i < g.outputs().size(); ++i)
-      LR_RETURN_IF_ERROR(host::check_binding(g.value(g.outputs()[i]), bindings.outputs[i], "output"));
 
     Status st = run_nodes(p, bindings, hooks);
     // Whatever happened, nothing may still be running on buffers the caller gets back.

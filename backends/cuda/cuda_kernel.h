@@ -98,6 +98,23 @@ struct Kernel {
 // executor never makes one; kernels check rather than assume).
 Status check_contiguous(const KernelArgs& args, const char* op);
 
+// Calls fn(T{}) with T the unsigned integer type of `size` bytes (1, 2, 4, 8): kernels that
+// move elements without looking at them copy any dtype bit for bit this way.
+template <typename Fn>
+Status for_element_size(size_t size, Fn&& fn) {
+  switch (size) {
+    case 1: return fn(uint8_t{});
+    case 2: return fn(uint16_t{});
+    case 4: return fn(uint32_t{});
+    case 8: return fn(static_cast<unsigned long long>(0));
+    default: return internal_error("element size " + std::to_string(size) + " has no copy kernel");
+  }
+}
+
+// "[1,0,3]": the multi-index of element `flat` of a row-major tensor (how data errors name
+// an element, as the reference kernels do).
+std::string flat_index_string(const TensorDesc& d, int64_t flat);
+
 // A tensor viewed as [outer, n, inner] around `axis`: line l starts at element
 // (l / inner) * n * inner + l % inner and steps by inner.
 struct AxisLines {

@@ -273,22 +273,10 @@ __global__ void report_cast_error(CastParams c, const unsigned long long* first,
   report_error(err, cast_error(c, int64_t(i)), 0, (long long)i, value);
 }
 
-// "[1,0,3]": the multi-index of flat element `flat` of a row-major tensor.
-std::string index_string(const TensorDesc& d, int64_t flat) {
-  std::vector<int64_t> idx(size_t(d.rank()));
-  for (int k = d.rank() - 1; k >= 0; --k) {
-    idx[size_t(k)] = flat % d.dim(k);
-    flat /= d.dim(k);
-  }
-  std::string s = "[";
-  for (size_t k = 0; k < idx.size(); ++k) s += (k ? "," : "") + std::to_string(idx[k]);
-  return s + "]";
-}
-
 // The reference's message for the error `e` found in `x`.
 Status cast_status(const TensorView& x, DType to, const DeviceError& e) {
   const std::string prefix =
-      "cast: input 0 (" + x.desc.to_string() + ") element " + index_string(x.desc, e.index) + ": ";
+      "cast: input 0 (" + x.desc.to_string() + ") element " + flat_index_string(x.desc, e.index) + ": ";
   const std::string target(dtype_name(to));
   if (e.code == kNaN) return invalid_argument(prefix + "NaN cannot be cast to " + target);
   std::string value;
@@ -351,18 +339,6 @@ Status run_cast(const KernelArgs& a) {
 }
 
 // ---- where -------------------------------------------------------------------------------
-
-// Calls fn(T{}) with T the unsigned integer type of `size` bytes: bit copies of any dtype.
-template <typename Fn>
-Status for_element_size(size_t size, Fn&& fn) {
-  switch (size) {
-    case 1: return fn(uint8_t{});
-    case 2: return fn(uint16_t{});
-    case 4: return fn(uint32_t{});
-    case 8: return fn(static_cast<unsigned long long>(0));
-    default: return internal_error("element size " + std::to_string(size) + " has no copy kernel");
-  }
-}
 
 template <typename T>
 __global__ void where_kernel(Broadcast<3> b, const uint8_t* cond, const T* x, const T* y, T* out, int64_t n) {

@@ -31,18 +31,6 @@ unsigned blocks_for(const KernelArgs& a, int64_t n) {
   return grid_for(n, kThreads, a.ctx->props.multiProcessorCount);
 }
 
-// Calls fn(T{}) with T the unsigned integer type of `size` bytes.
-template <typename Fn>
-Status for_element_size(size_t size, Fn&& fn) {
-  switch (size) {
-    case 1: return fn(uint8_t{});
-    case 2: return fn(uint16_t{});
-    case 4: return fn(uint32_t{});
-    case 8: return fn(static_cast<unsigned long long>(0));
-    default: return internal_error("element size " + std::to_string(size) + " has no copy kernel");
-  }
-}
-
 const char* bytes_of(const TensorView& v) { return static_cast<const char*>(v.data); }
 
 // ---- strided views: slice, transpose -----------------------------------------------------
@@ -315,18 +303,6 @@ __global__ void gather_rows_kernel(const void* table, DType tt, const void* ids,
   }
 }
 
-// "[1,0,3]": the multi-index of flat element `flat` of a row-major tensor.
-std::string index_string(const TensorDesc& d, int64_t flat) {
-  std::vector<int64_t> idx(size_t(d.rank()));
-  for (int k = d.rank() - 1; k >= 0; --k) {
-    idx[size_t(k)] = flat % d.dim(k);
-    flat /= d.dim(k);
-  }
-  std::string s = "[";
-  for (size_t k = 0; k < idx.size(); ++k) s += (k ? "," : "") + std::to_string(idx[k]);
-  return s + "]";
-}
-
 Status run_embedding(const KernelArgs& a) {
   LR_RETURN_IF_ERROR(check_contiguous(a, "embedding"));
   const TensorView& table = a.inputs[0];
@@ -355,8 +331,8 @@ Status run_embedding(const KernelArgs& a) {
   long long id;
   std::memcpy(&id, &e.value, sizeof id);
   return out_of_range("embedding: input 1 (ids " + ids.desc.to_string() + ") at " +
-                      index_string(ids.desc, e.index) + ": id " + std::to_string(id) + " out of range [0, " +
-                      std::to_string(V) + ")");
+                      flat_index_string(ids.desc, e.index) + ": id " + std::to_string(id) +
+                      " out of range [0, " + std::to_string(V) + ")");
 }
 
 }  // namespace

@@ -12,6 +12,8 @@
 
 namespace longrun::host {
 
+namespace {
+
 Status check_binding(const Value& value, const TensorView& view, const char* what) {
   if (!view.desc.same_shape(value.desc) || view.desc.dtype() != value.desc.dtype())
     return invalid_argument(std::string(what) + " '" + value.name + "': expected " + value.desc.to_string() +
@@ -21,6 +23,21 @@ Status check_binding(const Value& value, const TensorView& view, const char* wha
                             view.desc.to_string());
   if (view.data == nullptr && value.desc.numel() > 0)
     return invalid_argument(std::string(what) + " '" + value.name + "' has a null data pointer");
+  return {};
+}
+
+}  // namespace
+
+Status check_bindings(const Graph& g, const Bindings& bindings) {
+  if (bindings.inputs.size() != g.inputs().size() || bindings.outputs.size() != g.outputs().size())
+    return invalid_argument("bindings: expected " + std::to_string(g.inputs().size()) + " inputs and " +
+                            std::to_string(g.outputs().size()) + " outputs, found " +
+                            std::to_string(bindings.inputs.size()) + " and " +
+                            std::to_string(bindings.outputs.size()));
+  for (size_t i = 0; i < g.inputs().size(); ++i)
+    LR_RETURN_IF_ERROR(check_binding(g.value(g.inputs()[i]), bindings.inputs[i], "input"));
+  for (size_t i = 0; i < g.outputs().size(); ++i)
+    LR_RETURN_IF_ERROR(check_binding(g.value(g.outputs()[i]), bindings.outputs[i], "output"));
   return {};
 }
 
@@ -149,11 +166,7 @@ Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan, 
 Status execute(Prepared& prepared, const Bindings& bindings, RunHooks* hooks, ThreadPool* pool) {
   auto& p = static_cast<HostPrepared&>(prepared);
   const Graph& g = *p.graph;
-  if (bindings.inputs.size() != g.inputs().size() || bindings.outputs.size() != g.outputs().size())
-    return invalid_argument("bindings: expected " + std::to_string(g.inputs().size()) + " inputs and " +
-                            std::to_string(g.outputs().size()) + " outputs, found " +
-                            std::to_string(bindings.inputs.size()) + " and " +
-                            std::to_string(bindings.outputs.size()));
+  LR_RETURN_IF_ERROR(check_bindings(g, bindings));
   std::byte* arena = p.arena.get();
   if (p.external_arena) {
     const int64_t need = p.plan.report.arena_bytes;
@@ -169,12 +182,10 @@ Status execute(Prepared& prepared, const Bindings& bindings, RunHooks* hooks, Th
   // Resolve every storage root, then every value through its root.
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     const ValueId v = g.inputs()[i];
-    LR_RETURN_IF_ERROR(check_binding(g.value(v), bindings.inputs[i], "input"));
     p.value_data[size_t(v)] = bindings.inputs[i].data;
   }
   for (size_t i = 0; i < g.outputs().size(); ++i) {
     const ValueId v = g.outputs()[i];
-    LR_RETURN_IF_ERROR(check_binding(g.value(v), bindings.outputs[i], "output"));
     p.value_data[size_t(v)] = bindings.outputs[i].data;
   }
   const auto& values = g.values();

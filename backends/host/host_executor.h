@@ -89,10 +89,9 @@ class SharedScratch {
 // request and counted once as workspace; outside (direct kernel tests): a buffer of its own.
 Result<std::shared_ptr<const SharedScratch>> request_scratch(int64_t bytes);
 
-// invalid_argument unless `view` (a caller's binding of `value`, `what` = "input" or
-// "output") has the value's dims and dtype, is contiguous and has data. Every backend's
-// execute() checks its bindings with it.
-Status check_binding(const Value& value, const TensorView& view, const char* what);
+// invalid_argument unless the bindings have one view per graph input and output, each with
+// its value's dims and dtype, contiguous, with data. Every backend's execute() starts with it.
+Status check_bindings(const Graph& graph, const Bindings& bindings);
 
 // Validates the bindings against the graph and runs every node in order on `pool`.
 Status execute(Prepared& prepared, const Bindings& bindings, RunHooks* hooks, ThreadPool* pool);
