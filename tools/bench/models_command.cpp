@@ -224,7 +224,7 @@ struct Runner {
     // prepared state and buffers are all resident by now).
     const bool peak_known = reset_peak_rss();
     Result<Timing> t = measure([&] { return (*run)->run(); }, nullptr, o.warmup, o.repeat,
-                                 [&] { return (*run)->last_device_ms(); });
+                               [&] { return (*run)->last_device_ms(); });
     r.peak_rss_bytes = peak_known ? peak_rss_bytes() : -1;
     std::vector<std::string> summaries;
     if (t.ok() && o.show_output && show_output)
@@ -350,7 +350,8 @@ int run_models(const ModelsOptions& o) {
       ", threads " + threads + ", batch " + std::to_string(o.batch) + "; random weights (seed " +
       std::to_string(o.seed) + "); median of " + std::to_string(o.repeat) + " runs after " +
       std::to_string(o.warmup) + " warm-up runs; ratio = baseline ms / model ms (> 1: the model is faster)" +
-      (o.backend == "cuda" ? "\n  cuda times: device events around the nodes (input/output copies excluded)" : "");
+      (o.backend == "cuda" ? "\n  cuda times: device events around the nodes (input/output copies excluded)"
+                           : "");
   rep.header(title);
 
   Runner runner{o, rep, isa_label};

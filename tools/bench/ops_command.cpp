@@ -108,7 +108,8 @@ std::string title(const OpsOptions& o, const std::string& isas) {
                   ", threads " + threads + "; median of " + std::to_string(o.repeat) + " runs after " +
                   std::to_string(o.warmup) +
                   " warm-up runs; ratio = peer ms / longrun ms (> 1: longrun is faster)";
-  if (o.backend == "cuda") t += "\n  cuda times: device events around the nodes (input/output copies excluded)";
+  if (o.backend == "cuda")
+    t += "\n  cuda times: device events around the nodes (input/output copies excluded)";
   for (const std::string& p : external_peer_descriptions()) t += "\n  peer " + p;
   return t;
 }
