@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "axis_lines.h"
 #include "cpu/elementwise.h"
 
 namespace longrun::cpu {
@@ -14,19 +15,6 @@ namespace {
 
 // Columns per work unit of the vector scans: 256 floats = one 1 KB stripe per row.
 constexpr int64_t kColumnBlock = 256;
-
-// x viewed as [outer, n, inner] around `axis`.
-struct Lines {
-  int64_t outer = 1, n = 0, inner = 1;
-};
-
-Lines lines_of(const TensorDesc& d, int axis) {
-  Lines l;
-  l.n = d.dim(axis);
-  for (int i = 0; i < axis; ++i) l.outer *= d.dim(i);
-  for (int i = axis + 1; i < d.rank(); ++i) l.inner *= d.dim(i);
-  return l;
-}
 
 bool f32_contiguous(const KernelArgs& args) {
   const TensorDesc& x = args.inputs[0].desc;
@@ -44,7 +32,7 @@ constexpr float kNegInf = -__builtin_inff();
 // Runs fn(o, c0, w) for every (outer slab, column block) unit in parallel; `rows` is the
 // per-unit row count used to size chunks.
 template <typename Fn>
-void for_column_blocks(ThreadPool* pool, const Lines& l, int64_t rows, Fn fn) {
+void for_column_blocks(ThreadPool* pool, const AxisLines& l, int64_t rows, Fn fn) {
   const int64_t blocks = (l.inner + kColumnBlock - 1) / kColumnBlock;
   const int64_t work = std::max<int64_t>(1, rows * std::min(l.inner, kColumnBlock));
   parallel_ranges(pool, l.outer * blocks, std::max<int64_t>(1, 16384 / work), [&](int64_t u0, int64_t u1) {
@@ -63,7 +51,7 @@ Status run_running_scan(const KernelArgs& args, int axis, bool reverse, bool exc
                         float empty, Step step) {
   const TensorDesc& xd = args.inputs[0].desc;
   if (xd.numel() == 0) return {};
-  const Lines l = lines_of(xd, xd.normalize_axis(axis));
+  const AxisLines l = axis_lines(xd, xd.normalize_axis(axis));
   const float* x = args.inputs[0].ptr<const float>();
   float* y = args.outputs[0].ptr<float>();
   if (l.inner > 1) {
@@ -109,7 +97,7 @@ Status run_segment_max(const KernelArgs& args, const ScanIsa& isa) {
   const TensorDesc& xd = args.inputs[0].desc;
   const int axis = xd.normalize_axis(a.axis);
   if (xd.numel() == 0 || args.outputs[0].desc.numel() == 0) return {};
-  const Lines l = lines_of(xd, axis);
+  const AxisLines l = axis_lines(xd, axis);
   const int64_t segments = args.outputs[0].desc.dim(axis);
   const float* x = args.inputs[0].ptr<const float>();
   float* y = args.outputs[0].ptr<float>();
@@ -158,7 +146,7 @@ Status cpu_upsample_nearest_f32(const KernelArgs& args) {
   const auto& a = args.attr<UpsampleNearestAttrs>();
   const TensorDesc& xd = args.inputs[0].desc;
   if (args.outputs[0].desc.numel() == 0) return {};
-  const Lines l = lines_of(xd, xd.normalize_axis(a.axis));
+  const AxisLines l = axis_lines(xd, xd.normalize_axis(a.axis));
   const float* x = args.inputs[0].ptr<const float>();
   float* y = args.outputs[0].ptr<float>();
   // Units: one output row (inner floats) each, or for inner == 1 one output line.

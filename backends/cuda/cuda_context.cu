@@ -36,14 +36,6 @@ std::string flat_index_string(const TensorDesc& d, int64_t flat) {
   return s + "]";
 }
 
-AxisLines axis_lines(const TensorDesc& d, int axis) {
-  AxisLines l;
-  l.n = d.dim(axis);
-  for (int i = 0; i < axis; ++i) l.outer *= d.dim(i);
-  for (int i = axis + 1; i < d.rank(); ++i) l.inner *= d.dim(i);
-  return l;
-}
-
 Status Context::init(int device_index) {
   device = device_index;
   LR_CUDA(cudaSetDevice(device));

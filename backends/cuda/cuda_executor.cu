@@ -69,6 +69,9 @@ class CudaBackend final : public Backend {
     Budget budget{options.memory_budget_bytes};
     const auto& values = graph.values();
     std::vector<void*> data(values.size(), nullptr);
+    // Copies no plan holds any more leave the cache before this plan's weights are looked up.
+    for (auto it = weights_.begin(); it != weights_.end();)
+      it = it->second.expired() ? weights_.erase(it) : ++it;
 
     LR_RETURN_IF_ERROR(budget.take(plan.report.arena_bytes, "the arena"));
     LR_ASSIGN_OR_RETURN(p->arena, device_alloc(plan.report.arena_bytes, "arena"));
@@ -171,8 +174,6 @@ class CudaBackend final : public Backend {
   Result<std::shared_ptr<void>> upload_weight(const Value& value, Budget* budget, MemoryReport* report) {
     const int64_t bytes = value.desc.nbytes();
     const auto key = std::make_pair(value.weight_data, bytes);
-    for (auto it = weights_.begin(); it != weights_.end();)
-      it = it->second.expired() ? weights_.erase(it) : ++it;
     if (auto it = weights_.find(key); it != weights_.end())
       if (auto shared = it->second.lock()) return shared;
     LR_RETURN_IF_ERROR(budget->take(bytes, "a weight's device copy"));

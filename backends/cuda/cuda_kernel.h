@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 
+#include "axis_lines.h"
 #include "cuda/cuda_check.h"
 #include "longrun/graph.h"
 #include "longrun/ops/attrs.h"
@@ -114,14 +115,6 @@ Status for_element_size(size_t size, Fn&& fn) {
 // "[1,0,3]": the multi-index of element `flat` of a row-major tensor (how data errors name
 // an element, as the reference kernels do).
 std::string flat_index_string(const TensorDesc& d, int64_t flat);
-
-// A tensor viewed as [outer, n, inner] around `axis`: line l starts at element
-// (l / inner) * n * inner + l % inner and steps by inner.
-struct AxisLines {
-  int64_t outer = 1, n = 0, inner = 1;
-  __host__ __device__ int64_t count() const { return outer * inner; }
-};
-AxisLines axis_lines(const TensorDesc& d, int axis);
 
 // The table row of every op (kernel_table.cu); an empty Kernel: not implemented.
 const Kernel& kernel_for(OpKind kind);

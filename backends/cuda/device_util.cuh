@@ -1,5 +1,6 @@
 // Device-side helpers shared by the cuda kernels: dtype loads/stores through f32, launch
-// geometry for grid-stride loops, warp and block reductions. Included only by .cu files.
+// geometry for grid-stride loops, warp reductions, the data-error record. Included only by
+// .cu files.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -57,6 +58,8 @@ inline unsigned grid_for(int64_t n, int threads, int sm_count) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
        i += int64_t(gridDim.x) * blockDim.x)
 
+// Sum and max over a warp by xor shuffles: every lane ends with the same bits (a + b and
+// b + a round alike), so the result is deterministic whatever the lane.
 __device__ __forceinline__ float warp_sum(float v) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;
@@ -64,34 +67,6 @@ __device__ __forceinline__ float warp_sum(float v) {
 __device__ __forceinline__ float warp_max(float v) {
   for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
-}
-__device__ __forceinline__ double warp_sum(double v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-
-// Sum over the block (blockDim.x a multiple of 32, <= 1024); every thread gets the result.
-// `shared` holds 32 values of T. Contains __syncthreads: call from every thread.
-template <typename T>
-__device__ __forceinline__ T block_sum(T v, T* shared) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
-  v = warp_sum(v);
-  __syncthreads();
-  if (lane == 0) shared[warp] = v;
-  __syncthreads();
-  T t = lane < warps ? shared[lane] : T(0);
-  return warp_sum(t);
-}
-
-// Max over the block, NaN-blind (fmaxf): callers that must propagate NaN track it apart.
-__device__ __forceinline__ float block_max(float v, float* shared) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
-  v = warp_max(v);
-  __syncthreads();
-  if (lane == 0) shared[warp] = v;
-  __syncthreads();
-  float t = lane < warps ? shared[lane] : -__int_as_float(0x7f800000);
-  return warp_max(t);
 }
 
 // Records the first data error of a run (see DeviceError in cuda_kernel.h).

@@ -134,10 +134,8 @@ struct AxisShape {
 
 // The whole output as [outer, cols, inner] around `axis`, reading an input of src_cols columns.
 AxisShape axis_shape(const TensorDesc& out, int axis, int64_t src_cols) {
-  AxisShape s{1, out.dim(axis), 1, src_cols, out.dim(axis), 0};
-  for (int i = 0; i < axis; ++i) s.outer *= out.dim(i);
-  for (int i = axis + 1; i < out.rank(); ++i) s.inner *= out.dim(i);
-  return s;
+  const AxisLines l = axis_lines(out, axis);
+  return AxisShape{l.outer, l.n, l.inner, src_cols, l.n, 0};
 }
 
 template <typename T, typename Map>

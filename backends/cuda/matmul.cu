@@ -21,14 +21,12 @@
 #include <string>
 #include <vector>
 
+#include "cuda/cublas_gemm.h"
 #include "cuda/cuda_kernel.h"
 #include "cuda/device_util.cuh"
 
 namespace longrun::cuda {
 
-// Row-major callers of cuBLAS (this file and spectral.cu): C_i = alpha op_a(A_i) op_b(B_i)
-// in column-major terms for i < batch, beta = 0 (C's old contents are never read). Batches
-// go in chunks that stay well inside any launch-grid limit.
 Status sgemm_strided_batched(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b, int64_t m,
                              int64_t n, int64_t k, float alpha, const float* a, int64_t lda, int64_t stride_a,
                              const float* b, int64_t ldb, int64_t stride_b, float* c, int64_t ldc,

@@ -20,16 +20,11 @@
 #include <string>
 #include <vector>
 
+#include "cuda/cublas_gemm.h"
 #include "cuda/cuda_kernel.h"
 #include "cuda/device_util.cuh"
 
 namespace longrun::cuda {
-
-// Defined in matmul.cu (row-major users of cuBLAS share it).
-Status sgemm_strided_batched(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b, int64_t m,
-                             int64_t n, int64_t k, float alpha, const float* a, int64_t lda, int64_t stride_a,
-                             const float* b, int64_t ldb, int64_t stride_b, float* c, int64_t ldc,
-                             int64_t stride_c, int64_t batch);
 
 namespace {
 
@@ -211,10 +206,8 @@ Status run_transform(SpectralOp op, const KernelArgs& args) {
     return internal_error("cuda " + name + ": no prepared transform matrix for " + x.desc.to_string() +
                           " (the node's prepare step did not run for this shape)");
   const auto* m = static_cast<const float*>(state->matrix.get());
-  int64_t outer = 1, inner = 1;
-  for (int i = 0; i < t.axis; ++i) outer *= x.desc.dim(i);
-  for (int i = t.axis + 1; i < x.desc.rank(); ++i) inner *= x.desc.dim(i);
-  const int64_t len = x.desc.dim(t.axis);
+  const AxisLines lines = axis_lines(x.desc, t.axis);
+  const int64_t outer = lines.outer, inner = lines.inner, len = lines.n;
   const auto* xp = static_cast<const float*>(x.data);
   auto* yp = static_cast<float*>(y.data);
   if (inner == 1)  // column-major Y^T [R x outer] = T [R x U] (stored as [U x R]) X^T [U x outer] (ld L)
