@@ -217,14 +217,34 @@ struct MatmulState {
   int64_t chunks = 1;
 };
 
+// The most of an MR-row A panel's rows that share one L1 set when read in place: a row
+// stride of a multiple of 4 KiB puts every row's current line in the same set (64 sets of
+// 64 B on the L1d of every AVX2 / AVX-512 core we target: 32 KiB 8-way, 48 KiB 12-way).
+int64_t a_rows_per_l1_set(const GemmIsaKernels& isa, const Problem& p) {
+  constexpr int64_t kSets = 64, kLine = 64;
+  int64_t per_set[kSets] = {};
+  int64_t worst = 0;
+  for (int64_t i = 0; i < isa.mr; ++i) {
+    const int64_t set = (i * p.a_m * int64_t(sizeof(float)) / kLine) % kSets;
+    worst = std::max(worst, ++per_set[set]);
+  }
+  return worst;
+}
+
 // Whether A is read in place (contiguous along k, i.e. no trans_a): packing it would cost as
 // much as the compute when N is small (attention's P V has N = 64), and measured no faster
-// for large N.
-bool direct_a(const Problem& p) { return p.a_k == 1; }
+// for large N. Except when the panel's rows alias in L1 (more than half an 8-way set: K =
+// 2048 rows are 8 KiB apart) and the packed block is reused by at least 4 B panels: the
+// rows' lines then evict each other between k steps, and x[N,2048] W[512,2048]^T ran 25 %
+// slower in place than packed on a 32 KiB L1 (Zen 4). Attention's P V (2 panels) still
+// measured faster in place.
+bool direct_a(const GemmIsaKernels& isa, const Problem& p) {
+  return p.a_k == 1 && (a_rows_per_l1_set(isa, p) <= 4 || ceil_div(p.N, isa.nr) < 4);
+}
 
 // Floats of one chunk's A-block scratch (none when A is read in place).
 int64_t a_block_floats(const GemmIsaKernels& isa, const Problem& p) {
-  return direct_a(p) ? 0 : std::min(round_up(p.M, isa.mr), isa.mc) * std::min(p.K, isa.kc_max);
+  return direct_a(isa, p) ? 0 : std::min(round_up(p.M, isa.mr), isa.mc) * std::min(p.K, isa.kc_max);
 }
 
 // Which chunk of thread_pool_chunk_range a range starting at `begin` is.
@@ -242,7 +262,7 @@ void compute(const GemmIsaKernels& isa, const MatmulAttrs& at, const Problem& p,
   const int64_t per_b = packed_b_floats(isa, p);
   const bool trivial = at.alpha == 1.0f && !at.has_bias && !at.has_c && at.activation == Activation::none;
   const int64_t tasks = count * bl.tasks();
-  const bool direct = direct_a(p);
+  const bool direct = direct_a(isa, p);
   auto job = [&](int64_t begin, int64_t end, float* apack) {
     for (int64_t t = begin; t < end; ++t) {
       const int64_t batch = first + t / bl.tasks(), in_batch = t % bl.tasks();

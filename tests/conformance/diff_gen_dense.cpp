@@ -123,6 +123,9 @@ void generate_matmul(CaseList& L) {
     add_mm(L, "mblock", {.M = m, .N = 33, .K = 20, .tb = m % 2 == 1, .c = m % 3 == 0});
   add_mm(L, "nwide", {.M = 3, .N = 4100, .K = 9, .bias = true});
   add_mm(L, "bigb", {.M = 2, .N = 1024, .K = 1024, .tb = true, .batch_b = {5}});
+  // A rows 4 / 8 KiB apart alias in L1, so A is packed although contiguous along k.
+  add_mm(L, "alias", {.M = 31, .N = 130, .K = 2048, .bias = true});
+  add_mm(L, "alias", {.M = 29, .N = 128, .K = 1024, .tb = true, .c = true, .act = Activation::gelu});
   add_mm(L, "matvec", {.M = 512, .N = 1, .K = 256, .tb = true});
   add_mm(L, "vecmat", {.M = 1, .N = 512, .K = 256, .tb = true, .bias = true});
   add_mm(L, "k1", {.M = 33, .N = 17, .K = 1});
