@@ -25,7 +25,13 @@ struct Vec : avx2::Vec {
 
   // The first n lanes (0 <= n <= L); the rest read as zero and are never touched in memory.
   static T load_n(const float* p, int n) { return _mm256_maskload_ps(p, first_n_mask(n)); }
-  static void store_n(float* p, T v, int n) { _mm256_maskstore_ps(p, first_n_mask(n), v); }
+  // n == L: a plain store (vmaskmovps to memory is microcoded on AMD cores).
+  static void store_n(float* p, T v, int n) {
+    if (n >= L)
+      _mm256_storeu_ps(p, v);
+    else
+      _mm256_maskstore_ps(p, first_n_mask(n), v);
+  }
 
   // Lanes whose visible-key count nvis[lane] is <= j become -inf (causal mask of key j).
   static T mask_invisible(T s, const int32_t* nvis, int32_t j) {

@@ -1,6 +1,5 @@
 // AVX2+FMA instantiation of the softmax and layer_norm row primitives
-// (normalization_impl.h, contract in normalization.h): 8 lanes, exact division in the Chan
-// merge (avx2::Vec::div_fast).
+// (normalization_impl.h, contract in normalization.h): 8 lanes.
 #define LONGRUN_CPU_ISA_FILE
 #include "cpu/normalization_impl.h"
 #include "cpu/vec_avx2.h"

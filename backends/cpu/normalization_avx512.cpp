@@ -1,6 +1,5 @@
 // AVX-512 instantiation of the softmax and layer_norm row primitives (normalization_impl.h,
-// contract in normalization.h): 16 lanes, k-mask tails, rcp14 + Newton in the Chan merge
-// (avx512::Vec::div_fast).
+// contract in normalization.h): 16 lanes, k-mask tails.
 #define LONGRUN_CPU_ISA_FILE
 #include "cpu/normalization_impl.h"
 #include "cpu/vec_avx512.h"

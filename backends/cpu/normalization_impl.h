@@ -176,28 +176,6 @@ struct NormalizationKernels {
 
   // ---- layer_norm -------------------------------------------------------------------------
 
-  // Per-lane Welford state: count, mean and sum of squared deviations.
-  struct Moments {
-    T n = V::zero(), mean = V::zero(), m2 = V::zero();
-  };
-
-  // Chan et al.'s pairwise combination, lane by lane; empty lanes (n = 0) are neutral.
-  static Moments merge(const Moments& a, const Moments& b) {
-    Moments r;
-    r.n = V::add(a.n, b.n);
-    const T f = V::div_fast(b.n, V::max(r.n, V::set1(1.0f)));  // ~1 ulp is plenty here
-    const T delta = V::sub(b.mean, a.mean);
-    r.mean = V::fmadd(delta, f, a.mean);
-    r.m2 = V::fmadd(V::mul(delta, delta), V::mul(a.n, f), V::add(a.m2, b.m2));
-    return r;
-  }
-
-  static Moments swapped(const Moments& a, int step) {
-    Moments r;
-    r.n = V::swap_lanes(a.n, step), r.mean = V::swap_lanes(a.mean, step), r.m2 = V::swap_lanes(a.m2, step);
-    return r;
-  }
-
   // Lanes [j, j + min(L, d - j)) of gamma / beta as f32 (k = first_n(d - j)); zeros beyond.
   template <ParamType P>
   static T load_param(const void* p, int64_t j, int64_t d, M k) {
@@ -210,41 +188,47 @@ struct NormalizationKernels {
   template <ParamType G, ParamType B>
   static void layer_norm_rows_t(const float* x, float* y, int64_t rows, int64_t d, float eps,
                                 const void* gamma, const void* beta) {
-    const T one = V::set1(1.0f);
     for (int64_t r = 0; r < rows; ++r, x += d, y += d) {
-      // One pass: two Welford chains over alternate vectors (every lane of a chain has the
-      // same count, so 1/k is a broadcast scalar), the last partial vector under a mask. The
-      // data are shifted by the row's first element: the chains then track a small mean (few
-      // ulp of it lost, not of |mean|), and the normalise pass forms (x - shift) -
-      // mean_shifted, exact for rows clustered far from 0 (|mean| >> std), where
-      // x - mean_f32 would not be.
+      // Two passes over the row (it is in L1 after the first): the mean, then the sum of
+      // squared deviations from it, four chains each (the adds are independent, so the
+      // passes run at the FMA throughput; the one-pass Welford chains were bound by their
+      // sub -> FMA latency). The data are shifted by the row's first element: the sums then
+      // track a small mean (few ulp of it lost, not of |mean|), and the normalise pass forms
+      // (x - shift) - mean_shifted, exact for rows clustered far from 0 (|mean| >> std),
+      // where x - mean_f32 would not be.
       const T shift = V::set1(x[0]);
-      Moments a, b;
-      int64_t j = 0, k = 0;
-      for (; j + 2 * L <= d; j += 2 * L) {
-        const T rk = V::set1(1.0f / float(++k));
-        const T x0 = V::sub(V::load(x + j), shift);
-        const T x1 = V::sub(V::load(x + j + L), shift);
-        const T d0 = V::sub(x0, a.mean), d1 = V::sub(x1, b.mean);
-        a.mean = V::fmadd(d0, rk, a.mean);
-        b.mean = V::fmadd(d1, rk, b.mean);
-        a.m2 = V::fmadd(d0, V::sub(x0, a.mean), a.m2);
-        b.m2 = V::fmadd(d1, V::sub(x1, b.mean), b.m2);
+      T s0 = V::zero(), s1 = s0, s2 = s0, s3 = s0;
+      int64_t j = 0;
+      for (; j + 4 * L <= d; j += 4 * L) {
+        s0 = V::add(s0, V::sub(V::load(x + j), shift));
+        s1 = V::add(s1, V::sub(V::load(x + j + L), shift));
+        s2 = V::add(s2, V::sub(V::load(x + j + 2 * L), shift));
+        s3 = V::add(s3, V::sub(V::load(x + j + 3 * L), shift));
       }
-      a.n = b.n = V::set1(float(k));
       for (; j < d; j += L) {
         const M m = V::first_n(d - j);
-        const T xv = V::sub(V::load_n(x + j, m), shift);
-        a.n = V::add_where(m, a.n, one);
-        const T delta = V::sub(xv, a.mean);
-        a.mean = V::add_where(m, a.mean, V::div(delta, V::max(a.n, one)));
-        a.m2 = V::fmadd_where(m, delta, V::sub(xv, a.mean), a.m2);
+        s0 = V::add_where(m, s0, V::sub(V::load_n(x + j, m), shift));
       }
-      Moments t = merge(a, b);
-      for (int step = 0; step < V::kLog2L; ++step) t = merge(t, swapped(t, step));
-      const float mean = V::first(t.mean);
-      const float var = V::first(t.m2) / float(d);
-      const T vmean = V::set1(mean), inv = V::set1(1.0f / __builtin_sqrtf(var + eps));
+      const float mean = V::hsum(V::add(V::add(s0, s1), V::add(s2, s3))) / float(d);
+      const T vmean = V::set1(mean);
+      T q0 = V::zero(), q1 = q0, q2 = q0, q3 = q0;
+      for (j = 0; j + 4 * L <= d; j += 4 * L) {
+        const T d0 = V::sub(V::sub(V::load(x + j), shift), vmean);
+        const T d1 = V::sub(V::sub(V::load(x + j + L), shift), vmean);
+        const T d2 = V::sub(V::sub(V::load(x + j + 2 * L), shift), vmean);
+        const T d3 = V::sub(V::sub(V::load(x + j + 3 * L), shift), vmean);
+        q0 = V::fmadd(d0, d0, q0);
+        q1 = V::fmadd(d1, d1, q1);
+        q2 = V::fmadd(d2, d2, q2);
+        q3 = V::fmadd(d3, d3, q3);
+      }
+      for (; j < d; j += L) {
+        const M m = V::first_n(d - j);
+        const T dv = V::sub(V::sub(V::load_n(x + j, m), shift), vmean);
+        q0 = V::fmadd_where(m, dv, dv, q0);
+      }
+      const float var = V::hsum(V::add(V::add(q0, q1), V::add(q2, q3))) / float(d);
+      const T inv = V::set1(1.0f / __builtin_sqrtf(var + eps));
       for (j = 0; j < d; j += L) {
         const M m = V::first_n(d - j);
         const T xs = V::sub(V::load_n(x + j, m), shift);

@@ -26,7 +26,6 @@ struct Vec {
   using M = __mmask16;
   using H = __m256i;  // 16 16-bit lanes (f16 / bf16 bit patterns)
   static constexpr int L = 16;
-  static constexpr int kLog2L = 4;
 
   // ---- masks ----
   // Lanes [0, min(n, L)) set; n >= 0.
@@ -58,8 +57,6 @@ struct Vec {
   static T sub(T a, T b) { return _mm512_sub_ps(a, b); }
   static T mul(T a, T b) { return _mm512_mul_ps(a, b); }
   static T div(T a, T b) { return _mm512_div_ps(a, b); }
-  // a / b within ~1 ulp: rcp14 and a Newton step, far cheaper than a 512-bit division.
-  static T div_fast(T a, T b) { return _mm512_mul_ps(a, rcp_ps(b)); }
   static T fmadd(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
   static T fnmadd(T a, T b, T c) { return _mm512_fnmadd_ps(a, b, c); }
   static T max(T a, T b) { return _mm512_max_ps(a, b); }
@@ -85,15 +82,6 @@ struct Vec {
 
   // ---- reductions ----
   static float first(T v) { return _mm512_cvtss_f32(v); }
-  // Lane i of the result is lane i ^ (L >> (step + 1)) of v (kLog2L steps in all).
-  static T swap_lanes(T v, int step) {
-    switch (step) {
-      case 0: return _mm512_shuffle_f32x4(v, v, 0x4e);
-      case 1: return _mm512_shuffle_f32x4(v, v, 0xb1);
-      case 2: return _mm512_permute_ps(v, 0x4e);
-      default: return _mm512_permute_ps(v, 0xb1);
-    }
-  }
   static float hmax(T v) { return _mm512_reduce_max_ps(v); }
   static float hsum(T v) { return _mm512_reduce_add_ps(v); }
 
