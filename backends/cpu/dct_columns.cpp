@@ -11,14 +11,17 @@ namespace longrun::cpu::dct_detail {
 bool column_route_fits(int64_t n) { return n >= kColumnMinLength && (n & (n - 1)) == 0; }
 
 int64_t column_work_floats(const ColumnPlan& plan, int64_t width) {
-  const int64_t padded = (width + 15) / 16 * 16;  // whole vectors of either ISA
-  return 2 * plan.n * padded;                     // two buffers of n/2 complex rows
+  const int64_t padded = (width + 15) / 16 * 16;    // whole vectors of either ISA
+  return 2 * column_buffer_floats(plan.n, padded);  // two buffers of n/2 complex rows
 }
 
-// Two buffers of n x width floats: 1 MB in all leaves half of a 2 MB L2 to the rows being
-// read and written (64 columns up to n = 2048, 32 at 4096, 16 beyond).
+// Wide blocks read and write longer row segments (64 columns: 256 bytes per row visit), which
+// mattered more than keeping the buffers within L2: on Zen 4 (1 MiB L2) the [4096, 512]
+// DCT-II took 2.1-2.6 ms with 64 columns (2 MiB of buffers) against 2.3-3.6 with 32, and
+// [8192, 512] 5.7-5.8 against 7.4-7.6; at 16384 the two were even. So: 64 columns up to
+// n = 8192, 32 at 16384, 16 beyond.
 int64_t column_block_width(int64_t n) {
-  constexpr int64_t kBufferBytes = 1024 * 1024;
+  constexpr int64_t kBufferBytes = 4 * 1024 * 1024;
   return std::clamp<int64_t>(kBufferBytes / (8 * n) / 16 * 16, 16, 64);
 }
 

@@ -48,17 +48,19 @@ struct ColumnKernels {
   static constexpr int64_t kAhead = 64;      // complex rows
   static constexpr int64_t kPostAhead = 16;  // the DCT-II post / DCT-III pre pass: k steps
 
-  // A sequence in scratch: element j is 2w vectors at p + 2 j w L.
+  // A sequence in scratch: element j is 2w vectors at p + 2 j w L, plus one cache line of
+  // padding after every 16 elements (kColumnPadFloats, dct.h says why).
   struct Buf {
     float* p;
     int64_t w;
+    float* at(int64_t j) const { return p + 2 * j * w * L + (j >> 4) * kColumnPadFloats; }
     void load(int64_t j, int64_t v, T& re, T& im) const {
-      re = V::load(p + (2 * j * w + v) * L);
-      im = V::load(p + (2 * j * w + w + v) * L);
+      re = V::load(at(j) + v * L);
+      im = V::load(at(j) + (w + v) * L);
     }
     void store(int64_t j, int64_t v, T re, T im) const {
-      V::store(p + (2 * j * w + v) * L, re);
-      V::store(p + (2 * j * w + w + v) * L, im);
+      V::store(at(j) + v * L, re);
+      V::store(at(j) + (w + v) * L, im);
     }
   };
 
@@ -251,7 +253,7 @@ struct ColumnKernels {
     auto none = [](int64_t, int64_t, T, T) {};
     auto no_fetch = [](int64_t, int64_t, int64_t) {};
     const Buf z = fft<false>(h, w, pl.fft.data(), first, fetch_first, none, no_fetch, false, Buf{work, w},
-                             Buf{work + n * w * L, w});
+                             Buf{work + column_buffer_floats(n, w * L), w});
     const float* e = pl.edge.data();
     for (int64_t v = 0; v < w; ++v) {  // k = 0 and k = h: V_0 = Zr + Zi, V_h = Zr - Zi
       T zr, zi;
@@ -340,7 +342,7 @@ struct ColumnKernels {
       cols.store(y + shuffled_source(2 * j + 1, n) * ys, v, im);
     };
     fft<true>(h, w, pl.fft.data(), first, no_fetch, last, fetch_last, true, Buf{work, w},
-              Buf{work + n * w * L, w});
+              Buf{work + column_buffer_floats(n, w * L), w});
   }
 
   static void run(const ColumnPlan& pl, const float* x, int64_t xs, float* y, int64_t ys, int64_t width,
