@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Turns `longrun-bench ops|models --json FILE` output into the Markdown tables of the README.
 
-usage: bench_table.py FILE.jsonl [--threads 1,2]
+usage: bench_table.py FILE.jsonl [FILE.jsonl ...] [--threads 1,2]
 
 One row per (op or model, shape); per thread count the median time and, for every peer or
 baseline measured in the same run, its ratio (peer ms / longrun ms, > 1: longrun faster).
+With several files (repeated runs of the same command), each cell is the median across the
+runs: of the times, and of each peer's same-run ratios; the rate is the median run's.
 Plain Python 3, standard library only (a dev tool, never a runtime dependency).
 """
 import argparse
 import json
+import statistics
 import sys
 
 
@@ -18,37 +21,51 @@ def fmt_ms(ms):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("jsonl")
+    ap.add_argument("jsonl", nargs="+")
     ap.add_argument("--threads", default="1,2", help="thread counts to show (columns)")
     args = ap.parse_args()
     threads = [int(t) for t in args.threads.split(",")]
 
-    rows = {}  # (name, shape) -> threads -> {"ms", "rate", "peers": {peer: ratio}}
+    runs = {}  # (name, shape) -> threads -> per file: {"ms", "rate", "peers": {peer: ratio}}
     order = []
-    with open(args.jsonl) as f:
-        for line_no, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                r = json.loads(line)
-            except json.JSONDecodeError as e:
-                sys.exit(f"{args.jsonl}:{line_no}: not JSON: {e}")
-            if "error" in r or "skipped" in r:
-                continue
-            name = r.get("op") or r.get("model")
-            key = (name, r["shape"])
-            if key not in rows:
-                rows[key] = {}
-                order.append(key)
-            cell = rows[key].setdefault(r["threads"], {"ms": r["median_ms"], "peers": {}})
-            if r.get("gflops"):
-                cell["rate"] = f"{r['gflops']:.0f} GFLOP/s"
-            elif r.get("tokens_per_s"):
-                cell["rate"] = f"{r['tokens_per_s']:.0f} tok/s"
-            elif r.get("gbps"):
-                cell["rate"] = f"{r['gbps']:.1f} GB/s"
-            if "peer" in r:
-                cell["peers"][r["peer"]] = r["ratio"]
+    for run, path in enumerate(args.jsonl):
+        with open(path) as f:
+            for line_no, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    r = json.loads(line)
+                except json.JSONDecodeError as e:
+                    sys.exit(f"{path}:{line_no}: not JSON: {e}")
+                if "error" in r or "skipped" in r:
+                    continue
+                name = r.get("op") or r.get("model")
+                key = (name, r["shape"])
+                if key not in runs:
+                    runs[key] = {}
+                    order.append(key)
+                per_run = runs[key].setdefault(r["threads"], {})
+                cell = per_run.setdefault(run, {"ms": r["median_ms"], "peers": {}})
+                if r.get("gflops"):
+                    cell["rate"] = f"{r['gflops']:.0f} GFLOP/s"
+                elif r.get("tokens_per_s"):
+                    cell["rate"] = f"{r['tokens_per_s']:.0f} tok/s"
+                elif r.get("gbps"):
+                    cell["rate"] = f"{r['gbps']:.1f} GB/s"
+                if "peer" in r:
+                    cell["peers"][r["peer"]] = r["ratio"]
+
+    rows = {}  # (name, shape) -> threads -> the cell across runs
+    for key, per_threads in runs.items():
+        for t, per_run in per_threads.items():
+            cells = sorted(per_run.values(), key=lambda c: c["ms"])
+            mid = cells[(len(cells) - 1) // 2]
+            peers = {}
+            for p in mid["peers"]:
+                ratios = [c["peers"][p] for c in cells if p in c["peers"]]
+                peers[p] = statistics.median(ratios)
+            rows.setdefault(key, {})[t] = {"ms": statistics.median(c["ms"] for c in cells),
+                                           "rate": mid.get("rate", ""), "peers": peers}
 
     head = ["op / model", "shape"]
     for t in threads:
