@@ -41,10 +41,11 @@ Status Context::init(int device_index) {
   LR_CUDA(cudaSetDevice(device));
   LR_CUDA(cudaGetDeviceProperties(&props, device));
   LR_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  LR_CUBLAS(cublasCreate(&cublas));
-  LR_CUBLAS(cublasSetStream(cublas, stream));
+  LR_ASSIGN_OR_RETURN(blas, cublas_library());
+  LR_CUBLAS(blas->create(&cublas));
+  LR_CUBLAS(blas->set_stream(cublas, stream));
   // Plain FP32 GEMMs: no TF32 tensor-op shortcuts unless a session asks for them.
-  LR_CUBLAS(cublasSetMathMode(cublas, CUBLAS_PEDANTIC_MATH));
+  LR_CUBLAS(blas->set_math_mode(cublas, CUBLAS_PEDANTIC_MATH));
   LR_CUDA(cudaEventCreate(&nodes_start));
   LR_CUDA(cudaEventCreate(&nodes_end));
   LR_CUDA(cudaMalloc(reinterpret_cast<void**>(&error_), sizeof(DeviceError)));
@@ -61,7 +62,7 @@ Context::~Context() {
   if (host_error_) (void)cudaFreeHost(host_error_);
   if (nodes_start) (void)cudaEventDestroy(nodes_start);
   if (nodes_end) (void)cudaEventDestroy(nodes_end);
-  if (cublas) (void)cublasDestroy(cublas);
+  if (cublas) (void)blas->destroy(cublas);
   if (stream) (void)cudaStreamDestroy(stream);
 }
 

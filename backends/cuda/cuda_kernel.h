@@ -12,6 +12,7 @@
 #include <string>
 
 #include "axis_lines.h"
+#include "cuda/cublas_library.h"
 #include "cuda/cuda_check.h"
 #include "longrun/graph.h"
 #include "longrun/ops/attrs.h"
@@ -36,6 +37,7 @@ class Context {
  public:
   int device = 0;
   cudaStream_t stream = nullptr;
+  const CublasLibrary* blas = nullptr;  // cuBLAS, loaded with the first context
   cublasHandle_t cublas = nullptr;
   cudaDeviceProp props{};
   // Recorded around the nodes of a run when RunHooks::device_ms asks for the device time.

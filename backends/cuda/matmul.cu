@@ -27,7 +27,7 @@
 
 namespace longrun::cuda {
 
-Status sgemm_strided_batched(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b, int64_t m,
+Status sgemm_strided_batched(const Context& ctx, cublasOperation_t op_a, cublasOperation_t op_b, int64_t m,
                              int64_t n, int64_t k, float alpha, const float* a, int64_t lda, int64_t stride_a,
                              const float* b, int64_t ldb, int64_t stride_b, float* c, int64_t ldc,
                              int64_t stride_c, int64_t batch) {
@@ -38,10 +38,10 @@ Status sgemm_strided_batched(cublasHandle_t handle, cublasOperation_t op_a, cubl
   const float beta = 0.0f;
   for (int64_t first = 0; first < batch; first += kChunk) {
     const int64_t count = std::min(kChunk, batch - first);
-    LR_CUBLAS(cublasSgemmStridedBatched(handle, op_a, op_b, int(m), int(n), int(k), &alpha,
-                                        a + first * stride_a, int(lda), stride_a, b + first * stride_b,
-                                        int(ldb), stride_b, &beta, c + first * stride_c, int(ldc), stride_c,
-                                        int(count)));
+    LR_CUBLAS(ctx.blas->sgemm_strided_batched(ctx.cublas, op_a, op_b, int(m), int(n), int(k), &alpha,
+                                              a + first * stride_a, int(lda), stride_a, b + first * stride_b,
+                                              int(ldb), stride_b, &beta, c + first * stride_c, int(ldc),
+                                              stride_c, int(count)));
   }
   return {};
 }
@@ -215,7 +215,7 @@ Status product(const KernelArgs& args, const float* b32, Dims d) {
       for (int x = 0; x < 3; ++x) off[x] += idx * eff[size_t(x)][size_t(i)];
     }
     LR_RETURN_IF_ERROR(sgemm_strided_batched(
-        args.ctx->cublas, op_b, op_a, d.n, rows, d.k, at.alpha, b32 + off[kB], ldb, p.run_stride[kB],
+        *args.ctx, op_b, op_a, d.n, rows, d.k, at.alpha, b32 + off[kB], ldb, p.run_stride[kB],
         static_cast<const float*>(a.data) + off[kA], lda, p.run_stride[kA],
         static_cast<float*>(y.data) + off[kY], d.n, p.run_stride[kY], count));
   }

@@ -147,9 +147,10 @@ Result<std::shared_ptr<void>> filter_matrix(int64_t m, int64_t n, Context& ctx) 
   LR_ASSIGN_OR_RETURN(auto df, device_alloc(m * n * 8, "spectral_filter product (double)"));
   const double one = 1.0, zero = 0.0;
   // Row-major F = P Q is column-major F^T = Q^T P^T: Q first.
-  LR_CUBLAS(cublasDgemm(ctx.cublas, CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(m), int(m), &one,
-                        static_cast<const double*>(dq.get()), int(n), static_cast<const double*>(dp.get()),
-                        int(m), &zero, static_cast<double*>(df.get()), int(n)));
+  LR_CUBLAS(ctx.blas->dgemm(ctx.cublas, CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(m), int(m), &one,
+                            static_cast<const double*>(dq.get()), int(n),
+                            static_cast<const double*>(dp.get()), int(m), &zero,
+                            static_cast<double*>(df.get()), int(n)));
   LR_ASSIGN_OR_RETURN(auto f,
                       narrowed(static_cast<const double*>(df.get()), m * n, ctx, "spectral_filter matrix"));
   LR_CUDA(cudaStreamSynchronize(ctx.stream));  // the double temporaries are freed on return
@@ -211,10 +212,10 @@ Status run_transform(SpectralOp op, const KernelArgs& args) {
   const auto* xp = static_cast<const float*>(x.data);
   auto* yp = static_cast<float*>(y.data);
   if (inner == 1)  // column-major Y^T [R x outer] = T [R x U] (stored as [U x R]) X^T [U x outer] (ld L)
-    return sgemm_strided_batched(ctx.cublas, CUBLAS_OP_T, CUBLAS_OP_N, t.rows, outer, t.cols, 1.0f, m, t.cols,
-                                 0, xp, len, 0, yp, t.rows, 0, 1);
+    return sgemm_strided_batched(ctx, CUBLAS_OP_T, CUBLAS_OP_N, t.rows, outer, t.cols, 1.0f, m, t.cols, 0, xp,
+                                 len, 0, yp, t.rows, 0, 1);
   // Per outer index, column-major Y_o^T [inner x R] = X_o^T [inner x U] (ld inner) T^T [U x R].
-  return sgemm_strided_batched(ctx.cublas, CUBLAS_OP_N, CUBLAS_OP_N, inner, t.rows, t.cols, 1.0f, xp, inner,
+  return sgemm_strided_batched(ctx, CUBLAS_OP_N, CUBLAS_OP_N, inner, t.rows, t.cols, 1.0f, xp, inner,
                                len * inner, m, t.cols, 0, yp, inner, t.rows * inner, outer);
 }
 

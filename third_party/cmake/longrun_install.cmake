@@ -27,10 +27,11 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/longrunConfig.cmake ${CMAKE_CURRENT_BI
 
 # pkg-config: paths relative to the .pc file, so `cmake --install --prefix X` works for any X.
 file(RELATIVE_PATH LONGRUN_PC_TO_PREFIX "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
-# A static link of liblongrun.a also needs the CUDA libraries when the CUDA backend is built in.
+# A static link of liblongrun.a also needs the CUDA runtime when the CUDA backend is built in
+# (cuBLAS is loaded at run time, backends/cuda/cublas_library.h).
 set(LONGRUN_PC_CUDA_LIBS "")
 if(LONGRUN_HAVE_CUDA)
-  set(LONGRUN_PC_CUDA_LIBS " -L${CUDAToolkit_LIBRARY_DIR} -lcublasLt -lcublas -lcufft -lcudart")
+  set(LONGRUN_PC_CUDA_LIBS " -L${CUDAToolkit_LIBRARY_DIR} -lcudart -ldl")
 endif()
 configure_file(${CMAKE_CURRENT_LIST_DIR}/longrun.pc.in ${CMAKE_CURRENT_BINARY_DIR}/longrun.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/longrun.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
