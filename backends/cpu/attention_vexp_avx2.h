@@ -25,12 +25,8 @@ struct Vec : avx2::Vec {
 
   // The first n lanes (0 <= n <= L); the rest read as zero and are never touched in memory.
   static T load_n(const float* p, int n) { return _mm256_maskload_ps(p, first_n_mask(n)); }
-  // n == L: a plain store (vmaskmovps to memory is microcoded on AMD cores).
   static void store_n(float* p, T v, int n) {
-    if (n >= L)
-      _mm256_storeu_ps(p, v);
-    else
-      _mm256_maskstore_ps(p, first_n_mask(n), v);
+    avx2::Vec::store_n(p, _mm256_castsi256_ps(first_n_mask(n)), v);
   }
 
   // Lanes whose visible-key count nvis[lane] is <= j become -inf (causal mask of key j).

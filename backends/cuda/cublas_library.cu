@@ -18,7 +18,7 @@ std::string dl_error() {
 }
 
 Result<CublasLibrary> load() {
-  const std::string soname = "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR);
+  const std::string soname = cublas_soname();
   void* lib = dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL);
   std::string why = lib != nullptr ? "" : dl_error();
 #ifdef LONGRUN_CUDA_LIBRARY_DIR
@@ -47,6 +47,8 @@ Result<CublasLibrary> load() {
 }
 
 }  // namespace
+
+std::string cublas_soname() { return "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR); }
 
 Result<const CublasLibrary*> cublas_library() {
   static const Result<CublasLibrary> loaded = load();  // C++ guarantees one thread runs load()

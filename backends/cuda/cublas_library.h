@@ -5,6 +5,8 @@
 
 #include <cublas_v2.h>
 
+#include <string>
+
 #include "longrun/status.h"
 
 namespace longrun::cuda {
@@ -25,5 +27,7 @@ struct CublasLibrary {
 // configured with. unsupported naming the library and what dlopen / dlsym said when it is
 // missing or lacks a symbol.
 Result<const CublasLibrary*> cublas_library();
+// The file name it loads: libcublas.so.<CUBLAS_VER_MAJOR>.
+std::string cublas_soname();
 
 }  // namespace longrun::cuda

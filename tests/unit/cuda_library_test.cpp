@@ -4,12 +4,10 @@
 #include <dlfcn.h>
 #include <doctest/doctest.h>
 
-#include <string>
-
 #include "backends/cuda/cublas_library.h"
 
 TEST_CASE("cuda: cuBLAS is not loaded at start, and loads with every entry point the backend calls") {
-  const std::string soname = "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR);
+  const std::string soname = longrun::cuda::cublas_soname();
   // No test in this executable makes a CUDA backend, so nothing has loaded it yet.
   CHECK(dlopen(soname.c_str(), RTLD_NOW | RTLD_NOLOAD) == nullptr);
   const auto lib = longrun::cuda::cublas_library();
