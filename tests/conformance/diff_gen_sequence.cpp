@@ -62,6 +62,9 @@ void generate_dct(CaseList& L) {
     L.add("lines" + std::to_string(lines), DctAttrs{.axis = -2, .keep = 16},
           {random(r, DType::f32, {1, 64, lines})});
   L.add("block", DctAttrs{.axis = -2, .keep = 8}, {random(r, DType::f32, {1, 1024, 300})});
+  // n = 4096: a 64-column block through the column route's separate gather pass, a 16-column
+  // one without it.
+  L.add("gather", DctAttrs{.axis = -2, .keep = 8}, {random(r, DType::f32, {1, 4096, 80})});
   L.add("axis0", DctAttrs{.axis = 0, .keep = 5}, {random(r, DType::f32, {17, 3, 2})});
   L.add("finite", DctAttrs{}, {random(r, DType::f32, {2, 64}, kFinite)});
 }
@@ -86,6 +89,7 @@ void generate_idct(CaseList& L) {
     L.add("lines" + std::to_string(lines), IdctAttrs{.axis = -2, .n = 64},
           {random(r, DType::f32, {1, 16, lines})});
   L.add("block", IdctAttrs{.axis = -2, .n = 1024}, {random(r, DType::f32, {1, 8, 300})});
+  L.add("scatter", IdctAttrs{.axis = -2, .n = 4096}, {random(r, DType::f32, {1, 8, 80})});  // as dct "gather"
 }
 
 void generate_spectral_filter(CaseList& L) {

@@ -219,7 +219,7 @@ TEST_CASE("cpu_dct: many columns, several sub-blocks per block") {
 // The column route (power-of-two lengths >= 16, at least 16 columns per outer index): radix-4
 // and radix-2 last passes (log2(n/2) even and odd), blocks of 64 / 32 / 16 columns with
 // partial vectors in the tail block, keep below and above n/2, zero-padded and truncated
-// inverses, several outer indices.
+// inverses, several outer indices, lengths with and without the separate copy pass.
 TEST_CASE("cpu_dct: column route, power-of-two lengths") {
   for (int64_t n : {16, 32, 64, 128, 512})
     for (int64_t d : {16, 23, 40, 100, 129}) {
@@ -235,6 +235,10 @@ TEST_CASE("cpu_dct: column route, power-of-two lengths") {
   check_case(OpKind::dct, DctAttrs{.axis = 0, .keep = 40}, {2048, 65});
   check_case(OpKind::idct, IdctAttrs{.axis = 0, .n = 8192}, {40, 33});
   check_case(OpKind::dct, DctAttrs{.axis = 0, .keep = 20}, {8192, 18});
+  // n = 4096 with 64-column blocks: the separate gather / scatter pass (dct_columns_impl.h,
+  // kCopyPassBytes) for the two full blocks, the direct first / last pass for the 2-column tail.
+  check_case(OpKind::dct, DctAttrs{.axis = 0, .keep = 24}, {4096, 130});
+  check_case(OpKind::idct, IdctAttrs{.axis = 0, .n = 4096}, {30, 130});
 }
 
 // The prepare step (graph, node, pool) and the plain call give the same bits.

@@ -37,6 +37,7 @@ void usage(std::FILE* f) {
       "  --threads LIST     thread counts, e.g. 1,2 (default 1; 0 = all hardware threads)\n"
       "  --op LIST          ops to run (default: all listed below)\n"
       "  --n LIST           sequence lengths N, overriding every op's defaults\n"
+      "  --shape TEXT       only the cases whose shape (as printed) contains TEXT, e.g. ^T\n"
       "  --repeat R         timed runs per measurement, median reported (default 7, min 5)\n"
       "  --warmup W         untimed runs first (default 2)\n"
       "  --json FILE|-      also write one JSON object per line (- = stdout; the table then\n"
@@ -132,6 +133,9 @@ OpsOptions parse_ops(int argc, char** argv) {
       }
     } else if (a == "--n") {
       for (const std::string& n : split(a, value())) o.cases.ns.push_back(integer(a, n, 1, 1 << 20));
+    } else if (a == "--shape") {
+      o.cases.shape = value();
+      if (o.cases.shape.empty()) usage_error("--shape: empty text");
     } else if (a == "--repeat") {
       o.repeat = int(integer(a, value(), 5, 100000));
       repeat_set = true;

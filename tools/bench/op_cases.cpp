@@ -403,6 +403,8 @@ std::vector<CaseSpec> select_cases(const CaseSelection& sel) {
                                                     : f->sizes;
     for (int64_t n : ns) f->add(n, &specs);
   }
+  if (!sel.shape.empty())
+    std::erase_if(specs, [&](const CaseSpec& c) { return c.shape.find(sel.shape) == std::string::npos; });
   return specs;
 }
 

@@ -14,6 +14,7 @@ namespace longrun::bench {
 struct CaseSelection {
   std::vector<std::string> ops;  // empty: every op with a case
   std::vector<int64_t> ns;       // empty: each op's default N (or its --quick N)
+  std::string shape;             // non-empty: only cases whose shape string contains it
   bool quick = false;
 };
 

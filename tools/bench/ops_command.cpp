@@ -140,6 +140,11 @@ int run_ops(const OpsOptions& o) {
   }
 
   const std::vector<CaseSpec> specs = select_cases(o.cases);
+  if (specs.empty() && !o.cases.shape.empty()) {
+    std::fprintf(stderr, "longrun-bench: --shape %s: no selected case's shape contains it (see --list)\n",
+                 o.cases.shape.c_str());
+    return 2;
+  }
   if (o.list) {
     for (const CaseSpec& s : specs) std::printf("%-16s %s\n", s.op.c_str(), s.shape.c_str());
     return 0;
