@@ -302,7 +302,12 @@ void compute(const GemmIsaKernels& isa, const MatmulAttrs& at, const Problem& p,
         g.ldy = p.N;
         g.accumulate = kb > 0;
         g.epilogue = kb + 1 == bl.k_blocks && !trivial ? &ep : nullptr;
-        isa.macro(g);
+        const bool wide =
+            direct && bdesc != nullptr && isa.macro_wide != nullptr && nc > isa.nr && nc <= isa.wide_n;
+        if (wide)
+          isa.macro_wide(g);
+        else
+          isa.macro(g);
       }
     }
   };

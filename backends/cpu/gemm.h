@@ -5,7 +5,8 @@
 // Layering: gemm.cpp (no intrinsics) is the driver — argument checks, batch broadcasting,
 // blocking, threading and the prepare step. The ISA files supply the inner pieces through
 // GemmIsaKernels: gemm_pack_avx2.cpp (the panel packer, which the AVX-512 level reuses),
-// gemm_avx2.cpp (6x16 microkernel), gemm_avx512.cpp (14x32 microkernel), epilogue_avx2.cpp
+// gemm_avx2.cpp (6x16 microkernel), gemm_avx512.cpp (14x32 microkernel, and 6x64 for a
+// product whose A and B are both read in place with N = 64: attention's P·V), epilogue_avx2.cpp
 // and epilogue_avx512.cpp (the vectorised epilogue).
 //
 // Determinism: every output element is one FMA chain over k = 0..K-1 in order, started at
@@ -83,6 +84,10 @@ struct GemmIsaKernels {
   PackPanelFn pack_panel = nullptr;
   MacroKernelFn macro = nullptr;
   EpilogueFn epilogue = nullptr;
+  // Optional: the macro kernel for A and B both read in place with nr < n <= wide_n (one
+  // tile spans all of N; gemm_impl.h, macro_wide). Null: `macro` takes those too.
+  MacroKernelFn macro_wide = nullptr;
+  int64_t wide_n = 0;
 };
 
 // Defined in the ISA files.
@@ -90,6 +95,7 @@ void pack_panel_avx2(const void* src, DType dtype, int64_t s_w, int64_t s_k, int
                      float* dst);
 void gemm_macro_f32_avx2_6x16(const MacroArgs& args);
 void gemm_macro_f32_avx512(const MacroArgs& args);
+void gemm_macro_wide_f32_avx512(const MacroArgs& args);
 void gemm_epilogue_f32_avx2(float* y, int64_t ldy, int64_t m, int64_t n, const Epilogue& e);
 void gemm_epilogue_f32_avx512(float* y, int64_t ldy, int64_t m, int64_t n, const Epilogue& e);
 

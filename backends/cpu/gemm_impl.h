@@ -45,9 +45,9 @@ struct GemmKernels {
       const int64_t last = std::min<int64_t>(n, L * kNv) - 1;
 #pragma GCC unroll 16
       for (int r = 0; r < kRows; ++r) {
-        V::prefetch_for_write(y + r * ldy);
+        constexpr int kLines = std::min(L * kNv, 64) / 16;
+        for (int e = 0; e < kLines; ++e) V::prefetch_for_write(y + r * ldy + std::min<int64_t>(16 * e, last));
         V::prefetch_for_write(y + r * ldy + last);
-        if (L * kNv > 16) V::prefetch_for_write(y + r * ldy + std::min<int64_t>(16, last));  // 2+ lines
       }
     }
     const bool full_n = n == L * kNv;
@@ -69,8 +69,9 @@ struct GemmKernels {
       // DRAM in a model (every layer's weights pass through once per run), and the first tile
       // of a panel otherwise waits on each of its lines; measured 38 -> 33 ms on the fourier
       // model at N = 512, whose 104-row GEMMs reuse each panel only 8 times.
-      _mm_prefetch(reinterpret_cast<const char*>(b + ldb * 32), _MM_HINT_T1);
-      _mm_prefetch(reinterpret_cast<const char*>(b + ldb * 32 + 16), _MM_HINT_T1);
+      constexpr int kBLines = std::max(2, L * kNv / 16);
+      for (int e = 0; e < kBLines; ++e)
+        _mm_prefetch(reinterpret_cast<const char*>(b + ldb * 32 + 16 * e), _MM_HINT_T1);
 #pragma GCC unroll 16
       for (int r = 0; r < kRows; ++r) {
         const T av = V::set1(kDirect ? base[r / 3][(r % 3) * lda + k] : a[r]);
@@ -107,6 +108,23 @@ struct GemmKernels {
   }
   static constexpr auto kMicro = micro_table(std::make_index_sequence<kMr>());
 
+  // The epilogue's C tile at (i, j), mm x nn (a residual, usually far out of cache): fetched
+  // while the microkernel runs, not row by row after it.
+  static void fetch_c(const MacroArgs& g, int64_t i, int64_t j, int64_t mm, int64_t nn) {
+    if (g.epilogue != nullptr && g.epilogue->c != nullptr)
+      for (int64_t r = 0; r < mm; ++r)
+        for (int64_t e = 0; e < nn; e += 16)
+          __builtin_prefetch(g.epilogue->c + (i + r) * g.epilogue->ldc + j + e);
+  }
+  // The epilogue of the finished tile at (i, j), when this is the last K block.
+  static void finish(const MacroArgs& g, float* yt, int64_t i, int64_t j, int64_t mm, int64_t nn) {
+    if (g.epilogue == nullptr) return;
+    Epilogue e = *g.epilogue;
+    if (e.bias != nullptr) e.bias += j;
+    if (e.c != nullptr) e.c += i * e.ldc + j;
+    Cfg::kEpilogue(yt, g.ldy, mm, nn, e);
+  }
+
   static void macro(const MacroArgs& g) {
     const bool direct = g.a_direct != nullptr;
     for (int64_t j = 0; j < g.n; j += kNr) {
@@ -116,19 +134,31 @@ struct GemmKernels {
         const int64_t mm = std::min<int64_t>(kMr, g.m - i);
         float* yt = g.y + i * g.ldy + j;
         const float* a = direct ? g.a_direct + i * g.lda : g.a + (i / kMr) * g.kc * kMr;
-        // The epilogue's C tile (a residual, usually far out of cache): fetched while the
-        // microkernel runs, not row by row after it.
-        if (g.epilogue != nullptr && g.epilogue->c != nullptr)
-          for (int64_t r = 0; r < mm; ++r)
-            for (int64_t e = 0; e < nn; e += 16)
-              __builtin_prefetch(g.epilogue->c + (i + r) * g.epilogue->ldc + j + e);
+        fetch_c(g, i, j, mm, nn);
         kMicro[direct][nn > L][size_t(mm - 1)](a, g.lda, bp, g.ldb, g.kc, yt, g.ldy, nn, g.accumulate);
-        if (g.epilogue != nullptr) {
-          Epilogue e = *g.epilogue;
-          if (e.bias != nullptr) e.bias += j;
-          if (e.c != nullptr) e.c += i * e.ldc + j;
-          Cfg::kEpilogue(yt, g.ldy, mm, nn, e);
-        }
+        finish(g, yt, i, j, mm, nn);
+      }
+    }
+  }
+
+  // The wide tile (Cfg::kWideRows x kWideNv vectors), for a product whose A and B are both
+  // read in place and whose N is one such tile: attention's P·V with head size 64 on AVX-512
+  // (6 x 64: every row of P is read once per K block instead of once per 32-column panel, and
+  // a tile's 6 rows of P, 4 KiB apart when N = 1024, fit one 8-way L1 set where 14 do not).
+  static constexpr int kWideNv = Cfg::kWideNv;
+  template <size_t... R>
+  static constexpr std::array<MicroFn, sizeof...(R)> wide_table(std::index_sequence<R...>) {
+    return {&micro<true, int(R) + 1, kWideNv>...};
+  }
+  static void macro_wide(const MacroArgs& g) {
+    if constexpr (kWideNv > 0) {
+      static constexpr auto kWide = wide_table(std::make_index_sequence<Cfg::kWideRows>());
+      for (int64_t i = 0; i < g.m; i += Cfg::kWideRows) {
+        const int64_t mm = std::min<int64_t>(Cfg::kWideRows, g.m - i);
+        float* yt = g.y + i * g.ldy;
+        fetch_c(g, i, 0, mm, g.n);
+        kWide[size_t(mm - 1)](g.a_direct + i * g.lda, g.lda, g.b, g.ldb, g.kc, yt, g.ldy, g.n, g.accumulate);
+        finish(g, yt, i, 0, mm, g.n);
       }
     }
   }
@@ -136,8 +166,15 @@ struct GemmKernels {
   // K blocks of 512 (the kc x NR B micro-panel is reused across an M block from L1/L2);
   // packing is the AVX2 packer on every level (it is memory-bound).
   static const GemmIsaKernels& isa_kernels() {
-    static const GemmIsaKernels k{kMr,         kNr,           512, Cfg::kMcTiles * kMr, pack_panel_avx2,
-                                  Cfg::kMacro, Cfg::kEpilogue};
+    static const GemmIsaKernels k{kMr,
+                                  kNr,
+                                  512,
+                                  Cfg::kMcTiles * kMr,
+                                  pack_panel_avx2,
+                                  Cfg::kMacro,
+                                  Cfg::kEpilogue,
+                                  Cfg::kMacroWide,
+                                  kWideNv * L};
     return k;
   }
 };

@@ -126,6 +126,12 @@ void generate_matmul(CaseList& L) {
   // A rows 4 / 8 KiB apart alias in L1, so A is packed although contiguous along k.
   add_mm(L, "alias", {.M = 31, .N = 130, .K = 2048, .bias = true});
   add_mm(L, "alias", {.M = 29, .N = 128, .K = 1024, .tb = true, .c = true, .act = Activation::gelu});
+  // Attention's P·V (A and B read in place, N = 64: the AVX-512 6 x 64 tile): row counts
+  // with every partial tile, K over the 512-deep block, batches, the epilogue terms.
+  add_mm(L, "pv", {.M = 67, .N = 64, .K = 600, .batch_a = {2}, .batch_b = {2}});
+  add_mm(L, "pv",
+         {.M = 11, .N = 64, .K = 70, .bias = true, .c = true, .beta = 0.5f, .act = Activation::gelu});
+  add_mm(L, "pv", {.M = 4, .N = 64, .K = 1030, .alpha = 0.125f});
   add_mm(L, "matvec", {.M = 512, .N = 1, .K = 256, .tb = true});
   add_mm(L, "vecmat", {.M = 1, .N = 512, .K = 256, .tb = true, .bias = true});
   add_mm(L, "k1", {.M = 33, .N = 17, .K = 1});
