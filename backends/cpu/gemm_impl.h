@@ -39,17 +39,21 @@ struct GemmKernels {
     M mask[kNv];
 #pragma GCC unroll 8
     for (int j = 0; j < kNv; ++j) mask[j] = V::first_n_any(n - L * j);
-    // Start the Y tile's cache-line fills now so they overlap the K loop: with short K
-    // (attention, K = 64) the stores otherwise stall on read-for-ownership misses.
-    if (!accumulate) {
-      const int64_t last = std::min<int64_t>(n, L * kNv) - 1;
+    // Fetch the Y tile's lines for the coming stores while the K loop runs: with short K
+    // (attention, K = 64) the stores otherwise stall on read-for-ownership misses. One row's
+    // lines per two K steps (when kc >= 2 kRows), not all at the start: a burst of 28-42
+    // prefetches overflows the L1 miss buffers and stalls the loop (Zen 4, alternating runs:
+    // Q·Kᵀ over 8 heads, K = 64, 4-10 % faster; the projections unchanged).
+    const bool spread = !accumulate && kc >= 2 * kRows;
+    const int64_t last = std::min<int64_t>(n, L * kNv) - 1;
+    auto fetch_row = [&](int r) __attribute__((always_inline)) {
+      constexpr int kLines = std::min(L * kNv, 64) / 16;
+      for (int e = 0; e < kLines; ++e) V::prefetch_for_write(y + r * ldy + std::min<int64_t>(16 * e, last));
+      V::prefetch_for_write(y + r * ldy + last);
+    };
+    if (!accumulate && !spread)
 #pragma GCC unroll 16
-      for (int r = 0; r < kRows; ++r) {
-        constexpr int kLines = std::min(L * kNv, 64) / 16;
-        for (int e = 0; e < kLines; ++e) V::prefetch_for_write(y + r * ldy + std::min<int64_t>(16 * e, last));
-        V::prefetch_for_write(y + r * ldy + last);
-      }
-    }
+      for (int r = 0; r < kRows; ++r) fetch_row(r);
     const bool full_n = n == L * kNv;
     T acc[kRows][kNv];
 #pragma GCC unroll 16
@@ -81,13 +85,23 @@ struct GemmKernels {
       if (!kDirect) a += kMr;
       b += ldb;
     };
+    int64_t k0 = 0;
+    if (spread) {
+#pragma GCC unroll 16
+      for (int r = 0; r < kRows; ++r) {
+        fetch_row(r);
+        step(2 * r);
+        step(2 * r + 1);
+      }
+      k0 = 2 * kRows;
+    }
     if constexpr (Cfg::kUnrollK == 4) {
 #pragma GCC unroll 4
-      for (int64_t k = 0; k < kc; ++k) step(k);
+      for (int64_t k = k0; k < kc; ++k) step(k);
     } else {
       static_assert(Cfg::kUnrollK == 2);
 #pragma GCC unroll 2
-      for (int64_t k = 0; k < kc; ++k) step(k);
+      for (int64_t k = k0; k < kc; ++k) step(k);
     }
 #pragma GCC unroll 16
     for (int r = 0; r < kRows; ++r)
