@@ -47,7 +47,7 @@ struct GemmKernels {
     const bool spread = !accumulate && kc >= 2 * kRows;
     const int64_t last = std::min<int64_t>(n, L * kNv) - 1;
     auto fetch_row = [&](int r) __attribute__((always_inline)) {
-      constexpr int kLines = std::min(L * kNv, 64) / 16;
+      constexpr int kLines = std::max(1, std::min(L * kNv, 64) / 16);  // line starts: 0, 16, 32, 48
       for (int e = 0; e < kLines; ++e) V::prefetch_for_write(y + r * ldy + std::min<int64_t>(16 * e, last));
       V::prefetch_for_write(y + r * ldy + last);
     };
