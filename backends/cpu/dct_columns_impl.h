@@ -267,11 +267,12 @@ struct ColumnKernels {
     const Buf a{work, w}, b{work + column_buffer_floats(n, w * L), w};
     Buf z = a;
     if (copy_pass(h, w)) {
-      for (int64_t j = 0; j < h; ++j) {
-        const float* r0 = x + shuffled_source(2 * j, n) * xs;
-        const float* r1 = x + shuffled_source(2 * j + 1, n) * xs;
-        for (int64_t v = 0; v < w; ++v) a.store(j, v, cols.load(r0, v), cols.load(r1, v));
-      }
+      for (int64_t j = 0; j < h; ++j)
+        for (int64_t v = 0; v < w; ++v) {
+          T re, im;
+          first(j, v, re, im);
+          a.store(j, v, re, im);
+        }
       auto from_a = [&](int64_t j, int64_t v, T& re, T& im) { a.load(j, v, re, im); };
       z = fft<false>(h, w, pl.fft.data(), from_a, no_fetch, none, no_fetch, false, a, b);
     } else {
@@ -371,16 +372,12 @@ struct ColumnKernels {
     }
     auto none = [](int64_t, int64_t, T, T) {};
     const Buf z = fft<true>(h, w, pl.fft.data(), first, no_fetch, none, no_fetch, false, a, b);
-    for (int64_t j = 0; j < h; ++j) {
-      float* r0 = y + shuffled_source(2 * j, n) * ys;
-      float* r1 = y + shuffled_source(2 * j + 1, n) * ys;
+    for (int64_t j = 0; j < h; ++j)
       for (int64_t v = 0; v < w; ++v) {
         T re, im;
         z.load(j, v, re, im);
-        cols.store(r0, v, re);
-        cols.store(r1, v, im);
+        last(j, v, re, im);
       }
-    }
   }
 
   static void run(const ColumnPlan& pl, const float* x, int64_t xs, float* y, int64_t ys, int64_t width,

@@ -275,6 +275,9 @@ void compute(const GemmIsaKernels& isa, const MatmulAttrs& at, const Problem& p,
                            ? packed_b + b_matrix_offset(*bdesc, o.b_flat) + n0
                            : packed_b + (o.b_flat - b_first) * per_b + (n0 / isa.nr) * p.K * isa.nr;
       const int64_t ldb = bdesc != nullptr ? p.b_k : isa.nr;
+      // A and B both in place and N within one wide tile: the ISA's wide macro kernel.
+      const bool wide =
+          direct && bdesc != nullptr && isa.macro_wide != nullptr && nc > isa.nr && nc <= isa.wide_n;
       Epilogue ep{at.alpha,
                   at.beta,
                   p.bias != nullptr ? p.bias + n0 : nullptr,
@@ -302,8 +305,6 @@ void compute(const GemmIsaKernels& isa, const MatmulAttrs& at, const Problem& p,
         g.ldy = p.N;
         g.accumulate = kb > 0;
         g.epilogue = kb + 1 == bl.k_blocks && !trivial ? &ep : nullptr;
-        const bool wide =
-            direct && bdesc != nullptr && isa.macro_wide != nullptr && nc > isa.nr && nc <= isa.wide_n;
         if (wide)
           isa.macro_wide(g);
         else
