@@ -25,6 +25,27 @@ int64_t column_block_width(int64_t n) {
   return std::clamp<int64_t>(kBufferBytes / (8 * n) / 16 * 16, 16, 64);
 }
 
+namespace {
+
+// The Stockham passes of lengths len = h, h / r, ... (r = column_fft_radix(len)): per
+// butterfly p, w^{tp} for t = 1 .. r - 1, w = e^{sign 2 pi i/len} (none for the radix-2 pass).
+std::vector<float> fft_twiddles(int64_t h, double sign) {
+  std::vector<float> tw;
+  for (int64_t len = h; len > 1; len /= column_fft_radix(len)) {
+    const int64_t r = column_fft_radix(len);
+    if (r == 2) continue;
+    for (int64_t p = 0; p < len / r; ++p)
+      for (int64_t t = 1; t < r; ++t) {
+        const double a = 2.0 * std::numbers::pi * double(t * p) / double(len);
+        tw.push_back(float(std::cos(a)));
+        tw.push_back(float(sign * std::sin(a)));
+      }
+  }
+  return tw;
+}
+
+}  // namespace
+
 std::shared_ptr<const ColumnPlan> make_column_plan(bool inverse, int64_t n, int64_t rows_in,
                                                    int64_t rows_out) {
   auto pl = std::make_shared<ColumnPlan>();
@@ -34,16 +55,18 @@ std::shared_ptr<const ColumnPlan> make_column_plan(bool inverse, int64_t n, int6
   pl->rows_out = rows_out;
   const int64_t h = n / 2;
   const double pi = std::numbers::pi, sign = inverse ? 1.0 : -1.0;
-  // The passes of lengths len = h, h / r, ... (r = column_fft_radix(len)): per butterfly p,
-  // w^{tp} for t = 1 .. r - 1, w = e^{-+2 pi i/len} (none for the radix-2 pass).
-  for (int64_t len = h; len > 1; len /= column_fft_radix(len)) {
-    const int64_t r = column_fft_radix(len);
-    if (r == 2) continue;
-    for (int64_t p = 0; p < len / r; ++p)
-      for (int64_t t = 1; t < r; ++t) {
-        const double a = 2.0 * pi * double(t * p) / double(len);
-        pl->fft.push_back(float(std::cos(a)));
-        pl->fft.push_back(float(sign * std::sin(a)));
+  pl->fft = fft_twiddles(h, sign);
+  if (n >= kColumnTwoStepFrom && n <= kColumnTwoStepUpTo) {
+    int64_t n2 = 1;
+    while (n2 * n2 * 2 <= h) n2 *= 2;  // h = 2048: split 32, n2 64
+    pl->split = h / n2;
+    pl->fft1 = fft_twiddles(pl->split, sign);
+    pl->fft2 = fft_twiddles(n2, sign);
+    for (int64_t j2 = 0; j2 < n2; ++j2)
+      for (int64_t k1 = 0; k1 < pl->split; ++k1) {
+        const double a = 2.0 * pi * double(j2 * k1) / double(h);
+        pl->cross.push_back(float(std::cos(a)));
+        pl->cross.push_back(float(sign * std::sin(a)));
       }
   }
   if (!inverse) {

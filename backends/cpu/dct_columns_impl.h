@@ -6,6 +6,7 @@
 // meets itself: an Inf or NaN stays in its column. Included by dct_impl.h.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 
@@ -236,6 +237,46 @@ struct ColumnKernels {
     return in;
   }
 
+  // The two-step FFT of ColumnPlan::split (dct.h), in place in `a`: with h = n1 n2,
+  //   X[k1 + n1 k2] = sum_j2 W_n2^{j2 k2} w^{j2 k1} sum_j1 x[n2 j1 + j2] W_n1^{j1 k1}.
+  // Step 1 (per j2) reads elements n2 j1 + j2 and writes its twiddled results to n2 k1 + j2;
+  // step 2 (per k1) reads the adjacent elements n2 k1 + j2 and writes X[k1 + n1 k2] to
+  // n2 k1 + k2 (two_step_at). Each short FFT runs its passes through the small buffers s1, s2
+  // (its first pass reads every input before its last pass writes, so in place is safe).
+  template <bool kInverse>
+  static void fft_two_step(const ColumnPlan& pl, int64_t h, int64_t w, const Buf& a, const Buf& s1,
+                           const Buf& s2) {
+    const int64_t n1 = pl.split, n2 = h / n1;
+    auto no_fetch = [](int64_t, int64_t, int64_t) {};
+    for (int64_t j2 = 0; j2 < n2; ++j2) {
+      const float* c = pl.cross.data() + 2 * n1 * j2;
+      auto first = [&](int64_t j, int64_t v, T& re, T& im) { a.load(n2 * j + j2, v, re, im); };
+      auto last = [&](int64_t k, int64_t v, T re, T im) {
+        cmul(re, im, V::set1(c[2 * k]), V::set1(c[2 * k + 1]));
+        a.store(n2 * k + j2, v, re, im);
+      };
+      fft<kInverse>(n1, w, pl.fft1.data(), first, no_fetch, last, no_fetch, true, s1, s2);
+    }
+    for (int64_t k1 = 0; k1 < n1; ++k1) {
+      auto first = [&](int64_t j, int64_t v, T& re, T& im) { a.load(n2 * k1 + j, v, re, im); };
+      auto last = [&](int64_t k, int64_t v, T re, T im) { a.store(n2 * k1 + k, v, re, im); };
+      fft<kInverse>(n2, w, pl.fft2.data(), first, no_fetch, last, no_fetch, true, s1, s2);
+    }
+  }
+  // Where fft_two_step leaves X[k].
+  static int64_t two_step_at(const ColumnPlan& pl, int64_t h, int64_t k) {
+    return h / pl.split * (k % pl.split) + k / pl.split;
+  }
+  // The FFT buffers of a block: `a`, and `b` or, for the two-step FFT, the two short-FFT
+  // buffers within b's space (each at most h / 2 elements, so both fit).
+  struct Buffers {
+    Buf a, b, s1, s2;
+    Buffers(const ColumnPlan& pl, int64_t w, float* work)
+        : a{work, w}, b{work + column_buffer_floats(pl.n, w * L), w}, s1(b), s2(b) {
+      if (pl.split) s2.p = s1.p + column_buffer_floats(2 * std::max(pl.split, pl.n / 2 / pl.split), w * L);
+    }
+  };
+
   // Whether a length-2h transform of w vectors of columns takes the separate copy pass.
   static bool copy_pass(int64_t h, int64_t w) {
     return 2 * h * w * L * int64_t(sizeof(float)) >= kCopyPassBytes;
@@ -264,9 +305,11 @@ struct ColumnKernels {
     };
     auto none = [](int64_t, int64_t, T, T) {};
     auto no_fetch = [](int64_t, int64_t, int64_t) {};
-    const Buf a{work, w}, b{work + column_buffer_floats(n, w * L), w};
+    const Buffers bufs(pl, w, work);
+    const Buf &a = bufs.a, &b = bufs.b;
+    const bool two_step = pl.split != 0;
     Buf z = a;
-    if (copy_pass(h, w)) {
+    if (two_step || copy_pass(h, w)) {
       for (int64_t j = 0; j < h; ++j)
         for (int64_t v = 0; v < w; ++v) {
           T re, im;
@@ -274,14 +317,20 @@ struct ColumnKernels {
           a.store(j, v, re, im);
         }
       auto from_a = [&](int64_t j, int64_t v, T& re, T& im) { a.load(j, v, re, im); };
-      z = fft<false>(h, w, pl.fft.data(), from_a, no_fetch, none, no_fetch, false, a, b);
+      if (two_step)
+        fft_two_step<false>(pl, h, w, a, bufs.s1, bufs.s2);
+      else
+        z = fft<false>(h, w, pl.fft.data(), from_a, no_fetch, none, no_fetch, false, a, b);
     } else {
       z = fft<false>(h, w, pl.fft.data(), first, fetch_first, none, no_fetch, false, a, b);
     }
+    auto spectrum = [&](int64_t k, int64_t v, T& re, T& im) {
+      z.load(two_step ? two_step_at(pl, h, k) : k, v, re, im);
+    };
     const float* e = pl.edge.data();
     for (int64_t v = 0; v < w; ++v) {  // k = 0 and k = h: V_0 = Zr + Zi, V_h = Zr - Zi
       T zr, zi;
-      z.load(0, v, zr, zi);
+      spectrum(0, v, zr, zi);
       cols.store(y, v, V::mul(V::set1(e[0]), V::add(zr, zi)));
       if (h < keep) cols.store(y + h * ys, v, V::mul(V::set1(e[1]), V::sub(zr, zi)));
     }
@@ -298,8 +347,8 @@ struct ColumnKernels {
       const T wc = V::set1(c[0]), ws = V::set1(c[1]), ca = V::set1(c[2]), sb = V::set1(c[3]);
       for (int64_t v = 0; v < w; ++v) {
         T ar, ai, br, bi;
-        z.load(k, v, ar, ai);
-        z.load(h - k, v, br, bi);
+        spectrum(k, v, ar, ai);
+        spectrum(h - k, v, br, bi);
         const T s = V::add(ar, br), d = V::sub(ar, br), t = V::add(ai, bi), q = V::sub(ai, bi);
         const T vr = V::fnmadd(ws, d, V::fmadd(wc, t, s)), vi = V::fnmadd(ws, t, V::fnmadd(wc, d, q));
         if (k < keep) cols.store(y + k * ys, v, V::fmadd(ca, vr, V::mul(sb, vi)));
@@ -312,7 +361,8 @@ struct ColumnKernels {
   // 1/sqrt n) is the spectrum of the shuffled output; its length-h backward FFT of
   //   Y_k = (z_k + conj z_{h-k}) + i e^{2 pi i k/n} (z_k - conj z_{h-k})
   // is v_2j + i v_2j+1 (z_0 and z_h are real: Y_0 = (h_0 X_0 + sqrt2 g X_h) + i (h_0 X_0 -
-  // sqrt2 g X_h)). The last FFT pass writes v straight to the unshuffled output rows.
+  // sqrt2 g X_h)). The last FFT pass writes v straight to the unshuffled output rows, or, for
+  // large buffers (copy_pass, two-step), one pass after the FFT does.
   static void dct3(const ColumnPlan& pl, const float* x, int64_t xs, float* y, int64_t ys, int64_t width,
                    float* work) {
     const Cols cols(width);
@@ -365,19 +415,30 @@ struct ColumnKernels {
       cols.store(y + shuffled_source(2 * j, n) * ys, v, re);
       cols.store(y + shuffled_source(2 * j + 1, n) * ys, v, im);
     };
-    const Buf a{work, w}, b{work + column_buffer_floats(n, w * L), w};
-    if (!copy_pass(h, w)) {
-      fft<true>(h, w, pl.fft.data(), first, no_fetch, last, fetch_last, true, a, b);
+    const Buffers bufs(pl, w, work);
+    const bool two_step = pl.split != 0;
+    if (!two_step && !copy_pass(h, w)) {
+      fft<true>(h, w, pl.fft.data(), first, no_fetch, last, fetch_last, true, bufs.a, bufs.b);
       return;
     }
     auto none = [](int64_t, int64_t, T, T) {};
-    const Buf z = fft<true>(h, w, pl.fft.data(), first, no_fetch, none, no_fetch, false, a, b);
-    for (int64_t j = 0; j < h; ++j)
+    Buf z = bufs.a;
+    if (two_step)
+      fft_two_step<true>(pl, h, w, bufs.a, bufs.s1, bufs.s2);
+    else
+      z = fft<true>(h, w, pl.fft.data(), first, no_fetch, none, no_fetch, false, bufs.a, bufs.b);
+    for (int64_t j = 0; j < h; ++j) {
+      const int64_t at = two_step ? two_step_at(pl, h, j) : j;
+      if (two_step && j + kPostAhead < h) {  // elements n2 apart: fetched ahead
+        const float* ahead = z.at(two_step_at(pl, h, j + kPostAhead));
+        for (int64_t v = 0; v < 2 * w; ++v) V::prefetch(ahead + v * L);
+      }
       for (int64_t v = 0; v < w; ++v) {
         T re, im;
-        z.load(j, v, re, im);
+        z.load(at, v, re, im);
         last(j, v, re, im);
       }
+    }
   }
 
   static void run(const ColumnPlan& pl, const float* x, int64_t xs, float* y, int64_t ys, int64_t width,
