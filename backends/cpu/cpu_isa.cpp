@@ -1,5 +1,9 @@
 #include "cpu/cpu_isa.h"
 
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
@@ -40,6 +44,29 @@ Isa detect_isa() {
 #else
   return Isa::scalar;
 #endif
+}
+
+int64_t last_level_cache_bytes() {
+  static const int64_t bytes = [] {
+    int best_level = 0;
+    int64_t best = 0;
+    for (int index = 0; index < 16; ++index) {
+      const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
+      std::ifstream level_file(dir + "level"), type_file(dir + "type"), size_file(dir + "size");
+      int level = 0;
+      std::string type, size;
+      if (!(level_file >> level) || !(type_file >> type) || !(size_file >> size)) continue;
+      if (type == "Instruction" || level <= best_level) continue;
+      char* end = nullptr;
+      const long long value = std::strtoll(size.c_str(), &end, 10);
+      const int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+      if (value <= 0 || value > (1ll << 40) >> shift) continue;
+      best_level = level;
+      best = int64_t(value) << shift;
+    }
+    return best;
+  }();
+  return bytes;
 }
 
 }  // namespace longrun::cpu

@@ -3,6 +3,7 @@
 // must not run AVX-512 code).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -14,5 +15,9 @@ std::string_view isa_name(Isa isa);
 std::optional<Isa> parse_isa(std::string_view name);
 // The best level this machine and OS support.
 Isa detect_isa();
+// The size of one last-level data cache in bytes (Linux sysfs, cpu0's highest cache level;
+// not glibc's sysconf, which reports ten times the L3 on some AMD VMs), or 0 when unknown.
+// Read once.
+int64_t last_level_cache_bytes();
 
 }  // namespace longrun::cpu

@@ -35,7 +35,7 @@ struct GemmKernels {
   // spills); otherwise from a packed kc x MR panel.
   template <bool kDirect, int kRows, int kNv>
   static void micro(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t kc, float* y,
-                    int64_t ldy, int64_t n, bool accumulate) {
+                    int64_t ldy, int64_t n, bool accumulate, bool stream) {
     M mask[kNv];
 #pragma GCC unroll 8
     for (int j = 0; j < kNv; ++j) mask[j] = V::first_n_any(n - L * j);
@@ -43,18 +43,19 @@ struct GemmKernels {
     // (attention, K = 64) the stores otherwise stall on read-for-ownership misses. One row's
     // lines per two K steps (when kc >= 2 kRows), not all at the start: a burst of 28-42
     // prefetches overflows the L1 miss buffers and stalls the loop (Zen 4, alternating runs:
-    // Q·Kᵀ over 8 heads, K = 64, 4-10 % faster; the projections unchanged).
-    const bool spread = !accumulate && kc >= 2 * kRows;
+    // Q·Kᵀ over 8 heads, K = 64, 4-10 % faster; the projections unchanged). Streamed stores
+    // need no lines fetched.
+    const bool fetch = !accumulate && !stream, spread = fetch && kc >= 2 * kRows;
     const int64_t last = std::min<int64_t>(n, L * kNv) - 1;
     auto fetch_row = [&](int r) __attribute__((always_inline)) {
       constexpr int kLines = std::max(1, std::min(L * kNv, 64) / 16);  // line starts: 0, 16, 32, 48
       for (int e = 0; e < kLines; ++e) V::prefetch_for_write(y + r * ldy + std::min<int64_t>(16 * e, last));
       V::prefetch_for_write(y + r * ldy + last);
     };
-    if (!accumulate && !spread)
+    if (fetch && !spread)
 #pragma GCC unroll 16
       for (int r = 0; r < kRows; ++r) fetch_row(r);
-    const bool full_n = n == L * kNv;
+    const bool full_n = n == L * kNv, streamed = stream && full_n;
     T acc[kRows][kNv];
 #pragma GCC unroll 16
     for (int r = 0; r < kRows; ++r)
@@ -106,11 +107,16 @@ struct GemmKernels {
 #pragma GCC unroll 16
     for (int r = 0; r < kRows; ++r)
 #pragma GCC unroll 8
-      for (int j = 0; j < kNv; ++j) V::store_part(y + r * ldy + L * j, mask[j], acc[r][j], full_n);
+      for (int j = 0; j < kNv; ++j) {
+        if (streamed)
+          V::stream(y + r * ldy + L * j, acc[r][j]);
+        else
+          V::store_part(y + r * ldy + L * j, mask[j], acc[r][j], full_n);
+      }
   }
 
   using MicroFn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, float*, int64_t, int64_t,
-                           bool);
+                           bool, bool);
   using MicroRow = std::array<MicroFn, kMr>;
   static constexpr int kNarrowNv = Cfg::kSplitNarrow ? 1 : 2;
 
@@ -149,10 +155,12 @@ struct GemmKernels {
         float* yt = g.y + i * g.ldy + j;
         const float* a = direct ? g.a_direct + i * g.lda : g.a + (i / kMr) * g.kc * kMr;
         fetch_c(g, i, j, mm, nn);
-        kMicro[direct][nn > L][size_t(mm - 1)](a, g.lda, bp, g.ldb, g.kc, yt, g.ldy, nn, g.accumulate);
+        kMicro[direct][nn > L][size_t(mm - 1)](a, g.lda, bp, g.ldb, g.kc, yt, g.ldy, nn, g.accumulate,
+                                               g.stream);
         finish(g, yt, i, j, mm, nn);
       }
     }
+    if (g.stream) _mm_sfence();
   }
 
   // The wide tile (Cfg::kWideRows x kWideNv vectors), for a product whose A and B are both
@@ -171,9 +179,11 @@ struct GemmKernels {
         const int64_t mm = std::min<int64_t>(Cfg::kWideRows, g.m - i);
         float* yt = g.y + i * g.ldy;
         fetch_c(g, i, 0, mm, g.n);
-        kWide[size_t(mm - 1)](g.a_direct + i * g.lda, g.lda, g.b, g.ldb, g.kc, yt, g.ldy, g.n, g.accumulate);
+        kWide[size_t(mm - 1)](g.a_direct + i * g.lda, g.lda, g.b, g.ldb, g.kc, yt, g.ldy, g.n, g.accumulate,
+                              g.stream);
         finish(g, yt, i, 0, mm, g.n);
       }
+      if (g.stream) _mm_sfence();
     }
   }
 

@@ -47,6 +47,9 @@ struct Vec {
   // ---- memory ----
   static T load(const float* p) { return _mm256_loadu_ps(p); }
   static void store(float* p, T v) { _mm256_storeu_ps(p, v); }
+  // A non-temporal store (no read for ownership); p 32-byte aligned. Needs an sfence before
+  // another thread reads the data.
+  static void stream(float* p, T v) { _mm256_stream_ps(p, v); }
   // Lanes outside m read as 0 and are never touched in memory.
   static T load_n(const float* p, M m) { return _mm256_maskload_ps(p, _mm256_castps_si256(m)); }
   // A full mask takes a plain store: vmaskmovps to memory is microcoded on AMD cores (Zen 4:

@@ -43,6 +43,9 @@ struct Vec {
   // ---- memory ----
   static T load(const float* p) { return _mm512_loadu_ps(p); }
   static void store(float* p, T v) { _mm512_storeu_ps(p, v); }
+  // A non-temporal store (no read for ownership); p 64-byte aligned. Needs an sfence before
+  // another thread reads the data.
+  static void stream(float* p, T v) { _mm512_stream_ps(p, v); }
   static T load_n(const float* p, M m) { return _mm512_maskz_loadu_ps(m, p); }
   static void store_n(float* p, M m, T v) { _mm512_mask_storeu_ps(p, m, v); }
   static H load_u16(const uint16_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -127,10 +128,15 @@ std::vector<float> run_reference(const Problem& p) {
 constexpr int kGuard = 37;  // floats before and after the output
 constexpr uint32_t kGuardBits = 0x7fc0dead;
 
-// Our kernel at one ISA level; checks the guard floats around the output.
+// Our kernel at one ISA level; checks the guard floats around the output. `aligned`: the
+// output starts on a 64-byte boundary (else 4 bytes past one), as streamed stores need.
 std::vector<float> run_ours(const gemm::GemmIsaKernels& isa, const Problem& p, ThreadPool* pool,
-                            const void* prepared = nullptr, const std::vector<TensorView>* inputs = nullptr) {
-  std::vector<uint32_t> buf(size_t(p.y.numel() + 2 * kGuard), kGuardBits);
+                            const void* prepared = nullptr, const std::vector<TensorView>* inputs = nullptr,
+                            bool aligned = false) {
+  std::vector<uint32_t> room(size_t(p.y.numel() + 2 * kGuard + 16), kGuardBits);
+  size_t start = kGuard;
+  while (reinterpret_cast<uintptr_t>(room.data() + start) % 64 != (aligned ? 0 : 4)) ++start;
+  const std::span<uint32_t> buf(room.data() + start - kGuard, size_t(p.y.numel() + 2 * kGuard));
   const OpAttrs attrs = p.at;
   const std::vector<TensorView> in = inputs != nullptr ? *inputs : p.views();
   const TensorView out{p.y, buf.data() + kGuard};
@@ -257,6 +263,60 @@ TEST_CASE("cpu gemm: attention shapes (N x N x 64 and N x 64 x N over heads)") {
     MatmulAttrs qk{.trans_b = true, .alpha = 0.125f};
     check_all_levels(make_problem(qk, n, n, 64, DType::f32, 7, {2, 3}, {2, 3}));
     check_all_levels(make_problem(MatmulAttrs{}, n, 64, n, DType::f32, 8, {2, 3}, {2, 3}));
+  }
+}
+
+// Sets gemm::stream_min_bytes() for a scope.
+class StreamMinBytes {
+ public:
+  explicit StreamMinBytes(int64_t bytes) : saved_(gemm::stream_min_bytes()) {
+    gemm::stream_min_bytes() = bytes;
+  }
+  ~StreamMinBytes() { gemm::stream_min_bytes() = saved_; }
+  StreamMinBytes(const StreamMinBytes&) = delete;
+  StreamMinBytes& operator=(const StreamMinBytes&) = delete;
+
+ private:
+  int64_t saved_;
+};
+
+TEST_CASE("cpu gemm: outputs beyond the cache are streamed (non-temporal stores) with the same bits") {
+  struct Shape {
+    MatmulAttrs at;
+    int64_t M, N, K;
+  };
+  const MatmulAttrs qk{.trans_b = true}, pv{};
+  const Shape shapes[] = {
+      {qk, 5, 16, 64},
+      {qk, 63, 48, 64},
+      {qk, 128, 80, 64},
+      {qk, 29, 128, 64},  // streamed: N % 16 == 0
+      {pv, 63, 64, 63},
+      {pv, 128, 64, 128},  // the wide P·V tile
+      {pv, 17, 48, 33},
+      {qk, 20, 33, 64},  // N % 16 != 0: plain stores
+      {qk, 20, 64, 600},
+      {MatmulAttrs{.trans_b = true, .alpha = 0.125f}, 20, 64, 64}};  // 2 K blocks; epilogue
+  auto two = pool_of(2);
+  int v = 0;
+  for (const Shape& sh : shapes) {
+    for (bool batched : {false, true}) {
+      CAPTURE(v);
+      const std::vector<int64_t> batch = batched ? std::vector<int64_t>{2, 3} : std::vector<int64_t>{};
+      const Problem p = make_problem(sh.at, sh.M, sh.N, sh.K, DType::f32, uint32_t(300 + v++), batch, batch);
+      const std::vector<float> want = run_reference(p);
+      for (const Level& level : kLevels) {
+        if (!has(level.isa)) continue;
+        CAPTURE(cpu::isa_name(level.isa));
+        const std::vector<float> plain = run_ours(level.kernels(), p, nullptr, nullptr, nullptr, true);
+        StreamMinBytes streamed_from(1);
+        const std::vector<float> one = run_ours(level.kernels(), p, nullptr, nullptr, nullptr, true);
+        check_close(one, want);
+        CHECK(bitwise_equal(one, plain));
+        CHECK(bitwise_equal(one, run_ours(level.kernels(), p, two.get(), nullptr, nullptr, true)));
+        CHECK(bitwise_equal(one, run_ours(level.kernels(), p, two.get())));  // misaligned: plain stores
+      }
+    }
   }
 }
 
