@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <string>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -65,6 +66,14 @@ int64_t last_level_cache_bytes() {
       best = int64_t(value) << shift;
     }
     return best;
+  }();
+  return bytes;
+}
+
+int64_t& stream_min_bytes() {
+  static int64_t bytes = [] {
+    const int64_t llc = last_level_cache_bytes();
+    return llc > 0 ? llc + 1 : std::numeric_limits<int64_t>::max();
   }();
   return bytes;
 }

@@ -21,8 +21,10 @@ enum class UnaryOp : uint8_t { scale, exp, tanh, relu, gelu, gelu_tanh };
 // bits.
 struct ElementwiseIsa {
   // y[i] = a[i * sa] op b[i * sb], i < n; sa and sb are 1 (vector) or 0 (broadcast scalar).
-  // y may alias a or b element for element.
-  void (*binary)(BinaryOp op, const float* a, int sa, const float* b, int sb, float* y, int64_t n);
+  // y may alias a or b element for element. `stream`: the vectors of y from its first
+  // vector-aligned element on are written with non-temporal stores, then an sfence.
+  void (*binary)(BinaryOp op, const float* a, int sa, const float* b, int sb, float* y, int64_t n,
+                 bool stream);
   // y[i] = f(x[i]) (y may alias x); scale is x * p0 + p1 (one FMA).
   void (*unary)(UnaryOp op, const float* x, float* y, int64_t n, float p0, float p1);
   // Conversions with the rounding rules of dtype.h (nearest even, NaN stays NaN).

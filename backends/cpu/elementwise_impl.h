@@ -4,6 +4,9 @@
 // elementwise_avx2.cpp / elementwise_avx512.cpp, which instantiate ElementwiseKernels<Vec>.
 #pragma once
 
+#include <immintrin.h>
+
+#include <algorithm>
 #include <cstdint>
 
 #include "cpu/elementwise.h"
@@ -24,12 +27,31 @@ struct ElementwiseKernels {
     return V::mul(a, b);
   }
 
-  // SA / SB: 1 = vector operand, 0 = broadcast scalar.
-  template <BinaryOp Op, int SA, int SB>
+  // SA / SB: 1 = vector operand, 0 = broadcast scalar. kStream: the elements before y's
+  // first vector boundary under a mask, then whole vectors with non-temporal stores.
+  template <BinaryOp Op, int SA, int SB, bool kStream>
   static void binary_loop(const float* a, const float* b, float* y, int64_t n) {
     const T sa = SA ? V::zero() : V::set1(*a);
     const T sb = SB ? V::zero() : V::set1(*b);
+    auto part = [&](int64_t i, int64_t count) {
+      const M m = V::first_n(count);
+      const T va = SA ? V::load_n(a + i, m) : sa;
+      const T vb = SB ? V::load_n(b + i, m) : sb;
+      V::store_n(y + i, m, apply<Op>(va, vb));
+    };
     int64_t i = 0;
+    if constexpr (kStream) {
+      constexpr int64_t kBytes = L * int64_t(sizeof(float));
+      i = std::min(n, (kBytes - int64_t(reinterpret_cast<uintptr_t>(y) % kBytes)) % kBytes / 4);
+      if (i > 0) part(0, i);
+      for (; i + 2 * L <= n; i += 2 * L) {
+        const T a0 = SA ? V::load(a + i) : sa, a1 = SA ? V::load(a + i + L) : sa;
+        const T b0 = SB ? V::load(b + i) : sb, b1 = SB ? V::load(b + i + L) : sb;
+        V::stream(y + i, apply<Op>(a0, b0));
+        V::stream(y + i + L, apply<Op>(a1, b1));
+      }
+      _mm_sfence();
+    }
     for (; i + 2 * L <= n; i += 2 * L) {
       const T a0 = SA ? V::load(a + i) : sa, a1 = SA ? V::load(a + i + L) : sa;
       const T b0 = SB ? V::load(b + i) : sb, b1 = SB ? V::load(b + i + L) : sb;
@@ -41,27 +63,29 @@ struct ElementwiseKernels {
       const T vb = SB ? V::load(b + i) : sb;
       V::store(y + i, apply<Op>(va, vb));
     }
-    if (i < n) {
-      const M m = V::first_n(n - i);
-      const T va = SA ? V::load_n(a + i, m) : sa;
-      const T vb = SB ? V::load_n(b + i, m) : sb;
-      V::store_n(y + i, m, apply<Op>(va, vb));
-    }
+    if (i < n) part(i, n - i);
+  }
+
+  template <BinaryOp Op, bool kStream>
+  static void binary_op(const float* a, int sa, const float* b, int sb, float* y, int64_t n) {
+    if (sa && sb) return binary_loop<Op, 1, 1, kStream>(a, b, y, n);
+    if (sa) return binary_loop<Op, 1, 0, kStream>(a, b, y, n);
+    if (sb) return binary_loop<Op, 0, 1, kStream>(a, b, y, n);
+    return binary_loop<Op, 0, 0, kStream>(a, b, y, n);
   }
 
   template <BinaryOp Op>
-  static void binary_op(const float* a, int sa, const float* b, int sb, float* y, int64_t n) {
-    if (sa && sb) return binary_loop<Op, 1, 1>(a, b, y, n);
-    if (sa) return binary_loop<Op, 1, 0>(a, b, y, n);
-    if (sb) return binary_loop<Op, 0, 1>(a, b, y, n);
-    return binary_loop<Op, 0, 0>(a, b, y, n);
+  static void binary_op(const float* a, int sa, const float* b, int sb, float* y, int64_t n, bool stream) {
+    if (stream) return binary_op<Op, true>(a, sa, b, sb, y, n);
+    binary_op<Op, false>(a, sa, b, sb, y, n);
   }
 
-  static void binary(BinaryOp op, const float* a, int sa, const float* b, int sb, float* y, int64_t n) {
+  static void binary(BinaryOp op, const float* a, int sa, const float* b, int sb, float* y, int64_t n,
+                     bool stream) {
     switch (op) {
-      case BinaryOp::add: return binary_op<BinaryOp::add>(a, sa, b, sb, y, n);
-      case BinaryOp::sub: return binary_op<BinaryOp::sub>(a, sa, b, sb, y, n);
-      case BinaryOp::mul: return binary_op<BinaryOp::mul>(a, sa, b, sb, y, n);
+      case BinaryOp::add: return binary_op<BinaryOp::add>(a, sa, b, sb, y, n, stream);
+      case BinaryOp::sub: return binary_op<BinaryOp::sub>(a, sa, b, sb, y, n, stream);
+      case BinaryOp::mul: return binary_op<BinaryOp::mul>(a, sa, b, sb, y, n, stream);
     }
   }
 

@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -255,18 +254,6 @@ int64_t chunk_of(int64_t n, int64_t chunks, int64_t begin) {
   const int64_t base = n / chunks, extra = n % chunks, big = extra * (base + 1);
   return begin < big ? begin / (base + 1) : extra + (begin - big) / base;
 }
-
-}  // namespace
-
-int64_t& stream_min_bytes() {
-  static int64_t bytes = [] {
-    const int64_t llc = last_level_cache_bytes();
-    return llc > 0 ? llc + 1 : std::numeric_limits<int64_t>::max();
-  }();
-  return bytes;
-}
-
-namespace {
 
 // Whether Y's full vectors may be streamed (MacroArgs::stream): at least stream_min_bytes of
 // output, and every tile's vectors aligned (y on a line, rows a whole number of lines apart;

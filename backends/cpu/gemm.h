@@ -64,7 +64,7 @@ struct MacroArgs {
   int64_t ldy = 0;
   bool accumulate = false;             // Y already holds the sum over the earlier K blocks
   const Epilogue* epilogue = nullptr;  // last K block only; null: store the raw sums
-  // Whole vectors of Y written with non-temporal stores (gemm.cpp, stream_min_bytes: Y too
+  // Whole vectors of Y written with non-temporal stores (gemm.cpp; cpu_isa.h, stream_min_bytes: Y too
   // large for the cache, one K block, no epilogue; y and ldy keep every vector aligned). The
   // macro kernel ends with an sfence.
   bool stream = false;
@@ -105,12 +105,6 @@ void gemm_epilogue_f32_avx512(float* y, int64_t ldy, int64_t m, int64_t n, const
 
 const GemmIsaKernels& gemm_kernels_avx2();
 const GemmIsaKernels& gemm_kernels_avx512();
-
-// An output Y of at least this many bytes (whole, over its batches) is written with
-// non-temporal stores where MacroArgs::stream allows: it cannot stay in the cache anyway,
-// and its lines are then never read for ownership. Default: one byte more than the
-// last-level cache (cpu_isa.h), never when that is unknown. Tests lower it.
-int64_t& stream_min_bytes();
 
 // The driver behind both matmul kernels (gemm.cpp); `prepared` may be null (then any
 // scratch is allocated for this call).

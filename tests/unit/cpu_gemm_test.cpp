@@ -21,6 +21,7 @@
 #include "longrun/graph.h"
 #include "longrun/session.h"
 #include "longrun/thread_pool.h"
+#include "support/stream_min_bytes.h"
 
 using namespace longrun;
 namespace gemm = longrun::cpu::gemm;
@@ -266,20 +267,6 @@ TEST_CASE("cpu gemm: attention shapes (N x N x 64 and N x 64 x N over heads)") {
   }
 }
 
-// Sets gemm::stream_min_bytes() for a scope.
-class StreamMinBytes {
- public:
-  explicit StreamMinBytes(int64_t bytes) : saved_(gemm::stream_min_bytes()) {
-    gemm::stream_min_bytes() = bytes;
-  }
-  ~StreamMinBytes() { gemm::stream_min_bytes() = saved_; }
-  StreamMinBytes(const StreamMinBytes&) = delete;
-  StreamMinBytes& operator=(const StreamMinBytes&) = delete;
-
- private:
-  int64_t saved_;
-};
-
 TEST_CASE("cpu gemm: outputs beyond the cache are streamed (non-temporal stores) with the same bits") {
   struct Shape {
     MatmulAttrs at;
@@ -309,7 +296,7 @@ TEST_CASE("cpu gemm: outputs beyond the cache are streamed (non-temporal stores)
         if (!has(level.isa)) continue;
         CAPTURE(cpu::isa_name(level.isa));
         const std::vector<float> plain = run_ours(level.kernels(), p, nullptr, nullptr, nullptr, true);
-        StreamMinBytes streamed_from(1);
+        test_support::ScopedStreamMinBytes streamed_from(1);
         const std::vector<float> one = run_ours(level.kernels(), p, nullptr, nullptr, nullptr, true);
         check_close(one, want);
         CHECK(bitwise_equal(one, plain));

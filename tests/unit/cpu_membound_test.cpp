@@ -27,6 +27,7 @@
 #include "backends/cpu/selection.h"
 #include "longrun/graph.h"
 #include "longrun/thread_pool.h"
+#include "support/stream_min_bytes.h"
 
 using namespace longrun;
 
@@ -254,18 +255,22 @@ TEST_CASE("cpu membound: add/sub/mul match the reference exactly for every broad
   cases.push_back({{70000}, {70000}});  // several blocks and chunks
   cases.push_back({{3, 40000}, {40000}});
   for_each_level([&](const Level& l) {
-    uint32_t seed = 1;
-    for (const Case& c : cases) {
-      In a = make_in(DType::f32, c.a), b = make_in(DType::f32, c.b);
-      fill(a, seed++, 2.0f, 0.05);
-      fill(b, seed++, 2.0f, 0.05);
-      std::vector<TensorDesc> out;
-      REQUIRE(infer_op(OpKind::add, AddAttrs{}, std::vector<TensorDesc>{a.desc, b.desc}, &out).ok());
-      CAPTURE(a.desc.to_string());
-      CAPTURE(b.desc.to_string());
-      compare(l.add, reference_add, AddAttrs{}, {a, b}, out[0], 0);
-      compare(l.sub, reference_sub, SubAttrs{}, {a, b}, out[0], 0);
-      compare(l.mul, reference_mul, MulAttrs{}, {a, b}, out[0], 0);
+    for (bool stream : {false, true}) {  // true: every output streamed (non-temporal stores)
+      CAPTURE(stream);
+      test_support::ScopedStreamMinBytes streamed_from(stream ? 1 : std::numeric_limits<int64_t>::max());
+      uint32_t seed = 1;
+      for (const Case& c : cases) {
+        In a = make_in(DType::f32, c.a), b = make_in(DType::f32, c.b);
+        fill(a, seed++, 2.0f, 0.05);
+        fill(b, seed++, 2.0f, 0.05);
+        std::vector<TensorDesc> out;
+        REQUIRE(infer_op(OpKind::add, AddAttrs{}, std::vector<TensorDesc>{a.desc, b.desc}, &out).ok());
+        CAPTURE(a.desc.to_string());
+        CAPTURE(b.desc.to_string());
+        compare(l.add, reference_add, AddAttrs{}, {a, b}, out[0], 0);
+        compare(l.sub, reference_sub, SubAttrs{}, {a, b}, out[0], 0);
+        compare(l.mul, reference_mul, MulAttrs{}, {a, b}, out[0], 0);
+      }
     }
   });
 }
