@@ -20,7 +20,7 @@ Isa detect_isa();
 // Read once.
 int64_t last_level_cache_bytes();
 // Kernels write an output of at least this many bytes (whole, over its batches) with
-// non-temporal stores where their layout allows (gemm, add/sub/mul): it cannot stay in the
+// non-temporal stores where their layout allows (gemm, add/sub/mul, layer_norm): it cannot stay in the
 // cache anyway, and its lines are then never read for ownership. Default: one byte more than
 // the last-level cache, never when that is unknown. Tests lower it.
 int64_t& stream_min_bytes();

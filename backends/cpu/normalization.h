@@ -22,11 +22,12 @@ struct NormalizationIsa {
   // +inf logit gives a NaN row (as the reference). y may alias x.
   void (*softmax_row)(const float* x, const float* mask, int mask_step, float scale, int64_t valid, int64_t n,
                       float* y);
-  // `rows` contiguous rows of d elements: mean and variance in one pass (per-lane Welford,
-  // lanes merged with Chan's formula), then y = (x - mean) / sqrt(var + eps) * gamma + beta.
-  // y may alias x.
+  // `rows` contiguous rows of d elements: the mean, then the variance (two passes over the
+  // row), then y = (x - mean) / sqrt(var + eps) * gamma + beta. y may alias x. `stream`: the
+  // whole vectors of y are written with non-temporal stores (y and every row start on a
+  // vector boundary: the caller checks), then an sfence.
   void (*layer_norm_rows)(const float* x, float* y, int64_t rows, int64_t d, float eps, const void* gamma,
-                          ParamType gamma_type, const void* beta, ParamType beta_type);
+                          ParamType gamma_type, const void* beta, ParamType beta_type, bool stream);
 };
 extern const NormalizationIsa kNormalizationAvx2;
 extern const NormalizationIsa kNormalizationAvx512;

@@ -10,6 +10,8 @@
 // does on the unmasked path (AVX2).
 #pragma once
 
+#include <immintrin.h>
+
 #include <cstdint>
 
 #include "cpu/normalization.h"
@@ -187,7 +189,7 @@ struct NormalizationKernels {
 
   template <ParamType G, ParamType B>
   static void layer_norm_rows_t(const float* x, float* y, int64_t rows, int64_t d, float eps,
-                                const void* gamma, const void* beta) {
+                                const void* gamma, const void* beta, bool stream) {
     for (int64_t r = 0; r < rows; ++r, x += d, y += d) {
       // Two passes over the row (it is in L1 after the first): the mean, then the sum of
       // squared deviations from it, four chains each (the adds are independent, so the
@@ -233,27 +235,38 @@ struct NormalizationKernels {
         const M m = V::first_n(d - j);
         const T xs = V::sub(V::load_n(x + j, m), shift);
         const T xn = V::mul(V::sub(xs, vmean), inv);
-        V::store_n(y + j, m, V::fmadd(xn, load_param<G>(gamma, j, d, m), load_param<B>(beta, j, d, m)));
+        const T out = V::fmadd(xn, load_param<G>(gamma, j, d, m), load_param<B>(beta, j, d, m));
+        if (stream && j + L <= d)
+          V::stream(y + j, out);
+        else
+          V::store_n(y + j, m, out);
       }
     }
+    if (stream) _mm_sfence();
   }
 
   template <ParamType G>
   static void layer_norm_rows_g(const float* x, float* y, int64_t rows, int64_t d, float eps,
-                                const void* gamma, const void* beta, ParamType bt) {
+                                const void* gamma, const void* beta, ParamType bt, bool stream) {
     switch (bt) {
-      case ParamType::f32: return layer_norm_rows_t<G, ParamType::f32>(x, y, rows, d, eps, gamma, beta);
-      case ParamType::f16: return layer_norm_rows_t<G, ParamType::f16>(x, y, rows, d, eps, gamma, beta);
-      case ParamType::bf16: return layer_norm_rows_t<G, ParamType::bf16>(x, y, rows, d, eps, gamma, beta);
+      case ParamType::f32:
+        return layer_norm_rows_t<G, ParamType::f32>(x, y, rows, d, eps, gamma, beta, stream);
+      case ParamType::f16:
+        return layer_norm_rows_t<G, ParamType::f16>(x, y, rows, d, eps, gamma, beta, stream);
+      case ParamType::bf16:
+        return layer_norm_rows_t<G, ParamType::bf16>(x, y, rows, d, eps, gamma, beta, stream);
     }
   }
 
   static void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t d, float eps, const void* gamma,
-                              ParamType gt, const void* beta, ParamType bt) {
+                              ParamType gt, const void* beta, ParamType bt, bool stream) {
     switch (gt) {
-      case ParamType::f32: return layer_norm_rows_g<ParamType::f32>(x, y, rows, d, eps, gamma, beta, bt);
-      case ParamType::f16: return layer_norm_rows_g<ParamType::f16>(x, y, rows, d, eps, gamma, beta, bt);
-      case ParamType::bf16: return layer_norm_rows_g<ParamType::bf16>(x, y, rows, d, eps, gamma, beta, bt);
+      case ParamType::f32:
+        return layer_norm_rows_g<ParamType::f32>(x, y, rows, d, eps, gamma, beta, bt, stream);
+      case ParamType::f16:
+        return layer_norm_rows_g<ParamType::f16>(x, y, rows, d, eps, gamma, beta, bt, stream);
+      case ParamType::bf16:
+        return layer_norm_rows_g<ParamType::bf16>(x, y, rows, d, eps, gamma, beta, bt, stream);
     }
   }
 

@@ -14,6 +14,7 @@
 #include <limits>
 #include <memory>
 #include <random>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -108,13 +109,21 @@ void set(const In& x, int64_t i, float v) {
   }
 }
 
-// An output buffer framed by guard words on both sides.
+// An output buffer framed by guard words on both sides; the output starts on a 64-byte
+// boundary (as the arena places tensors), so the streamed-store paths can be taken.
 struct Out {
   TensorDesc desc;
-  std::vector<uint32_t> words;
+  std::vector<uint32_t> room;
+  std::span<uint32_t> words;
   static constexpr size_t kGuard = 16;
   static constexpr uint32_t kGuardWord = 0xdeadbeefu;
-  explicit Out(TensorDesc d) : desc(d), words(kGuard * 2 + size_t(d.nbytes() + 3) / 4, kGuardWord) {}
+  explicit Out(TensorDesc d) : desc(d), room(kGuard * 2 + 16 + size_t(d.nbytes() + 3) / 4, kGuardWord) {
+    size_t start = 0;
+    while (reinterpret_cast<uintptr_t>(room.data() + start + kGuard) % 64 != 0) ++start;
+    words = std::span<uint32_t>(room.data() + start, room.size() - 16);
+  }
+  Out(const Out&) = delete;
+  Out& operator=(const Out&) = delete;
   void* data() { return words.data() + kGuard; }
   TensorView view() { return {desc, data()}; }
   bool guards_intact() const {
@@ -434,36 +443,41 @@ TEST_CASE("cpu membound: softmax with masks, scale, causal and special rows") {
 
 TEST_CASE("cpu membound: layer_norm with f32/f16/bf16 parameters and offset rows") {
   for_each_level([&](const Level& l) {
-    uint32_t seed = 500;
-    for (int64_t d : kSizes) {
-      for (DType pt : {DType::f32, DType::f16, DType::bf16}) {
-        for (float offset : {0.0f, 8.0f, 1000.0f, -30000.0f}) {
-          CAPTURE(d);
-          CAPTURE(dtype_name(pt));
-          CAPTURE(offset);
-          In x = make_in(DType::f32, {5, d});
-          fill(x, seed++, 1.0f, 0.0, offset);
-          In g = make_in(pt, {d}), b = make_in(pt, {d});
-          std::mt19937 rng(seed);
-          for (int64_t j = 0; j < d; ++j) {
-            set(g, j, 0.5f + float(rng() % 100) / 100.0f);
-            set(b, j, float(int(rng() % 100) - 50) / 50.0f);
+    for (bool stream : {false, true}) {  // true: every output streamed where rows allow (d % 16 == 0)
+      CAPTURE(stream);
+      test_support::ScopedStreamMinBytes streamed_from(stream ? 1 : std::numeric_limits<int64_t>::max());
+      uint32_t seed = 500;
+      for (int64_t d : kSizes) {
+        for (DType pt : {DType::f32, DType::f16, DType::bf16}) {
+          for (float offset : {0.0f, 8.0f, 1000.0f, -30000.0f}) {
+            CAPTURE(d);
+            CAPTURE(dtype_name(pt));
+            CAPTURE(offset);
+            In x = make_in(DType::f32, {5, d});
+            fill(x, seed++, 1.0f, 0.0, offset);
+            In g = make_in(pt, {d}), b = make_in(pt, {d});
+            std::mt19937 rng(seed);
+            for (int64_t j = 0; j < d; ++j) {
+              set(g, j, 0.5f + float(rng() % 100) / 100.0f);
+              set(b, j, float(int(rng() % 100) - 50) / 50.0f);
+            }
+            compare(l.layer_norm, reference_layer_norm, LayerNormAttrs{.eps = 1e-5f}, {x, g, b}, x.desc,
+                    1e-5);
           }
-          compare(l.layer_norm, reference_layer_norm, LayerNormAttrs{.eps = 1e-5f}, {x, g, b}, x.desc, 1e-5);
         }
+        // Rows holding inf / NaN (first element or later) become NaN rows, as in the reference;
+        // a constant row gives beta (variance 0, eps > 0).
+        In x = make_in(DType::f32, {5, d});
+        fill(x, seed++);
+        float* p = x.ptr<float>();
+        p[0] = kInf;
+        p[d + d / 2] = -kInf;
+        p[2 * d + d - 1] = kNaN;
+        for (int64_t j = 0; j < d; ++j) p[3 * d + j] = 2.5f;
+        In g = make_in(DType::f32, {d}), b = make_in(DType::f32, {d});
+        for (int64_t j = 0; j < d; ++j) g.ptr<float>()[j] = 1.5f, b.ptr<float>()[j] = 0.25f;
+        compare(l.layer_norm, reference_layer_norm, LayerNormAttrs{.eps = 1e-5f}, {x, g, b}, x.desc, 1e-5);
       }
-      // Rows holding inf / NaN (first element or later) become NaN rows, as in the reference;
-      // a constant row gives beta (variance 0, eps > 0).
-      In x = make_in(DType::f32, {5, d});
-      fill(x, seed++);
-      float* p = x.ptr<float>();
-      p[0] = kInf;
-      p[d + d / 2] = -kInf;
-      p[2 * d + d - 1] = kNaN;
-      for (int64_t j = 0; j < d; ++j) p[3 * d + j] = 2.5f;
-      In g = make_in(DType::f32, {d}), b = make_in(DType::f32, {d});
-      for (int64_t j = 0; j < d; ++j) g.ptr<float>()[j] = 1.5f, b.ptr<float>()[j] = 0.25f;
-      compare(l.layer_norm, reference_layer_norm, LayerNormAttrs{.eps = 1e-5f}, {x, g, b}, x.desc, 1e-5);
     }
   });
 }
