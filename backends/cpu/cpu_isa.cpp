@@ -78,4 +78,8 @@ int64_t& stream_min_bytes() {
   return bytes;
 }
 
+bool rows_streamable(const void* y, int64_t row_floats, int64_t bytes) {
+  return bytes >= stream_min_bytes() && reinterpret_cast<uintptr_t>(y) % 64 == 0 && row_floats % 16 == 0;
+}
+
 }  // namespace longrun::cpu

@@ -24,5 +24,9 @@ int64_t last_level_cache_bytes();
 // cache anyway, and its lines are then never read for ownership. Default: one byte more than
 // the last-level cache, never when that is unknown. Tests lower it.
 int64_t& stream_min_bytes();
+// True when an output of `bytes` bytes in rows of `row_floats` floats starting at `y` can be
+// streamed by whole 64-byte vectors: large enough (stream_min_bytes()), y on a cache line,
+// every row a whole number of lines.
+bool rows_streamable(const void* y, int64_t row_floats, int64_t bytes);
 
 }  // namespace longrun::cpu

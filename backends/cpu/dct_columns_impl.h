@@ -316,11 +316,12 @@ struct ColumnKernels {
           first(j, v, re, im);
           a.store(j, v, re, im);
         }
-      auto from_a = [&](int64_t j, int64_t v, T& re, T& im) { a.load(j, v, re, im); };
-      if (two_step)
+      if (two_step) {
         fft_two_step<false>(pl, h, w, a, bufs.s1, bufs.s2);
-      else
+      } else {
+        auto from_a = [&](int64_t j, int64_t v, T& re, T& im) { a.load(j, v, re, im); };
         z = fft<false>(h, w, pl.fft.data(), from_a, no_fetch, none, no_fetch, false, a, b);
+      }
     } else {
       z = fft<false>(h, w, pl.fft.data(), first, fetch_first, none, no_fetch, false, a, b);
     }

@@ -257,15 +257,13 @@ int64_t chunk_of(int64_t n, int64_t chunks, int64_t begin) {
 
 // Whether Y's full vectors may be streamed (MacroArgs::stream): at least stream_min_bytes of
 // output, and every tile's vectors aligned (y on a line, rows a whole number of lines apart;
-// the panels start at multiples of NR). Measured on Zen 4 (32 MiB L3; alternating runs in
-// one process): 8 heads of [4096,64]·[4096,64]ᵀ (512 MiB of Y) 9-11 % faster at 1 and 2
+// the panels start at multiples of NR, 16 or 32 floats at both ISAs). Measured on Zen 4 (32 MiB L3;
+// alternating runs in one process): 8 heads of [4096,64]·[4096,64]ᵀ (512 MiB of Y) 9-11 % faster at 1 and 2
 // threads with AVX-512, 5-14 % with AVX2, than stores after a prefetchw of the tile, whose
 // read for ownership only fetches lines about to be overwritten. Not below the cache size,
 // where Y's next reader may still find it in the cache.
-bool streams_output(const GemmIsaKernels& isa, const Problem& p) {
-  const int64_t bytes = p.batch * p.M * p.N * int64_t(sizeof(float));
-  return bytes >= stream_min_bytes() && reinterpret_cast<uintptr_t>(p.y) % 64 == 0 && p.N % 16 == 0 &&
-         isa.nr % 16 == 0;
+bool streams_output(const Problem& p) {
+  return rows_streamable(p.y, p.N, p.batch * p.M * p.N * int64_t(sizeof(float)));
 }
 
 // Computes output batches [first, first + count) with B packed at `packed_b` (matrix j of
@@ -276,7 +274,7 @@ void compute(const GemmIsaKernels& isa, const MatmulAttrs& at, const Problem& p,
              int64_t a_floats, ThreadPool* pool, const TensorDesc* bdesc = nullptr) {
   const int64_t per_b = packed_b_floats(isa, p);
   const bool trivial = at.alpha == 1.0f && !at.has_bias && !at.has_c && at.activation == Activation::none;
-  const bool stream = trivial && bl.k_blocks == 1 && streams_output(isa, p);
+  const bool stream = trivial && bl.k_blocks == 1 && streams_output(p);
   const int64_t tasks = count * bl.tasks();
   const bool direct = direct_a(isa, p);
   auto job = [&](int64_t begin, int64_t end, float* apack) {
