@@ -1,6 +1,7 @@
 // longrun-bench: measures longrun's ops side by side with peers, and whole models side by side
 // with their baselines, in the same run. This file is the command line; ops_command.cpp runs
-// the op benchmarks, models_command.cpp the model benchmarks.
+// the op benchmarks, models_command.cpp the model benchmarks, pool_command.cpp the thread
+// pool's wake-up after idle time.
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include "models_command.h"
 #include "op_cases.h"
 #include "ops_command.h"
+#include "pool_command.h"
 
 namespace {
 
@@ -58,12 +60,12 @@ void usage(std::FILE* f) {
       "Peers openblas, onednn and fftw exist only when longrun-bench was built with them\n"
       "(CMake LONGRUN_BENCH_PEERS=AUTO|ON|OFF); the table's header lists those compiled in.\n"
       "Exit status: 0, 1 when a case failed, 2 on a usage error.\n"
-      "Whole models: longrun-bench models --help.\n",
+      "Whole models: longrun-bench models --help. Thread-pool wake-up: longrun-bench pool --help.\n",
       f);
 }
 
 [[noreturn]] void usage_error(const std::string& message) {
-  std::fprintf(stderr, "longrun-bench: %s (see longrun-bench ops|models --help)\n", message.c_str());
+  std::fprintf(stderr, "longrun-bench: %s (see longrun-bench ops|models|pool --help)\n", message.c_str());
   std::exit(2);
 }
 
@@ -285,6 +287,64 @@ longrun::bench::ModelsOptions parse_models(int argc, char** argv) {
   return o;
 }
 
+void pool_usage(std::FILE* f) {
+  std::fputs(
+      "usage: longrun-bench pool [options]\n"
+      "\n"
+      "Measures how soon the thread pool's workers take part in a parallel_for after the pool\n"
+      "has been idle: for each idle gap, R calls each preceded by a sleep of the gap, each call\n"
+      "a parallel_for over 4 x threads chunks that busy-wait C us. Prints per gap the median\n"
+      "wall time of a call against the ideal (all threads from the start), the median number\n"
+      "of threads that ran a chunk, and the p50 / p90 join latency (when the last thread\n"
+      "started its first chunk; calls where a thread never ran one count as missed). A short\n"
+      "op that follows idle time runs at this pool's speed only once every thread has joined.\n"
+      "\n"
+      "options (lists are comma-separated):\n"
+      "  --threads T        pool threads (default 2; 0 = all hardware threads)\n"
+      "  --gaps LIST        idle gaps in microseconds (default 0,100,1000,5000)\n"
+      "  --rounds R         calls per gap (default 101, min 5)\n"
+      "  --chunk-us C       busy time per chunk in microseconds (default 50)\n"
+      "  --json FILE|-      also write one JSON object per gap (- = stdout; the table then goes\n"
+      "                     to stderr). Fields: gap_us, threads, chunks, chunk_us, rounds,\n"
+      "                     median_ms, ideal_ms, threads_used, join_p50_us, join_p90_us (null\n"
+      "                     when every call missed), missed\n"
+      "  -h, --help         this text\n"
+      "\n"
+      "Exit status: 0, 2 on a usage error.\n",
+      f);
+}
+
+longrun::bench::PoolOptions parse_pool(int argc, char** argv) {
+  longrun::bench::PoolOptions o;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage_error(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "-h" || a == "--help") {
+      pool_usage(stdout);
+      std::exit(0);
+    } else if (a == "--threads") {
+      const int n = int(integer(a, value(), 0, 1024));
+      o.threads = n > 0 ? n : std::max(1, int(std::thread::hardware_concurrency()));
+    } else if (a == "--gaps") {
+      o.gaps_us.clear();
+      for (const std::string& g : split(a, value())) o.gaps_us.push_back(integer(a, g, 0, 10000000));
+    } else if (a == "--rounds") {
+      o.rounds = int(integer(a, value(), 5, 100000));
+    } else if (a == "--chunk-us") {
+      o.chunk_us = int(integer(a, value(), 1, 1000000));
+    } else if (a == "--json") {
+      o.json = value();
+      if (o.json.empty()) usage_error("--json: empty file name (use - for stdout)");
+    } else {
+      usage_error("unknown argument '" + a + "'");
+    }
+  }
+  return o;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -298,6 +358,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cmd == "models") return longrun::bench::run_models(parse_models(argc, argv));
-  if (cmd != "ops") usage_error("unknown command '" + cmd + "' (ops or models)");
+  if (cmd == "pool") return longrun::bench::run_pool(parse_pool(argc, argv));
+  if (cmd != "ops") usage_error("unknown command '" + cmd + "' (ops, models or pool)");
   return longrun::bench::run_ops(parse_ops(argc, argv));
 }

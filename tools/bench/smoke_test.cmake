@@ -46,8 +46,37 @@ if(NOT seen STREQUAL "add;softmax")
   message(FATAL_ERROR "expected ops add, softmax in that order, got ${seen}")
 endif()
 
+# pool: one JSON object per gap with the documented fields (a join latency may be null when
+# the worker never joined, so only its presence is checked).
+execute_process(COMMAND ${BENCH} pool --gaps 0,200 --rounds 5 --json -
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE table)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "longrun-bench pool exited ${rc}\nstdout:\n${out}\nstderr:\n${table}")
+endif()
+string(REGEX MATCHALL "[^\n]+" lines "${out}")
+list(LENGTH lines count)
+if(NOT count EQUAL 2)
+  message(FATAL_ERROR "expected 2 JSON lines from pool (gaps 0, 200), got ${count}:\n${out}")
+endif()
+foreach(line IN LISTS lines)
+  foreach(field gap_us threads chunks chunk_us rounds median_ms ideal_ms threads_used join_p50_us join_p90_us
+                missed)
+    string(JSON type ERROR_VARIABLE err TYPE "${line}" ${field})
+    if(err)
+      message(FATAL_ERROR "pool line is not JSON with field '${field}': ${err}\n${line}")
+    endif()
+  endforeach()
+  foreach(field gap_us threads median_ms ideal_ms threads_used missed)
+    string(JSON type TYPE "${line}" ${field})
+    if(NOT type STREQUAL "NUMBER")
+      message(FATAL_ERROR "pool '${field}' is ${type}, expected a number:\n${line}")
+    endif()
+  endforeach()
+endforeach()
+
 # Usage errors name the flag and exit 2.
-foreach(args "ops;--repeat;3" "ops;--op;no_such_op" "ops;--backend;nope" "ops;--n;12x" "nope")
+foreach(args "ops;--repeat;3" "ops;--op;no_such_op" "ops;--backend;nope" "ops;--n;12x" "nope"
+             "pool;--rounds;2" "pool;--gaps;1,x" "pool;--bogus")
   execute_process(COMMAND ${BENCH} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e)
   if(NOT rc EQUAL 2)
     message(FATAL_ERROR "longrun-bench ${args} exited ${rc}, expected 2\n${o}${e}")
