@@ -9,9 +9,12 @@
 // the block is as many queries as fit kSparseWeightsBudget floats.
 // On a 1 MB L2 (Zen 4) even one matrix does not fit, but splitting each pass into column
 // bands of 512 KB (two bands of 32 floats at N = 4096) was 8 % slower, and V bands alone
-// made no difference. With every gathered row in L1 (all keys below 256) it takes 35 % less
-// time: the rest, about 17 cycles per (query, key) pair, is the dot, the reduction tree and
-// the weighted sum themselves.
+// made no difference; key tiles of 256 or 512 KB (each query's keys sorted by tile, both
+// passes tile by tile, whole-head or 145-query blocks) were 2-77 % slower, although with
+// every key below 1024 the kernel takes 25-28 % less time: the short groups at every tile's
+// end and the extra passes cost more than the L2 hits save. With every gathered row in L2
+// (all keys below 256) it takes 35 % less time: the rest, about 17 cycles per (query, key)
+// pair, is the dot, the reduction tree and the weighted sum themselves.
 #pragma once
 
 #include <algorithm>
