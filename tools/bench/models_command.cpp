@@ -329,20 +329,9 @@ int run_models(const ModelsOptions& o) {
       return 2;
     }
   }
-  std::FILE* json = nullptr;
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> json_file(nullptr, &std::fclose);
-  if (o.json == "-") {
-    json = stdout;
-  } else if (!o.json.empty()) {
-    json_file.reset(std::fopen(o.json.c_str(), "w"));
-    if (!json_file) {
-      std::fprintf(stderr, "longrun-bench: --json %s: cannot open: %s\n", o.json.c_str(),
-                   std::strerror(errno));
-      return 2;
-    }
-    json = json_file.get();
-  }
-  ModelReporter rep(json == stdout ? stderr : stdout, json);
+  JsonSink json;
+  if (!open_json(o.json, &json)) return 2;
+  ModelReporter rep(json.table(), json.file);
   std::string threads;
   for (int t : o.threads) threads += (threads.empty() ? "" : ",") + std::to_string(t);
   const std::string title =

@@ -150,20 +150,9 @@ int run_ops(const OpsOptions& o) {
     return 0;
   }
 
-  std::FILE* json = nullptr;
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> json_file(nullptr, &std::fclose);
-  if (o.json == "-") {
-    json = stdout;
-  } else if (!o.json.empty()) {
-    json_file.reset(std::fopen(o.json.c_str(), "w"));
-    if (!json_file) {
-      std::fprintf(stderr, "longrun-bench: --json %s: cannot open: %s\n", o.json.c_str(),
-                   std::strerror(errno));
-      return 2;
-    }
-    json = json_file.get();
-  }
-  Reporter rep(json == stdout ? stderr : stdout, json);
+  JsonSink json;
+  if (!open_json(o.json, &json)) return 2;
+  Reporter rep(json.table(), json.file);
   rep.header(title(o, isas));
 
   Run run{o, rep};

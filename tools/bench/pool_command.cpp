@@ -80,20 +80,9 @@ int run_pool(const PoolOptions& o) {
     return 2;
   }
   ThreadPool& pool = **made;
-  std::FILE* json = nullptr;
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> json_file(nullptr, &std::fclose);
-  if (o.json == "-") {
-    json = stdout;
-  } else if (!o.json.empty()) {
-    json_file.reset(std::fopen(o.json.c_str(), "w"));
-    if (!json_file) {
-      std::fprintf(stderr, "longrun-bench: --json %s: cannot open: %s\n", o.json.c_str(),
-                   std::strerror(errno));
-      return 2;
-    }
-    json = json_file.get();
-  }
-  std::FILE* table = json == stdout ? stderr : stdout;
+  JsonSink json;
+  if (!open_json(o.json, &json)) return 2;
+  std::FILE* table = json.table();
   const int threads = pool.num_threads();
   const int64_t chunks = 4 * int64_t(threads);
   const double ideal_ms = double(chunks) * o.chunk_us / threads / 1000.0;
@@ -122,8 +111,8 @@ int run_pool(const PoolOptions& o) {
     std::fprintf(table, "%8lld %10.3f %9.3f %8.1f %10s %10s %4d/%d\n", static_cast<long long>(gap), med,
                  ideal_ms, threads_used, p50 < 0 ? "-" : std::to_string(int(p50 + 0.5)).c_str(),
                  p90 < 0 ? "-" : std::to_string(int(p90 + 0.5)).c_str(), missed, o.rounds);
-    if (json)
-      std::fprintf(json,
+    if (json.file)
+      std::fprintf(json.file,
                    "{\"gap_us\":%lld,\"threads\":%d,\"chunks\":%lld,\"chunk_us\":%d,\"rounds\":%d,"
                    "\"median_ms\":%s,\"ideal_ms\":%s,\"threads_used\":%s,\"join_p50_us\":%s,"
                    "\"join_p90_us\":%s,\"missed\":%d}\n",

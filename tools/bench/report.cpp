@@ -1,6 +1,8 @@
 #include "report.h"
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 
 namespace longrun::bench {
 namespace {
@@ -16,6 +18,20 @@ std::string rate_text(double per_s) {
 double giga_per_s(double count, double ms) { return count > 0 && ms > 0 ? count / (ms * 1e6) : 0.0; }
 
 }  // namespace
+
+bool open_json(const std::string& path, JsonSink* sink) {
+  if (path == "-") {
+    sink->file = stdout;
+  } else if (!path.empty()) {
+    sink->owned.reset(std::fopen(path.c_str(), "w"));
+    if (!sink->owned) {
+      std::fprintf(stderr, "longrun-bench: --json %s: cannot open: %s\n", path.c_str(), std::strerror(errno));
+      return false;
+    }
+    sink->file = sink->owned.get();
+  }
+  return true;
+}
 
 std::string json_number(double v) {
   if (!std::isfinite(v)) return "null";

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -43,6 +44,18 @@ class Reporter {
   std::FILE* table_;
   std::FILE* json_;
 };
+
+// Where a command's --json lines go: nowhere (file null) for "", stdout for "-", else a file
+// opened for writing and closed with the sink. The table then goes to stderr when the JSON
+// goes to stdout (table()).
+struct JsonSink {
+  std::FILE* file = nullptr;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> owned{nullptr, &std::fclose};
+  std::FILE* table() const { return file == stdout ? stderr : stdout; }
+};
+// Opens --json `path` into *sink; false (after a message on stderr naming --json and the
+// file) when the file cannot be opened.
+bool open_json(const std::string& path, JsonSink* sink);
 
 // JSON string literal (quotes, escapes) of s.
 std::string json_string(const std::string& s);
