@@ -92,9 +92,18 @@ int64_t integer(std::string_view flag, const std::string& s, int64_t lo, int64_t
   return v;
 }
 
-OpsOptions parse_ops(int argc, char** argv) {
-  OpsOptions o;
-  bool repeat_set = false, warmup_set = false, quick = false;
+// A --threads value: 0 means all hardware threads, resolved here so that peers get the same
+// number.
+int thread_count(std::string_view flag, const std::string& s) {
+  const int n = int(integer(flag, s, 0, 1024));
+  return n > 0 ? n : std::max(1, int(std::thread::hardware_concurrency()));
+}
+
+// Walks the arguments after the command: -h / --help prints `usage` to stdout and exits 0;
+// every other argument goes to on(flag, value), where value() takes the next argument as the
+// flag's value (a usage error when there is none).
+template <class On>
+void for_each_flag(int argc, char** argv, void (*usage)(std::FILE*), On on) {
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -104,7 +113,16 @@ OpsOptions parse_ops(int argc, char** argv) {
     if (a == "-h" || a == "--help") {
       usage(stdout);
       std::exit(0);
-    } else if (a == "--backend") {
+    }
+    on(a, value);
+  }
+}
+
+OpsOptions parse_ops(int argc, char** argv) {
+  OpsOptions o;
+  bool repeat_set = false, warmup_set = false, quick = false;
+  for_each_flag(argc, argv, &usage, [&](const std::string& a, auto& value) {
+    if (a == "--backend") {
       o.backend = value();
       if (o.backend != "cpu" && o.backend != "reference" && o.backend != "cuda")
         usage_error("--backend: unknown backend '" + o.backend + "' (cpu, reference or cuda)");
@@ -115,11 +133,7 @@ OpsOptions parse_ops(int argc, char** argv) {
           usage_error("--isa: unknown ISA '" + isa + "' (scalar, avx2 or avx512)");
     } else if (a == "--threads") {
       o.threads.clear();
-      for (const std::string& t : split(a, value())) {
-        const int n = int(integer(a, t, 0, 1024));
-        // 0 = all hardware threads, resolved here so that peers get the same number.
-        o.threads.push_back(n > 0 ? n : std::max(1, int(std::thread::hardware_concurrency())));
-      }
+      for (const std::string& t : split(a, value())) o.threads.push_back(thread_count(a, t));
     } else if (a == "--op") {
       const std::vector<std::string> known = longrun::bench::bench_ops();
       for (const std::string& op : split(a, value())) {
@@ -154,7 +168,7 @@ OpsOptions parse_ops(int argc, char** argv) {
     } else {
       usage_error("unknown argument '" + a + "'");
     }
-  }
+  });
   if (o.backend != "cpu" && !(o.isas.size() == 1 && o.isas[0].empty()))
     usage_error("--isa: applies only to --backend cpu");
   if (quick) {
@@ -219,16 +233,8 @@ void models_usage(std::FILE* f) {
 longrun::bench::ModelsOptions parse_models(int argc, char** argv) {
   longrun::bench::ModelsOptions o;
   bool config_set = false;
-  for (int i = 2; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) usage_error(a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "-h" || a == "--help") {
-      models_usage(stdout);
-      std::exit(0);
-    } else if (a == "--backend") {
+  for_each_flag(argc, argv, &models_usage, [&](const std::string& a, auto& value) {
+    if (a == "--backend") {
       o.backend = value();
       if (o.backend != "cpu" && o.backend != "reference" && o.backend != "cuda")
         usage_error("--backend: unknown backend '" + o.backend + "' (cpu, reference or cuda)");
@@ -238,10 +244,7 @@ longrun::bench::ModelsOptions parse_models(int argc, char** argv) {
         usage_error("--isa: unknown ISA '" + o.isa + "' (scalar, avx2 or avx512)");
     } else if (a == "--threads") {
       o.threads.clear();
-      for (const std::string& t : split(a, value())) {
-        const int n = int(integer(a, t, 0, 1024));
-        o.threads.push_back(n > 0 ? n : std::max(1, int(std::thread::hardware_concurrency())));
-      }
+      for (const std::string& t : split(a, value())) o.threads.push_back(thread_count(a, t));
     } else if (a == "--preset") {
       o.presets = split(a, value());
     } else if (a == "--arch") {
@@ -278,7 +281,7 @@ longrun::bench::ModelsOptions parse_models(int argc, char** argv) {
     } else {
       usage_error("unknown argument '" + a + "'");
     }
-  }
+  });
   if (!o.isa.empty() && o.backend != "cpu") usage_error("--isa: applies only to --backend cpu");
   if (o.arch.empty() != !config_set) usage_error("--arch and --config go together");
   if (!o.arch.empty() && !o.presets.empty()) usage_error("--preset: not with --arch (one or the other)");
@@ -316,18 +319,9 @@ void pool_usage(std::FILE* f) {
 
 longrun::bench::PoolOptions parse_pool(int argc, char** argv) {
   longrun::bench::PoolOptions o;
-  for (int i = 2; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) usage_error(a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "-h" || a == "--help") {
-      pool_usage(stdout);
-      std::exit(0);
-    } else if (a == "--threads") {
-      const int n = int(integer(a, value(), 0, 1024));
-      o.threads = n > 0 ? n : std::max(1, int(std::thread::hardware_concurrency()));
+  for_each_flag(argc, argv, &pool_usage, [&](const std::string& a, auto& value) {
+    if (a == "--threads") {
+      o.threads = thread_count(a, value());
     } else if (a == "--gaps") {
       o.gaps_us.clear();
       for (const std::string& g : split(a, value())) o.gaps_us.push_back(integer(a, g, 0, 10000000));
@@ -341,7 +335,7 @@ longrun::bench::PoolOptions parse_pool(int argc, char** argv) {
     } else {
       usage_error("unknown argument '" + a + "'");
     }
-  }
+  });
   return o;
 }
 
