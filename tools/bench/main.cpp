@@ -303,7 +303,10 @@ void pool_usage(std::FILE* f) {
       "op that follows idle time runs at this pool's speed only once every thread has joined.\n"
       "\n"
       "options (lists are comma-separated):\n"
-      "  --threads T        pool threads (default 2; 0 = all hardware threads)\n"
+      "  --threads T        pool threads (default 2; 0 = all hardware threads, or as many as\n"
+      "                     --cpus lists)\n"
+      "  --cpus LIST        pin the pool's threads to these CPUs (the calling thread takes the\n"
+      "                     first; oneTBB pins a worker while it is in the pool's arena)\n"
       "  --gaps LIST        idle gaps in microseconds (default 0,100,1000,5000)\n"
       "  --rounds R         calls per gap (default 101, min 5)\n"
       "  --chunk-us C       busy time per chunk in microseconds (default 50)\n"
@@ -321,7 +324,9 @@ longrun::bench::PoolOptions parse_pool(int argc, char** argv) {
   longrun::bench::PoolOptions o;
   for_each_flag(argc, argv, &pool_usage, [&](const std::string& a, auto& value) {
     if (a == "--threads") {
-      o.threads = thread_count(a, value());
+      o.threads = int(integer(a, value(), 0, 1024));  // 0: resolved by make_thread_pool
+    } else if (a == "--cpus") {
+      for (const std::string& c : split(a, value())) o.cpus.push_back(int(integer(a, c, 0, 1 << 16)));
     } else if (a == "--gaps") {
       o.gaps_us.clear();
       for (const std::string& g : split(a, value())) o.gaps_us.push_back(integer(a, g, 0, 10000000));

@@ -74,9 +74,13 @@ double percentile(std::vector<double> v, double q) {
 }  // namespace
 
 int run_pool(const PoolOptions& o) {
-  Result<std::unique_ptr<ThreadPool>> made = make_thread_pool(o.threads);
+  ThreadPoolOptions po;
+  po.threads = o.threads;
+  po.cpus = o.cpus;
+  Result<std::unique_ptr<ThreadPool>> made = make_thread_pool(po);
   if (!made.ok()) {
-    std::fprintf(stderr, "longrun-bench: --threads %d: %s\n", o.threads, made.status().to_string().c_str());
+    std::fprintf(stderr, "longrun-bench: %s: %s\n", o.cpus.empty() ? "--threads" : "--threads / --cpus",
+                 made.status().to_string().c_str());
     return 2;
   }
   ThreadPool& pool = **made;
@@ -86,10 +90,13 @@ int run_pool(const PoolOptions& o) {
   const int threads = pool.num_threads();
   const int64_t chunks = 4 * int64_t(threads);
   const double ideal_ms = double(chunks) * o.chunk_us / threads / 1000.0;
-  std::fprintf(table,
-               "longrun-bench pool: %d threads, %lld chunks of %d us busy time per call, %d calls per idle "
-               "gap (medians); join = when the last thread started its first chunk\n",
-               threads, static_cast<long long>(chunks), o.chunk_us, o.rounds);
+  std::fprintf(
+      table,
+      "longrun-bench pool: %d thread%s%s, %lld chunks of %d us busy time per call, %d calls per idle "
+      "gap (medians); join = when the last thread started its first chunk\n",
+      threads, threads == 1 ? "" : "s",
+      o.cpus.empty() ? "" : (" pinned to CPUs " + cpu_list_text(o.cpus)).c_str(),
+      static_cast<long long>(chunks), o.chunk_us, o.rounds);
   std::fprintf(table, "%8s %10s %9s %8s %10s %10s %7s\n", "gap us", "median ms", "ideal ms", "threads",
                "join p50us", "join p90us", "missed");
   for (const int64_t gap : o.gaps_us) {

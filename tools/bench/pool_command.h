@@ -3,6 +3,7 @@
 // runs sporadically).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@ namespace longrun::bench {
 
 struct PoolOptions {
   int threads = 2;
+  std::vector<int> cpus;  // pin the pool's threads to these CPUs (ThreadPoolOptions::cpus)
   std::vector<int64_t> gaps_us = {0, 100, 1000, 5000};  // idle time before each call
   int rounds = 101;                                     // calls per gap, medians reported
   int chunk_us = 50;                                    // busy time of each of 4 x threads chunks

@@ -76,7 +76,7 @@ endforeach()
 
 # Usage errors name the flag and exit 2.
 foreach(args "ops;--repeat;3" "ops;--op;no_such_op" "ops;--backend;nope" "ops;--n;12x" "nope"
-             "pool;--rounds;2" "pool;--gaps;1,x" "pool;--bogus")
+             "pool;--rounds;2" "pool;--gaps;1,x" "pool;--cpus;x" "pool;--bogus")
   execute_process(COMMAND ${BENCH} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e)
   if(NOT rc EQUAL 2)
     message(FATAL_ERROR "longrun-bench ${args} exited ${rc}, expected 2\n${o}${e}")
