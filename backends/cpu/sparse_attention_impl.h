@@ -39,19 +39,28 @@ struct SparseAttention {
       T qv[DV + 1];
       for (int d = 0; d < DV + int(kTail); ++d) qv[d] = V::load(q + d * L);
       const int tail = int(hd - int64_t(DV) * L);
+      // Vector d of every key before vector d + 1 of any: the group's L rows are all
+      // requested within its first L loads, so their cache misses overlap from the start
+      // (Zen 4, N = 4096, random keys: 3-10 % less time than key by key with two chains).
+      const float* r[L];
 #pragma GCC unroll 16
-      for (int s = 0; s < L; ++s) {
-        const float* r = kbase + int64_t(keys[s]) * kstride;
-        // Two chains (even / odd vectors of hd): half the FMA latency per key, so the
-        // gathered loads of more keys are in flight at once.
-        T a = V::zero(), b = V::zero();
-        for (int d = 0; d + 1 < DV; d += 2) {
-          a = V::fmadd(qv[d], V::load(r + d * L), a);
-          b = V::fmadd(qv[d + 1], V::load(r + (d + 1) * L), b);
-        }
-        if constexpr (DV % 2 == 1) a = V::fmadd(qv[DV - 1], V::load(r + (DV - 1) * L), a);
-        if constexpr (kTail) b = V::fmadd(qv[DV], V::load_n(r + DV * L, tail), b);
-        acc[s] = V::add(a, b);
+      for (int s = 0; s < L; ++s) r[s] = kbase + int64_t(keys[s]) * kstride;
+      if constexpr (DV > 0) {
+#pragma GCC unroll 16
+        for (int s = 0; s < L; ++s) acc[s] = V::mul(qv[0], V::load(r[s]));
+      } else if constexpr (kTail) {
+#pragma GCC unroll 16
+        for (int s = 0; s < L; ++s) acc[s] = V::mul(qv[0], V::load_n(r[s], tail));
+      } else {
+        for (int s = 0; s < L; ++s) acc[s] = V::zero();  // hd = 0
+      }
+#pragma GCC unroll 8
+      for (int d = 1; d < DV; ++d)
+#pragma GCC unroll 16
+        for (int s = 0; s < L; ++s) acc[s] = V::fmadd(qv[d], V::load(r[s] + d * L), acc[s]);
+      if constexpr (kTail && DV > 0) {
+#pragma GCC unroll 16
+        for (int s = 0; s < L; ++s) acc[s] = V::fmadd(qv[DV], V::load_n(r[s] + DV * L, tail), acc[s]);
       }
     } else {
       for (int s = 0; s < L; ++s) {
