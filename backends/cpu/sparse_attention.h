@@ -22,15 +22,15 @@
 
 namespace longrun::cpu {
 
-// Floats of softmax weights kept per block between the two passes (4 MB): a whole head at
-// N = 4096, k = 205. The weights are written and read back in order, so they stream
-// through L2 at little cost to the K or V rows kept there; smaller blocks were slower,
-// because each block fetches the whole K and V from L3 once more (measured at N = 4096:
-// 512 KB blocks 6.0x dense attention, 2 MB 6.7x, 4 MB 6.9x, 8 MB 6.9x).
-inline constexpr int64_t kSparseWeightsBudget = int64_t(1) << 20;
+// Floats of softmax weights kept per block between the two passes (256 KB: 315 queries at
+// N = 4096, k = 205), so pass 2 reads them back from L2. Alternating runs in one process
+// (N = 4096, Zen 4, 1 MB L2): blocks of 256-512 queries took 8-15 % less time than whole
+// heads (4096 queries, 3.4 MB of weights), 128 queries 6-11 %, 1024 queries 4-12 %.
+// (Before the d-major dots, runs in separate processes had favoured whole heads.)
+inline constexpr int64_t kSparseWeightsBudget = int64_t(1) << 16;
 
-// Parallel chunks per thread (attention.h): one, so the scratch is one block's weights per
-// thread (at N = 4096 with 4 chunks per thread, 34 MB at 2 threads instead of 8.6).
+// Parallel chunks per thread (attention.h): one; a chunk's scratch holds one block's
+// weights, and its items (blocks) run one after another.
 inline constexpr int kSparseChunksPerThread = 1;
 
 inline int64_t sparse_round16(int64_t n) { return (n + 15) / 16 * 16; }
