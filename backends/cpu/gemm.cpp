@@ -236,12 +236,14 @@ int64_t a_rows_per_l1_set(const GemmIsaKernels& isa, const Problem& p) {
 // Whether A is read in place (contiguous along k, i.e. no trans_a): packing it would cost as
 // much as the compute when N is small (attention's P V has N = 64), and measured no faster
 // for large N. Except when the panel's rows alias in L1 (more than half an 8-way set: K =
-// 2048 rows are 8 KiB apart) and the packed block is reused by at least 4 B panels: the
+// 2048 rows are 8 KiB apart) and the packed block is reused by more than 4 B panels: the
 // rows' lines then evict each other between k steps, and x[N,2048] W[512,2048]^T ran 25 %
-// slower in place than packed on a 32 KiB L1 (Zen 4). Attention's P V (2 panels) still
-// measured faster in place.
+// slower in place than packed on a 32 KiB L1 (Zen 4). Attention's P V (N = 64: 2 AVX-512
+// or 4 AVX2 panels) is faster in place: 8 heads of [N,N]·[N,64] with AVX2 on Zen 3
+// (alternating runs in one process) took 0.65 of the packed time at N = 1024 and 4096, at 1
+// and 2 threads.
 bool direct_a(const GemmIsaKernels& isa, const Problem& p) {
-  return p.a_k == 1 && (a_rows_per_l1_set(isa, p) <= 4 || ceil_div(p.N, isa.nr) < 4);
+  return p.a_k == 1 && (a_rows_per_l1_set(isa, p) <= 4 || ceil_div(p.N, isa.nr) <= 4);
 }
 
 // Floats of one chunk's A-block scratch (none when A is read in place).
