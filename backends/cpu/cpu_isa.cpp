@@ -1,5 +1,6 @@
 #include "cpu/cpu_isa.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
@@ -47,28 +48,42 @@ Isa detect_isa() {
 #endif
 }
 
-int64_t last_level_cache_bytes() {
-  static const int64_t bytes = [] {
-    int best_level = 0;
-    int64_t best = 0;
+namespace {
+
+// cpu0's data (or unified) caches from Linux sysfs: bytes per level, index 0 unused; a
+// level sysfs does not list stays 0.
+struct CacheSizes {
+  int64_t bytes[8] = {};
+  int highest = 0;
+};
+
+const CacheSizes& cache_sizes() {
+  static const CacheSizes sizes = [] {
+    CacheSizes c;
     for (int index = 0; index < 16; ++index) {
       const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
       std::ifstream level_file(dir + "level"), type_file(dir + "type"), size_file(dir + "size");
       int level = 0;
       std::string type, size;
       if (!(level_file >> level) || !(type_file >> type) || !(size_file >> size)) continue;
-      if (type == "Instruction" || level <= best_level) continue;
+      if (type == "Instruction" || level < 1 || level >= 8) continue;
       char* end = nullptr;
       const long long value = std::strtoll(size.c_str(), &end, 10);
       const int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
       if (value <= 0 || value > (1ll << 40) >> shift) continue;
-      best_level = level;
-      best = int64_t(value) << shift;
+      c.bytes[level] = int64_t(value) << shift;
+      c.highest = std::max(c.highest, level);
     }
-    return best;
+    return c;
   }();
-  return bytes;
+  return sizes;
 }
+
+}  // namespace
+
+int64_t last_level_cache_bytes() { return cache_sizes().bytes[cache_sizes().highest]; }
+
+int64_t l2_cache_bytes() { return cache_sizes().bytes[2]; }
 
 int64_t& stream_min_bytes() {
   static int64_t bytes = [] {

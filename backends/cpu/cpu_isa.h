@@ -19,6 +19,9 @@ Isa detect_isa();
 // not glibc's sysconf, which reports ten times the L3 on some AMD VMs), or 0 when unknown.
 // Read once.
 int64_t last_level_cache_bytes();
+// The size of cpu0's level-2 data (or unified) cache in bytes, per core on the machines we
+// target (sysfs as above), or 0 when unknown. Read once.
+int64_t l2_cache_bytes();
 // Kernels write an output of at least this many bytes (whole, over its batches) with
 // non-temporal stores where their layout allows (gemm, add/sub/mul, layer_norm): it cannot stay in the
 // cache anyway, and its lines are then never read for ownership. Default: one byte more than

@@ -120,9 +120,15 @@ inline constexpr int64_t kColumnMinLength = 16;
 // traffic, one buffer (1 MiB at 64 columns) instead of two. Measured on Zen 4 (1 MiB L2),
 // alternating runs in one process: [4096, 512] DCT-II / DCT-III 9-15 % faster at 2 threads,
 // 1-3 % at 1; [8192, 512] 4-9 % faster at 2 threads but 0.5-5 % slower at 1 (and the
-// filter 2-5 % slower at both), so not used there.
+// filter 2-5 % slower at both), so not used there. Only where one core's L2 holds that buffer
+// (64 columns: 1 MiB at n = 4096): on Zen 3 (512 KiB L2, AVX2) the four whole-buffer passes
+// took 0.77-0.92 of its time at 1 thread and 0.89-0.99 at 2 (DCT-II, DCT-III and the
+// filter's forward half, alternating runs in one process).
 inline constexpr int64_t kColumnTwoStepFrom = 4096;
 inline constexpr int64_t kColumnTwoStepUpTo = 4096;
+// The L2 size that rule compares with: l2_cache_bytes() (cpu_isa.h) unless a test sets it.
+int64_t& column_two_step_l2_bytes();
+bool column_two_step(int64_t n);  // whether a plan of length n takes the two-step FFT
 // The radix of the FFT pass on sub-sequences of length len (a power of two > 1): 8 while
 // len >= 8, so a length-2048 FFT is 8, 8, 8, 4 (four passes through L2, not six); then 4 or 2.
 constexpr int64_t column_fft_radix(int64_t len) { return len >= 8 ? 8 : len; }

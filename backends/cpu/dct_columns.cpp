@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "cpu/cpu_isa.h"
 #include "cpu/dct.h"
 
 namespace longrun::cpu::dct_detail {
@@ -23,6 +24,16 @@ int64_t column_work_floats(const ColumnPlan& plan, int64_t width) {
 int64_t column_block_width(int64_t n) {
   constexpr int64_t kBufferBytes = 4 * 1024 * 1024;
   return std::clamp<int64_t>(kBufferBytes / (8 * n) / 16 * 16, 16, 64);
+}
+
+int64_t& column_two_step_l2_bytes() {
+  static int64_t bytes = l2_cache_bytes();
+  return bytes;
+}
+
+bool column_two_step(int64_t n) {
+  return n >= kColumnTwoStepFrom && n <= kColumnTwoStepUpTo &&
+         column_two_step_l2_bytes() >= n * column_block_width(n) * int64_t(sizeof(float));
 }
 
 namespace {
@@ -56,7 +67,7 @@ std::shared_ptr<const ColumnPlan> make_column_plan(bool inverse, int64_t n, int6
   const int64_t h = n / 2;
   const double pi = std::numbers::pi, sign = inverse ? 1.0 : -1.0;
   pl->fft = fft_twiddles(h, sign);
-  if (n >= kColumnTwoStepFrom && n <= kColumnTwoStepUpTo) {
+  if (column_two_step(n)) {
     int64_t n2 = 1;
     while (n2 * n2 * 2 <= h) n2 *= 2;  // h = 2048: split 32, n2 64
     pl->split = h / n2;

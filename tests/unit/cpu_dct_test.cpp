@@ -23,6 +23,20 @@
 namespace longrun {
 namespace {
 
+// Sets the L2 size the column route's two-step rule sees (dct.h) for a scope.
+class ScopedTwoStepL2 {
+ public:
+  explicit ScopedTwoStepL2(int64_t bytes) : saved_(cpu::dct_detail::column_two_step_l2_bytes()) {
+    cpu::dct_detail::column_two_step_l2_bytes() = bytes;
+  }
+  ~ScopedTwoStepL2() { cpu::dct_detail::column_two_step_l2_bytes() = saved_; }
+  ScopedTwoStepL2(const ScopedTwoStepL2&) = delete;
+  ScopedTwoStepL2& operator=(const ScopedTwoStepL2&) = delete;
+
+ private:
+  int64_t saved_;
+};
+
 constexpr float kGuard = 12345.0f;
 constexpr int kGuardCount = 16;
 
@@ -236,9 +250,17 @@ TEST_CASE("cpu_dct: column route, power-of-two lengths") {
   check_case(OpKind::idct, IdctAttrs{.axis = 0, .n = 8192}, {40, 33});
   check_case(OpKind::dct, DctAttrs{.axis = 0, .keep = 20}, {8192, 18});
   // n = 4096 with 64-column blocks: the separate gather / scatter pass (dct_columns_impl.h,
-  // kCopyPassBytes) for the two full blocks, the direct first / last pass for the 2-column tail.
-  check_case(OpKind::dct, DctAttrs{.axis = 0, .keep = 24}, {4096, 130});
-  check_case(OpKind::idct, IdctAttrs{.axis = 0, .n = 4096}, {30, 130});
+  // kCopyPassBytes) for the two full blocks, the direct first / last pass for the 2-column tail;
+  // with the two-step FFT (an L2 that holds its buffer) and with whole-buffer passes.
+  for (const int64_t l2 : {int64_t(0), int64_t(1) << 30}) {
+    ScopedTwoStepL2 scoped(l2);
+    CAPTURE(l2);
+    REQUIRE(cpu::dct_detail::column_two_step(4096) == (l2 > 0));
+    check_case(OpKind::dct, DctAttrs{.axis = 0, .keep = 24}, {4096, 130});
+    check_case(OpKind::idct, IdctAttrs{.axis = 0, .n = 4096}, {30, 130});
+    check_case(OpKind::spectral_filter,
+               SpectralFilterAttrs{.axis = 0, .keep = 30, .method = SpectralMethod::fft}, {4096, 70});
+  }
 }
 
 // The prepare step (graph, node, pool) and the plain call give the same bits.
