@@ -364,6 +364,19 @@ TEST_CASE("cpu membound: vector exp/tanh/gelu error bounds over the whole f32 ra
   });
 }
 
+namespace longrun::test_support {
+uint64_t exp_neg_mismatches_avx2(uint32_t first, uint32_t last, uint32_t step);  // cpu_vmath_avx2_probe.cpp
+}
+
+// avx2::exp_neg_ps (one 2^n scaling) against exp_ps (two) on sign-set f32 patterns: equal bit
+// for bit down to the flush threshold, +0 below (vmath_avx2.h; exhaustive when checked once).
+TEST_CASE("cpu membound: AVX2 exp_neg equals exp down to its flush threshold") {
+  if (!has(cpu::Isa::avx2)) return;
+  CHECK(test_support::exp_neg_mismatches_avx2(0x80000000u, 0xffffffffu, 509) == 0);
+  CHECK(test_support::exp_neg_mismatches_avx2(0xc2aa0000u, 0xc2b00000u, 1) == 0);  // around -87.3
+  CHECK(test_support::exp_neg_mismatches_avx2(0x7fc00000u, 0x7fc00010u, 1) == 0);  // +NaN
+}
+
 TEST_CASE("cpu membound: cast between every dtype pair matches the reference") {
   const DType types[] = {DType::f32, DType::f16, DType::bf16, DType::i32, DType::i64, DType::u8};
   for_each_level([&](const Level& l) {
