@@ -100,11 +100,8 @@ static inline __m256 horner(const float (&c)[N], __m256 x) {
 }
 
 // exp with the error bound in the file comment. n = round(x log2 e), r = x - n ln2 (two
-// Cody-Waite steps), exp(x) = exp(r) 2^n with 2^n applied as 2^(n/2) 2^(n - n/2): both
-// factors are normal numbers, so the only rounding is the final one, which also makes
-// subnormal results correctly rounded from exp(r) 2^n.
-// exp_core: x must already lie in [kExpMin, kExpMax] (or be NaN).
-static inline __m256 exp_core(__m256 x) {
+// Cody-Waite steps), exp(x) = exp(r) 2^n. exp_reduced returns exp(r) and n.
+static inline __m256 exp_reduced(__m256 x, __m256* n_out) {
   using namespace vmath;
   const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)),
                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -112,7 +109,16 @@ static inline __m256 exp_core(__m256 x) {
   r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
   __m256 p = horner(kExpP, r);
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  *n_out = n;
+  return _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+}
+
+// 2^n applied as 2^(n/2) 2^(n - n/2): both factors are normal numbers, so the only rounding
+// is the final one, which also makes subnormal results correctly rounded from exp(r) 2^n.
+// exp_core: x must already lie in [kExpMin, kExpMax] (or be NaN).
+static inline __m256 exp_core(__m256 x) {
+  __m256 n;
+  const __m256 p = exp_reduced(x, &n);
   const __m256i ni = _mm256_cvtps_epi32(n);  // NaN gives garbage here, but p is NaN then
   const __m256i n1 = _mm256_srai_epi32(ni, 1);
   const __m256i n2 = _mm256_sub_epi32(ni, n1);
@@ -140,14 +146,8 @@ static inline __m256 exp_neg_ps(__m256 x) {
   using namespace vmath;
   const __m256 lo = _mm256_set1_ps(kExpMinNormal);
   const __m256 normal = _mm256_cmp_ps(x, lo, _CMP_NLT_UQ);  // x >= lo or NaN
-  x = _mm256_max_ps(lo, x);
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
-  __m256 p = horner(kExpP, r);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  __m256 n;
+  const __m256 p = exp_reduced(_mm256_max_ps(lo, x), &n);
   // NaN: the conversion gives garbage, but p is NaN and so is the product.
   const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
   return _mm256_and_ps(_mm256_mul_ps(p, _mm256_castsi256_ps(e)), normal);
