@@ -20,7 +20,9 @@
 // (even), non-temporal stores of the weights (even), V sums over 4 keys vector by vector
 // (2-10 % slower), index rows sorted by key (1-2 %, not worth a sort), and a per-block
 // inverted index (queries listed per key, each K / V row loaded once per block; prototype:
-// the counting sort alone cost 9 cycles per pair).
+// the counting sort alone cost 9 cycles per pair). On a Zen 3 (AVX2, 512 KB L2; session 16)
+// a pair costs about 44 cycles in all; blocks of 128 or 64 KB of weights were even to 4 %
+// slower, prefetching the next group's K rows (first line or all four) 2-10 % slower.
 #pragma once
 
 #include <algorithm>
