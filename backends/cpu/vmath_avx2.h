@@ -113,6 +113,11 @@ static inline __m256 exp_reduced(__m256 x, __m256* n_out) {
   return _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
 }
 
+// 2^n as an f32 for integer n in [-126, 127] (a normal number).
+static inline __m256 pow2_normal(__m256i n) {
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n, _mm256_set1_epi32(127)), 23));
+}
+
 // 2^n applied as 2^(n/2) 2^(n - n/2): both factors are normal numbers, so the only rounding
 // is the final one, which also makes subnormal results correctly rounded from exp(r) 2^n.
 // exp_core: x must already lie in [kExpMin, kExpMax] (or be NaN).
@@ -122,10 +127,7 @@ static inline __m256 exp_core(__m256 x) {
   const __m256i ni = _mm256_cvtps_epi32(n);  // NaN gives garbage here, but p is NaN then
   const __m256i n1 = _mm256_srai_epi32(ni, 1);
   const __m256i n2 = _mm256_sub_epi32(ni, n1);
-  const __m256i bias = _mm256_set1_epi32(127);
-  const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
-  const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
-  return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+  return _mm256_mul_ps(_mm256_mul_ps(p, pow2_normal(n1)), pow2_normal(n2));
 }
 
 static inline __m256 exp_ps(__m256 x) {
@@ -149,8 +151,7 @@ static inline __m256 exp_neg_ps(__m256 x) {
   __m256 n;
   const __m256 p = exp_reduced(_mm256_max_ps(lo, x), &n);
   // NaN: the conversion gives garbage, but p is NaN and so is the product.
-  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_and_ps(_mm256_mul_ps(p, _mm256_castsi256_ps(e)), normal);
+  return _mm256_and_ps(_mm256_mul_ps(p, pow2_normal(_mm256_cvtps_epi32(n))), normal);
 }
 
 static inline __m256 tanh_ps(__m256 x) {
@@ -193,8 +194,7 @@ static inline __m256 gelu_ps(__m256 x) {
   const __m256 q = _mm256_and_ps(within, _mm256_mul_ps(p, rq));  // 0 beyond the clamp
   // 2^n from the integer in t's low bits: n >= -125, a normal number.
   const __m256i ni = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_castps_si256(magic));
-  const __m256 scale =
-      _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(ni, _mm256_set1_epi32(127)), 23));
+  const __m256 scale = pow2_normal(ni);
   const __m256 u = _mm256_blendv_ps(q, _mm256_fnmadd_ps(q, scale, one), pos);
   const __m256 v = _mm256_mul_ps(x, u);
   return _mm256_blendv_ps(_mm256_mul_ps(v, scale), v, pos);

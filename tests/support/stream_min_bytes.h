@@ -5,20 +5,13 @@
 #include <cstdint>
 
 #include "backends/cpu/cpu_isa.h"
+#include "support/scoped_override.h"
 
 namespace longrun::test_support {
 
-class ScopedStreamMinBytes {
+class ScopedStreamMinBytes : public ScopedOverride<int64_t> {
  public:
-  explicit ScopedStreamMinBytes(int64_t bytes) : saved_(cpu::stream_min_bytes()) {
-    cpu::stream_min_bytes() = bytes;
-  }
-  ~ScopedStreamMinBytes() { cpu::stream_min_bytes() = saved_; }
-  ScopedStreamMinBytes(const ScopedStreamMinBytes&) = delete;
-  ScopedStreamMinBytes& operator=(const ScopedStreamMinBytes&) = delete;
-
- private:
-  int64_t saved_;
+  explicit ScopedStreamMinBytes(int64_t bytes) : ScopedOverride(cpu::stream_min_bytes(), bytes) {}
 };
 
 }  // namespace longrun::test_support

@@ -19,23 +19,10 @@
 #include "backends/cpu/dct.h"
 #include "longrun/graph.h"
 #include "longrun/thread_pool.h"
+#include "support/scoped_override.h"
 
 namespace longrun {
 namespace {
-
-// Sets the L2 size the column route's two-step rule sees (dct.h) for a scope.
-class ScopedTwoStepL2 {
- public:
-  explicit ScopedTwoStepL2(int64_t bytes) : saved_(cpu::dct_detail::column_two_step_l2_bytes()) {
-    cpu::dct_detail::column_two_step_l2_bytes() = bytes;
-  }
-  ~ScopedTwoStepL2() { cpu::dct_detail::column_two_step_l2_bytes() = saved_; }
-  ScopedTwoStepL2(const ScopedTwoStepL2&) = delete;
-  ScopedTwoStepL2& operator=(const ScopedTwoStepL2&) = delete;
-
- private:
-  int64_t saved_;
-};
 
 constexpr float kGuard = 12345.0f;
 constexpr int kGuardCount = 16;
@@ -253,7 +240,7 @@ TEST_CASE("cpu_dct: column route, power-of-two lengths") {
   // kCopyPassBytes) for the two full blocks, the direct first / last pass for the 2-column tail;
   // with the two-step FFT (an L2 that holds its buffer) and with whole-buffer passes.
   for (const int64_t l2 : {int64_t(0), int64_t(1) << 30}) {
-    ScopedTwoStepL2 scoped(l2);
+    test_support::ScopedOverride<int64_t> scoped(cpu::dct_detail::column_two_step_l2_bytes(), l2);
     CAPTURE(l2);
     REQUIRE(cpu::dct_detail::column_two_step(4096) == (l2 > 0));
     check_case(OpKind::dct, DctAttrs{.axis = 0, .keep = 24}, {4096, 130});
