@@ -12,19 +12,54 @@ if ! command -v clang++ >/dev/null; then
   exit 77
 fi
 out=build/fuzz
-mkdir -p "$out"
+mkdir -p "$out/obj"
+jobs=${LONGRUN_JOBS:-$(nproc)}
 common=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-        -Iruntime/include -Iops/include -Iruntime/src -Itools/convert)
+        -Iruntime/include -Iops/include -Iruntime/src -Itools/convert -Itools)
 ground=(runtime/src/ground/*.cpp)
-common+=(-Itools)  # tools/checkpoint/* readers
 
-build_target() {  # name sources...
+# Every source is compiled once into build/fuzz/obj (all with the same flags, $jobs at a
+# time) and linked into each target that needs it: the readers' sources are shared by five
+# targets, and compiling them per target took most of the run's build time.
+declare -A target_sources=()
+target_order=()
+add_target() {  # name sources...
   local name=$1
   shift
-  if [[ ! -x "$out/$name" ]] || [[ -n "$(find "$@" runtime/include -newer "$out/$name" -print -quit)" ]]; then
-    echo "fuzz: building $name"
-    clang++ "${common[@]}" "$@" "${ground[@]}" -o "$out/$name"
+  target_sources[$name]="$* ${ground[*]}"
+  target_order+=("$name")
+}
+obj_of() { local src=$1; echo "$out/obj/${src//\//__}.o"; }
+# An object is stale when it is missing, older than its source, or older than any header
+# of the directories the sources include from.
+stale() {  # src obj
+  [[ ! -f $2 || $1 -nt $2 ]] ||
+    [[ -n "$(find runtime ops/include tools tests/fuzz -name '*.h' -newer "$2" -print -quit)" ]]
+}
+build_targets() {
+  local name src obj
+  local -A seen=()
+  local todo=()
+  for name in "${target_order[@]}"; do
+    for src in ${target_sources[$name]}; do
+      [[ -n ${seen[$src]:-} ]] && continue
+      seen[$src]=1
+      obj=$(obj_of "$src")
+      if stale "$src" "$obj"; then todo+=("$src" -o "$obj"); fi
+    done
+  done
+  if (( ${#todo[@]} > 0 )); then
+    echo "fuzz: compiling $(( ${#todo[@]} / 3 )) sources ($jobs at a time)"
+    printf '%s\0' "${todo[@]}" | xargs -0 -n 3 -P "$jobs" clang++ "${common[@]}" -c
   fi
+  for name in "${target_order[@]}"; do
+    local objs=()
+    for src in ${target_sources[$name]}; do objs+=("$(obj_of "$src")"); done
+    if [[ ! -x "$out/$name" ]] || [[ -n "$(find "${objs[@]}" -newer "$out/$name" -print -quit)" ]]; then
+      echo "fuzz: linking $name"
+      clang++ "${common[@]}" "${objs[@]}" -o "$out/$name"
+    fi
+  done
 }
 
 run_target() {  # name seed_dir...
@@ -39,27 +74,33 @@ run_target() {  # name seed_dir...
       -timeout_exitcode=1 -max_len=65536 -print_final_stats=1 corpus 2>&1 | tail -n 12)
 }
 
-build_target fuzz_safetensors tests/fuzz/fuzz_safetensors.cpp runtime/src/safetensors_reader.cpp \
-  runtime/src/file_pages.cpp runtime/src/safetensors_writer.cpp runtime/src/strict_json.cpp runtime/src/text/unicode.cpp
-run_target fuzz_safetensors tests/golden/ops
-
 # Checkpoint importer (tools/convert): the pickle parser alone, and the readers on whole files.
 convert_sources=(tools/convert/pickle.cpp tools/convert/pickle_globals.cpp tools/convert/source.cpp
                  tools/convert/source_dtype.cpp tools/convert/zip_reader.cpp tools/convert/torch_checkpoint.cpp
                  tools/convert/readers.cpp tools/convert/flax_source.cpp tools/checkpoint/flax/*.cpp
                  runtime/src/safetensors_reader.cpp runtime/src/file_pages.cpp runtime/src/safetensors_writer.cpp
                  runtime/src/strict_json.cpp runtime/src/text/unicode.cpp runtime/src/text/text_file.cpp)
-build_target fuzz_pickle tests/fuzz/fuzz_pickle.cpp "${convert_sources[@]}"
+add_target fuzz_safetensors tests/fuzz/fuzz_safetensors.cpp runtime/src/safetensors_reader.cpp \
+  runtime/src/file_pages.cpp runtime/src/safetensors_writer.cpp runtime/src/strict_json.cpp runtime/src/text/unicode.cpp
+add_target fuzz_pickle tests/fuzz/fuzz_pickle.cpp "${convert_sources[@]}"
+add_target fuzz_torch_zip tests/fuzz/fuzz_torch_zip.cpp "${convert_sources[@]}"
+add_target fuzz_fairseq tests/fuzz/fuzz_fairseq.cpp tools/convert/fairseq.cpp "${convert_sources[@]}"
+# The sharded index (and config.json) of an HF directory.
+add_target fuzz_hf_index tests/fuzz/fuzz_hf_index.cpp "${convert_sources[@]}"
+add_target fuzz_flax_msgpack tests/fuzz/fuzz_flax_msgpack.cpp tools/checkpoint/flax/*.cpp
+add_target fuzz_tokenizer tests/fuzz/fuzz_tokenizer.cpp runtime/src/text/*.cpp
+# The HF tokenizer files: a layout byte (0 tokenizer.json, 1 vocab.txt, 2 vocab.json), then the
+# files separated by "@@FILE@@" lines (tests/fuzz/fuzz_tokenizer_files.cpp).
+add_target fuzz_tokenizer_files tests/fuzz/fuzz_tokenizer_files.cpp runtime/src/text/*.cpp
+build_targets
+
+run_target fuzz_safetensors tests/golden/ops
 run_target fuzz_pickle tests/fuzz/seeds/pickle
-build_target fuzz_torch_zip tests/fuzz/fuzz_torch_zip.cpp "${convert_sources[@]}"
 run_target fuzz_torch_zip tests/golden/checkpoints tests/fuzz/seeds/pickle tests/fuzz/seeds/zip64
-build_target fuzz_fairseq tests/fuzz/fuzz_fairseq.cpp tools/convert/fairseq.cpp "${convert_sources[@]}"
 mkdir -p "$out/fuzz_fairseq.seeds"
 cp tests/golden/checkpoints/fairseq.pt tests/golden/checkpoints/namespace.pt "$out/fuzz_fairseq.seeds/"
 run_target fuzz_fairseq "$out/fuzz_fairseq.seeds" tests/fuzz/seeds/pickle tests/fuzz/seeds/zip64
-# The sharded index (and config.json) of an HF directory; seeds: a valid index over the
-# target's two fixed shards, and near misses.
-build_target fuzz_hf_index tests/fuzz/fuzz_hf_index.cpp "${convert_sources[@]}"
+# Seeds of the HF index: a valid index over the target's two fixed shards, and near misses.
 mkdir -p "$out/fuzz_hf_index.seeds"
 i=0
 for index in '{"metadata":{"total_size":20},"weight_map":{"x":"a.safetensors","y":"a.safetensors","z":"b.safetensors"}}' \
@@ -69,9 +110,7 @@ for index in '{"metadata":{"total_size":20},"weight_map":{"x":"a.safetensors","y
   printf '%s' "$index" > "$out/fuzz_hf_index.seeds/seed$((i++))"
 done
 run_target fuzz_hf_index "$out/fuzz_hf_index.seeds"
-build_target fuzz_flax_msgpack tests/fuzz/fuzz_flax_msgpack.cpp tools/checkpoint/flax/*.cpp
 run_target fuzz_flax_msgpack tests/golden/flax
-build_target fuzz_tokenizer tests/fuzz/fuzz_tokenizer.cpp runtime/src/text/*.cpp
 mkdir -p "$out/fuzz_tokenizer.seeds"
 i=0
 for f in tests/golden/tokenizer/bpe_corpus.txt tests/golden/tokenizer/bpe/merges.txt; do
@@ -80,9 +119,6 @@ for f in tests/golden/tokenizer/bpe_corpus.txt tests/golden/tokenizer/bpe/merges
   done
 done
 run_target fuzz_tokenizer "$out/fuzz_tokenizer.seeds"
-# The HF tokenizer files: a layout byte (0 tokenizer.json, 1 vocab.txt, 2 vocab.json), then the
-# files separated by "@@FILE@@" lines (tests/fuzz/fuzz_tokenizer_files.cpp).
-build_target fuzz_tokenizer_files tests/fuzz/fuzz_tokenizer_files.cpp runtime/src/text/*.cpp
 seeds=$out/fuzz_tokenizer_files.seeds
 mkdir -p "$seeds"
 tok=tests/golden/tokenizer
