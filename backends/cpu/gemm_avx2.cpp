@@ -1,5 +1,11 @@
 // The AVX2+FMA instantiation of the GEMM microkernel (gemm_impl.h; gemm.h): a 6x16 tile,
 // 12 accumulators, two B vectors and one A broadcast in flight (15 of the 16 ymm).
+// A 4x24 tile (12 accumulators, three B vectors; oneDNN's AVX2 shape) ran 8-18 % faster in
+// an L1-resident loop on Zen 3 (session 17), but in the GEMM (alternating runs in one
+// process, 1 thread) the projections took 0.94-1.01 of the 6x16 time (x[4096,2048]·Wᵀ 0.83
+// in one run, 0.91-1.11 with kc 256 / 384 or A packed) and Q·Kᵀ 1.08 (N = 1024) and 1.48
+// (N = 4096): 24-column panels split Y's 64-byte lines between two tiles, so streamed stores
+// no longer write whole lines. Not landed.
 #include "cpu/gemm_impl.h"
 #include "cpu/vec_avx2.h"
 

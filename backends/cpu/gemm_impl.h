@@ -44,7 +44,8 @@ struct GemmKernels {
     // lines per two K steps (when kc >= 2 kRows), not all at the start: a burst of 28-42
     // prefetches overflows the L1 miss buffers and stalls the loop (Zen 4, alternating runs:
     // Q·Kᵀ over 8 heads, K = 64, 4-10 % faster; the projections unchanged). Streamed stores
-    // need no lines fetched.
+    // need no lines fetched. Fetching the next tile's lines instead (a whole tile ahead) was
+    // even on Zen 3 (0.96-1.02, session 17).
     const bool fetch = !accumulate && !stream, spread = fetch && kc >= 2 * kRows;
     const int64_t last = std::min<int64_t>(n, L * kNv) - 1;
     auto fetch_row = [&](int r) __attribute__((always_inline)) {
