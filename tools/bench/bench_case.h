@@ -40,6 +40,7 @@ struct Engine {
   std::string backend;
   std::string isa;
   int threads = 1;
+  std::vector<int> cpus;  // cpu only: pin the pool's threads (BackendOptions::affinity)
 };
 
 // One measurable peer: `reset` (untimed, may be empty) runs before every timed `run`.

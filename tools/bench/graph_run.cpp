@@ -12,6 +12,7 @@ Result<std::unique_ptr<Backend>> make_backend(const Engine& engine) {
   BackendOptions options;
   options.threads = engine.threads;
   options.isa = engine.isa;
+  options.affinity = engine.cpus;
   return create_backend(engine.backend, options);
 }
 

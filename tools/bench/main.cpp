@@ -37,6 +37,8 @@ void usage(std::FILE* f) {
       "  --backend NAME     cpu (default), reference or cuda\n"
       "  --isa LIST         cpu only: scalar, avx2, avx512 (default: the best this machine has)\n"
       "  --threads LIST     thread counts, e.g. 1,2 (default 1; 0 = all hardware threads)\n"
+      "  --cpus LIST        cpu only: pin our pool's threads to these CPUs (the calling thread\n"
+      "                     takes the first); the peers' threads are not pinned\n"
       "  --op LIST          ops to run (default: all listed below)\n"
       "  --n LIST           sequence lengths N, overriding every op's defaults\n"
       "  --shape TEXT       only the cases whose shape (as printed) contains TEXT, e.g. ^T\n"
@@ -134,6 +136,8 @@ OpsOptions parse_ops(int argc, char** argv) {
     } else if (a == "--threads") {
       o.threads.clear();
       for (const std::string& t : split(a, value())) o.threads.push_back(thread_count(a, t));
+    } else if (a == "--cpus") {
+      for (const std::string& c : split(a, value())) o.cpus.push_back(int(integer(a, c, 0, 1 << 16)));
     } else if (a == "--op") {
       const std::vector<std::string> known = longrun::bench::bench_ops();
       for (const std::string& op : split(a, value())) {
@@ -171,6 +175,7 @@ OpsOptions parse_ops(int argc, char** argv) {
   });
   if (o.backend != "cpu" && !(o.isas.size() == 1 && o.isas[0].empty()))
     usage_error("--isa: applies only to --backend cpu");
+  if (o.backend != "cpu" && !o.cpus.empty()) usage_error("--cpus: applies only to --backend cpu");
   if (quick) {
     o.cases.quick = true;
     if (!repeat_set) o.repeat = 5;

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "graph_run.h"
+#include "longrun/thread_pool.h"
 #include "peers.h"
 #include "report.h"
 #include "timing.h"
@@ -57,7 +58,7 @@ struct Run {
       // External peers depend only on the thread count: measured once per count.
       std::vector<std::optional<Result<Timing>>> cached(c.peers.size());
       for (const std::string& isa : o.isas) {
-        const Engine e{o.backend, isa, threads};
+        const Engine e{o.backend, isa, threads, o.cpus};
         Row r = base_row(c, e);
         Result<std::unique_ptr<GraphRun>> run = GraphRun::create(c.graph, c.inputs, e);
         if (!run.ok()) {
@@ -76,7 +77,7 @@ struct Run {
         }
         r.timing = *t;
         // Peers run with the threads the backend really used (the reference backend is serial).
-        const Engine peer_engine{o.backend, isa, label.threads};
+        const Engine peer_engine{o.backend, isa, label.threads, o.cpus};
         bool printed = false;
         for (size_t i = 0; i < c.peers.size(); ++i) {
           const PeerFactory& f = c.peers[i];
@@ -105,8 +106,9 @@ std::string title(const OpsOptions& o, const std::string& isas) {
   std::string threads;
   for (int t : o.threads) threads += (threads.empty() ? "" : ",") + std::to_string(t);
   std::string t = "longrun-bench ops: backend " + o.backend + (isas.empty() ? "" : ", isa " + isas) +
-                  ", threads " + threads + "; median of " + std::to_string(o.repeat) + " runs after " +
-                  std::to_string(o.warmup) +
+                  ", threads " + threads +
+                  (o.cpus.empty() ? "" : " pinned to CPUs " + cpu_list_text(o.cpus)) + "; median of " +
+                  std::to_string(o.repeat) + " runs after " + std::to_string(o.warmup) +
                   " warm-up runs; ratio = peer ms / longrun ms (> 1: longrun is faster)";
   if (o.backend == "cuda")
     t += "\n  cuda times: device events around the nodes (input/output copies excluded)";
@@ -125,14 +127,17 @@ int run_ops(const OpsOptions& o) {
                  o.backend.c_str(), list.c_str());
     return 2;
   }
-  // Every engine must be creatable before anything runs: a bad --isa is a usage error.
+  // Every engine must be creatable before anything runs: a bad --isa or --cpus is a usage error.
   std::string isas;  // as the backend resolves them ("" = best)
   for (const std::string& isa : o.isas) {
     Result<std::unique_ptr<Backend>> b = make_backend(Engine{o.backend, isa, 1});
+    std::string flag = isa.empty() ? "--backend " + o.backend : "--isa " + isa;
+    if (b.ok() && !o.cpus.empty()) {
+      b = make_backend(Engine{o.backend, isa, 1, o.cpus});
+      flag = "--cpus";
+    }
     if (!b.ok()) {
-      std::fprintf(stderr, "longrun-bench: %s: %s\n",
-                   isa.empty() ? ("--backend " + o.backend).c_str() : ("--isa " + isa).c_str(),
-                   b.status().to_string().c_str());
+      std::fprintf(stderr, "longrun-bench: %s: %s\n", flag.c_str(), b.status().to_string().c_str());
       return 2;
     }
     const EngineLabel label = engine_label(**b, Engine{o.backend, isa, 1});

@@ -12,6 +12,7 @@ struct OpsOptions {
   std::string backend = "cpu";
   std::vector<std::string> isas = {""};  // "" = the backend's best
   std::vector<int> threads = {1};
+  std::vector<int> cpus;  // pin our pool's threads (the peers' threads stay unpinned)
   CaseSelection cases;
   int repeat = 7;
   int warmup = 2;

@@ -74,8 +74,21 @@ foreach(line IN LISTS lines)
   endforeach()
 endforeach()
 
+# A pinned pool (--cpus: the calling thread on the first CPU this process may use) runs.
+set(first_cpu 0)
+if(EXISTS /proc/self/status)
+  file(STRINGS /proc/self/status allowed REGEX "^Cpus_allowed_list:")
+  string(REGEX MATCH "[0-9]+" first_cpu "${allowed}")
+endif()
+execute_process(COMMAND ${BENCH} ops --quick --op add --repeat 5 --cpus ${first_cpu} RESULT_VARIABLE rc
+                OUTPUT_VARIABLE o ERROR_VARIABLE e)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "longrun-bench ops --cpus ${first_cpu} exited ${rc}\n${o}${e}")
+endif()
+
 # Usage errors name the flag and exit 2.
 foreach(args "ops;--repeat;3" "ops;--op;no_such_op" "ops;--backend;nope" "ops;--n;12x" "nope"
+             "ops;--cpus;x" "ops;--cpus;65535;--op;add" "ops;--backend;reference;--cpus;0"
              "pool;--rounds;2" "pool;--gaps;1,x" "pool;--cpus;x" "pool;--bogus")
   execute_process(COMMAND ${BENCH} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e)
   if(NOT rc EQUAL 2)
