@@ -19,9 +19,11 @@ struct NormalizationIsa {
   // merged in a fixed order), then y[j] = exp(l[j] - max) / sum. Shorter rows stay in cache,
   // so three cheaper passes win there: max, y = exp(l - max) with the sum, y *= 1 / sum (one
   // exp per element instead of two). A row whose logits are all -inf gives zeros; a NaN or
-  // +inf logit gives a NaN row (as the reference). y may alias x.
+  // +inf logit gives a NaN row (as the reference). y may alias x. `stream`: a whole row of at
+  // most 4096 logits (valid == n, n a whole number of vectors, y on a vector boundary: the
+  // caller checks y and n) is written once with non-temporal stores, then an sfence.
   void (*softmax_row)(const float* x, const float* mask, int mask_step, float scale, int64_t valid, int64_t n,
-                      float* y);
+                      float* y, bool stream);
   // `rows` contiguous rows of d elements: the mean, then the variance (two passes over the
   // row), then y = (x - mean) / sqrt(var + eps) * gamma + beta. y may alias x. `stream`: the
   // whole vectors of y are written with non-temporal stores (y and every row start on a

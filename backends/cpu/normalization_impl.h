@@ -24,6 +24,9 @@ enum class MaskMode { raw, none, vector, scalar };
 
 // Rows up to this many elements (64 KB) take the cached three-pass path.
 constexpr int64_t kCachedRow = 16384;
+// Rows of at most this many logits can be streamed (softmax_cached): the exps wait in a
+// stack buffer of this size (16 KiB) instead of in y.
+constexpr int64_t kStreamedRow = 4096;
 
 template <class V, class Cfg>
 struct NormalizationKernels {
@@ -114,9 +117,12 @@ struct NormalizationKernels {
 
   // Rows that stay in cache (kCachedRow): the max first, then y = exp(l - max) with the sum,
   // then y *= 1 / sum -- one exp per element instead of the online pass's two; the extra
-  // passes hit L1/L2.
+  // passes hit L1/L2. Streamed (whole rows of at most kStreamedRow, y on a vector boundary):
+  // the exps go to a stack buffer, and the last pass writes y once with non-temporal stores,
+  // so y's lines are never read for ownership.
   template <MaskMode Mm>
-  static void softmax_cached(const float* x, const float* mask, T scale, int64_t valid, int64_t n, float* y) {
+  static void softmax_cached(const float* x, const float* mask, T scale, int64_t valid, int64_t n, float* y,
+                             bool stream) {
     T m0 = neg_inf(), m1 = m0;
     int64_t j = 0;
     for (; j + 2 * L <= valid; j += 2 * L) {
@@ -134,24 +140,32 @@ struct NormalizationKernels {
       return fill_row(y, 0, n, V::any(nan) ? __builtin_nanf("") : 0.0f);  // NaN row, or all -inf: zeros
     }
     const T vbig = V::set1(big);
+    alignas(64) float row[kStreamedRow];
+    const bool streamed = stream && valid == n && n <= kStreamedRow && n % L == 0;
+    float* e_out = streamed ? row : y;
     T s0 = V::zero(), s1 = s0;
     for (j = 0; j + 2 * L <= valid; j += 2 * L) {
       const T e0 = V::exp_neg(V::sub(logits<Mm>(x, mask, scale, j), vbig));
       const T e1 = V::exp_neg(V::sub(logits<Mm>(x, mask, scale, j + L), vbig));
-      V::store(y + j, e0);
-      V::store(y + j + L, e1);
+      V::store(e_out + j, e0);
+      V::store(e_out + j + L, e1);
       s0 = V::add(s0, e0);
       s1 = V::add(s1, e1);
     }
     for (; j < valid; j += L) {
       const T e = V::exp_neg(V::sub(logits<Mm>(x, mask, scale, j, V::first_n(valid - j)), vbig));
-      V::store_n(y + j, V::first_n(n - j), e);  // lanes >= valid hold exp(-inf) = 0
+      V::store_n(e_out + j, V::first_n(n - j), e);  // lanes >= valid hold exp(-inf) = 0
       s0 = V::add(s0, e);
     }
     const int64_t written = j;
     const float sum = V::hsum(V::add(s0, s1));
     if (sum != sum) return fill_row(y, 0, n, __builtin_nanf(""));  // a NaN logit
     const T inv = V::set1(1.0f / sum);
+    if (streamed) {
+      for (j = 0; j < n; j += L) V::stream(y + j, V::mul(V::load(row + j), inv));
+      _mm_sfence();
+      return;
+    }
     for (j = 0; j + L <= valid; j += L) V::store(y + j, V::mul(V::load(y + j), inv));
     if (j < valid) {
       const M k = V::first_n(valid - j);
@@ -162,18 +176,19 @@ struct NormalizationKernels {
 
   template <MaskMode Mm>
   static void softmax_row_t(const float* x, const float* mask, float scale_f, int64_t valid, int64_t n,
-                            float* y) {
+                            float* y, bool stream) {
     const T scale = V::set1(scale_f);
-    if (valid <= kCachedRow) return softmax_cached<Mm>(x, mask, scale, valid, n, y);
+    if (valid <= kCachedRow) return softmax_cached<Mm>(x, mask, scale, valid, n, y, stream);
     softmax_online<Mm>(x, mask, scale, valid, n, y);
   }
 
   static void softmax_row(const float* x, const float* mask, int mask_step, float scale, int64_t valid,
-                          int64_t n, float* y) {
-    if (mask == nullptr && scale == 1.0f) return softmax_row_t<MaskMode::raw>(x, mask, scale, valid, n, y);
-    if (mask == nullptr) return softmax_row_t<MaskMode::none>(x, mask, scale, valid, n, y);
-    if (mask_step) return softmax_row_t<MaskMode::vector>(x, mask, scale, valid, n, y);
-    return softmax_row_t<MaskMode::scalar>(x, mask, scale, valid, n, y);
+                          int64_t n, float* y, bool stream) {
+    if (mask == nullptr && scale == 1.0f)
+      return softmax_row_t<MaskMode::raw>(x, mask, scale, valid, n, y, stream);
+    if (mask == nullptr) return softmax_row_t<MaskMode::none>(x, mask, scale, valid, n, y, stream);
+    if (mask_step) return softmax_row_t<MaskMode::vector>(x, mask, scale, valid, n, y, stream);
+    return softmax_row_t<MaskMode::scalar>(x, mask, scale, valid, n, y, stream);
   }
 
   // ---- layer_norm -------------------------------------------------------------------------

@@ -417,35 +417,53 @@ TEST_CASE("cpu membound: softmax with masks, scale, causal and special rows") {
   std::vector<int64_t> sizes(std::begin(kSizes), std::end(kSizes));
   sizes.insert(sizes.end(), {16385, 40000});  // above 16384: the online two-pass path
   for_each_level([&](const Level& l) {
-    uint32_t seed = 300;
-    for (int64_t n : sizes) {
-      const int64_t rows = n >= 4096 ? 2 : 6;
-      CAPTURE(n);
-      In x = make_in(DType::f32, {2, rows, n});
-      fill(x, seed++, 3.0f);
-      const TensorDesc d = x.desc;
-      compare(l.softmax, reference_softmax, SoftmaxAttrs{.scale = 0.7f}, {x}, d, 1e-5);
-      compare(l.softmax, reference_softmax, SoftmaxAttrs{.scale = 1.3f, .causal = true}, {x}, d, 1e-5);
-      for (const std::vector<int64_t>& md :
-           std::vector<std::vector<int64_t>>{{n}, {rows, 1}, {2, rows, n}, {1}, {2, 1, n}}) {
-        CAPTURE(md.size());
-        In m = make_in(DType::f32, md);
-        fill(m, seed++, 1.0f, 0.2);  // includes -inf (masked), +inf and NaN entries
-        compare(l.softmax, reference_softmax, SoftmaxAttrs{.has_mask = true}, {x, m}, d, 1e-5);
-        compare(l.softmax, reference_softmax, SoftmaxAttrs{.scale = 0.5f, .causal = true, .has_mask = true},
-                {x, m}, d, 1e-5);
+    // true: every whole row of at most 4096 logits streamed where rows allow (n % 16 == 0)
+    for (bool stream : {false, true}) {
+      CAPTURE(stream);
+      test_support::ScopedStreamMinBytes streamed_from(stream ? 1 : std::numeric_limits<int64_t>::max());
+      uint32_t seed = 300;
+      for (int64_t n : sizes) {
+        const int64_t rows = n >= 4096 ? 2 : 6;
+        CAPTURE(n);
+        In x = make_in(DType::f32, {2, rows, n});
+        fill(x, seed++, 3.0f);
+        const TensorDesc d = x.desc;
+        compare(l.softmax, reference_softmax, SoftmaxAttrs{.scale = 0.7f}, {x}, d, 1e-5);
+        {  // in place (y = x; streamed when `stream` and n % 16 == 0): the same bits
+          Out in_place(d), apart(d);
+          std::memcpy(in_place.data(), x.ptr<float>(), size_t(d.nbytes()));
+          const OpAttrs attrs = SoftmaxAttrs{.scale = 0.7f};
+          REQUIRE(run(l.softmax, attrs, {x}, apart, nullptr).ok());
+          const TensorView io[] = {in_place.view()};
+          KernelArgs a;
+          a.attrs = &attrs;
+          a.inputs = io;
+          a.outputs = std::span<const TensorView>(io, 1);
+          REQUIRE(l.softmax(a).ok());
+          CHECK_MESSAGE(same_bits(in_place, apart), "in place differs");
+        }
+        compare(l.softmax, reference_softmax, SoftmaxAttrs{.scale = 1.3f, .causal = true}, {x}, d, 1e-5);
+        for (const std::vector<int64_t>& md :
+             std::vector<std::vector<int64_t>>{{n}, {rows, 1}, {2, rows, n}, {1}, {2, 1, n}}) {
+          CAPTURE(md.size());
+          In m = make_in(DType::f32, md);
+          fill(m, seed++, 1.0f, 0.2);  // includes -inf (masked), +inf and NaN entries
+          compare(l.softmax, reference_softmax, SoftmaxAttrs{.has_mask = true}, {x, m}, d, 1e-5);
+          compare(l.softmax, reference_softmax, SoftmaxAttrs{.scale = 0.5f, .causal = true, .has_mask = true},
+                  {x, m}, d, 1e-5);
+        }
+        // Special rows: all -inf (zeros), one NaN (NaN row), one +inf (NaN row), half -inf, and
+        // NaN among -inf (NaN row); large logits elsewhere.
+        In s = make_in(DType::f32, {5, n});
+        fill(s, seed++, 50.0f);
+        float* p = s.ptr<float>();
+        for (int64_t j = 0; j < n; ++j) p[j] = p[4 * n + j] = -kInf;
+        p[n + n / 2] = kNaN;
+        p[2 * n + (n - 1)] = kInf;
+        for (int64_t j = 0; j < n; j += 2) p[3 * n + j] = -kInf;
+        p[4 * n + n / 3] = kNaN;
+        compare(l.softmax, reference_softmax, SoftmaxAttrs{}, {s}, s.desc, 1e-5);
       }
-      // Special rows: all -inf (zeros), one NaN (NaN row), one +inf (NaN row), half -inf, and
-      // NaN among -inf (NaN row); large logits elsewhere.
-      In s = make_in(DType::f32, {5, n});
-      fill(s, seed++, 50.0f);
-      float* p = s.ptr<float>();
-      for (int64_t j = 0; j < n; ++j) p[j] = p[4 * n + j] = -kInf;
-      p[n + n / 2] = kNaN;
-      p[2 * n + (n - 1)] = kInf;
-      for (int64_t j = 0; j < n; j += 2) p[3 * n + j] = -kInf;
-      p[4 * n + n / 3] = kNaN;
-      compare(l.softmax, reference_softmax, SoftmaxAttrs{}, {s}, s.desc, 1e-5);
     }
     // Not the last axis: the reference path.
     In x = make_in(DType::f32, {5, 7, 3});
