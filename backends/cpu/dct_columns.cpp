@@ -20,7 +20,11 @@ int64_t column_work_floats(const ColumnPlan& plan, int64_t width) {
 // mattered more than keeping the buffers within L2: on Zen 4 (1 MiB L2) the [4096, 512]
 // DCT-II took 2.1-2.6 ms with 64 columns (2 MiB of buffers) against 2.3-3.6 with 32, and
 // [8192, 512] 5.7-5.8 against 7.4-7.6; at 16384 the two were even. So: 64 columns up to
-// n = 8192, 32 at 16384, 16 beyond.
+// n = 8192, 32 at 16384, 16 beyond. On Zen 3 (512 KiB L2, session 17; alternating runs in
+// one process) each 64-column block run as two 32-column halves took 0.79-0.89 of the time
+// at n = 4096 on 2 threads, 0.90-1.05 on 1, but 0.99-1.09 at 2048 and 0.88-1.07 at 8192
+// (16-column quarters: 0.85-1.38). No one rule fits both machines (Zen 4 keeps 64 columns
+// up to 8192), so it is not landed.
 int64_t column_block_width(int64_t n) {
   constexpr int64_t kBufferBytes = 4 * 1024 * 1024;
   return std::clamp<int64_t>(kBufferBytes / (8 * n) / 16 * 16, 16, 64);
