@@ -22,7 +22,9 @@
 // inverted index (queries listed per key, each K / V row loaded once per block; prototype:
 // the counting sort alone cost 9 cycles per pair). On a Zen 3 (AVX2, 512 KB L2; session 16)
 // a pair costs about 44 cycles in all; blocks of 128 or 64 KB of weights were even to 4 %
-// slower, prefetching the next group's K rows (first line or all four) 2-10 % slower.
+// slower, prefetching the next group's K rows (first line or all four) 2-10 % slower. Session
+// 17 (Zen 3): pass 2 over each V row once (8 AVX2 vectors, one accumulator set) instead of
+// two halves: 0.92-0.99 at 1 thread, 0.94-1.12 at 2 (medians 0.98): within noise, not landed.
 #pragma once
 
 #include <algorithm>
