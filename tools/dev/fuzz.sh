@@ -30,13 +30,15 @@ add_target() {  # name sources...
   target_order+=("$name")
 }
 obj_of() { local src=$1; echo "$out/obj/${src//\//__}.o"; }
-# An object is stale when it is missing, older than its source, or older than any header
-# of the directories the sources include from.
-stale() {  # src obj
-  [[ ! -f $2 || $1 -nt $2 ]] ||
-    [[ -n "$(find runtime ops/include tools tests/fuzz -name '*.h' -newer "$2" -print -quit)" ]]
-}
+# An object is stale when it is missing or older than its source; a header of the
+# directories the sources include from that is newer than the last compile (the stamp)
+# makes every object stale.
+stamp=$out/obj/.compiled
+stale() { [[ ! -f $2 || $1 -nt $2 ]]; }  # src obj
 build_targets() {
+  if [[ ! -f $stamp || -n "$(find runtime ops/include tools tests/fuzz -name '*.h' -newer "$stamp" -print -quit)" ]]; then
+    rm -f "$out"/obj/*.o
+  fi
   local name src obj
   local -A seen=()
   local todo=()
@@ -50,6 +52,7 @@ build_targets() {
   done
   if (( ${#todo[@]} > 0 )); then
     echo "fuzz: compiling $(( ${#todo[@]} / 3 )) sources ($jobs at a time)"
+    touch "$stamp"  # before compiling: a header edited meanwhile counts as newer next time
     printf '%s\0' "${todo[@]}" | xargs -0 -n 3 -P "$jobs" clang++ "${common[@]}" -c
   fi
   for name in "${target_order[@]}"; do
