@@ -27,6 +27,9 @@ Result<std::unique_ptr<Backend>> create_backend(std::string_view name, const Bac
     if (!options.affinity.empty() && name != "cpu")
       return unsupported("backend '" + std::string(name) +
                          "' has no thread pool to pin: thread affinity applies to the cpu backend only");
+    if (options.spin_us != 0 && name != "cpu")
+      return unsupported("backend '" + std::string(name) +
+                         "' has no thread pool to keep spinning: spin_us applies to the cpu backend only");
     return e.create(options);
   }
   std::string known;

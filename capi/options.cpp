@@ -2,6 +2,7 @@
 #include <string>
 
 #include "c_api_internal.h"
+#include "longrun/thread_pool.h"
 
 using longrun::capi::fail;
 using longrun::capi::guarded;
@@ -75,6 +76,17 @@ lr_status lr_session_options_set_affinity(lr_session_options* options, const int
     // Checked against the CPUs this process may use at lr_session_create (the mask may change
     // between the two calls).
     o.session.affinity.assign(cpus, cpus + count);
+    return LR_OK;
+  });
+}
+
+lr_status lr_session_options_set_spin_us(lr_session_options* options, uint32_t us) {
+  return with_options("lr_session_options_set_spin_us", options, [&](lr_session_options& o) {
+    if (us > uint32_t(longrun::kMaxSpinUs))
+      return fail(LR_OUT_OF_RANGE, "lr_session_options_set_spin_us: expected 0.." +
+                                       std::to_string(longrun::kMaxSpinUs) + " microseconds, found " +
+                                       std::to_string(us));
+    o.session.spin_us = int(us);
     return LR_OK;
   });
 }

@@ -60,15 +60,18 @@ Result<std::unique_ptr<ThreadPool>> make_thread_pool(const ThreadPoolOptions& op
   if (threads < 0 || threads > kMaxThreads)
     return invalid_argument("thread pool: thread count must be in [0, " + std::to_string(kMaxThreads) +
                             "] (0 = all hardware threads), got " + std::to_string(threads));
+  if (options.spin_us < 0 || options.spin_us > kMaxSpinUs)
+    return invalid_argument("thread pool: spin time must be in [0, " + std::to_string(kMaxSpinUs) +
+                            "] microseconds, got " + std::to_string(options.spin_us));
   if (options.cpus.empty()) {
     if (threads == 0) threads = std::clamp(detail::tbb_default_concurrency(), 1, kMaxThreads);
     if (threads <= 1) return make_serial_thread_pool();
-    return detail::make_tbb_thread_pool(threads);
+    return detail::make_tbb_thread_pool(threads, {}, options.spin_us);
   }
   LR_RETURN_IF_ERROR(detail::validate_cpu_list(options.cpus));
   if (threads == 0) threads = std::min<int>(int(options.cpus.size()), kMaxThreads);
   // Even one thread goes through the arena: its observer pins (and unpins) the caller.
-  return detail::make_tbb_thread_pool(threads, options.cpus);
+  return detail::make_tbb_thread_pool(threads, options.cpus, options.spin_us);
 }
 
 Result<std::unique_ptr<ThreadPool>> make_thread_pool(int threads) {

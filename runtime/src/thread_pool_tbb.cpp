@@ -13,6 +13,7 @@
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/partitioner.h>
 #include <oneapi/tbb/task_arena.h>
+#include <oneapi/tbb/task_group.h>
 #include <oneapi/tbb/task_scheduler_observer.h>
 
 #include <atomic>
@@ -59,15 +60,23 @@ class PinningObserver final : public tbb::task_scheduler_observer {
 
 class TbbThreadPool final : public ThreadPool {
  public:
-  TbbThreadPool(int threads, std::vector<int> cpus)
-      : threads_(threads), cpus_(std::move(cpus)), arena_(threads) {
+  TbbThreadPool(int threads, std::vector<int> cpus, int spin_us)
+      : threads_(threads),
+        spin_(std::chrono::microseconds(spin_us)),
+        cpus_(std::move(cpus)),
+        arena_(threads) {
     arena_.initialize();
     if (!cpus_.empty()) {
       observer_ = std::make_unique<PinningObserver>(arena_, cpus_);
       observer_->observe(true);
     }
   }
-  ~TbbThreadPool() override {
+  // noexcept: tbb::task_group's destructor may throw, but only when it was not waited for.
+  ~TbbThreadPool() noexcept override {
+    if (spin_.count() > 0) {  // release the keepers, and run any that never started
+      stopping_.store(true, std::memory_order_relaxed);
+      arena_.execute([&] { keepers_.wait(); });
+    }
     if (!observer_) return;
     // Terminate first: a worker the market was still sending (demand from the last
     // parallel_for) would otherwise join after stop() saw the arena empty, and keep its pin.
@@ -76,6 +85,7 @@ class TbbThreadPool final : public ThreadPool {
   }
 
   int num_threads() const override { return threads_; }
+  int spin_us() const override { return threads_ > 1 ? int(spin_.count()) : 0; }
   const std::vector<int>& affinity() const override { return cpus_; }
 
   void parallel_for(int64_t n, int64_t grain,
@@ -83,6 +93,7 @@ class TbbThreadPool final : public ThreadPool {
     const int64_t chunks = thread_pool_chunk_count(n, grain, threads_);
     if (chunks <= 0) return;
     auto run_chunk = [&](int64_t c) {
+      if (c == 0 && spin_.count() > 0) started_.fetch_add(1, std::memory_order_release);  // releases keepers
       int64_t begin = 0, end = 0;
       thread_pool_chunk_range(n, chunks, c, &begin, &end);
       fn(begin, end);
@@ -93,6 +104,7 @@ class TbbThreadPool final : public ThreadPool {
     }
     // (A pinned pool always enters the arena: its observer pins the calling thread too.)
     arena_.execute([&] {
+      const CallScope scope;
       tbb::parallel_for(
           tbb::blocked_range<int64_t>(0, chunks, 1),
           [&](const tbb::blocked_range<int64_t>& r) {
@@ -100,10 +112,61 @@ class TbbThreadPool final : public ThreadPool {
           },
           tbb::simple_partitioner());
     });
+    if (spin_.count() > 0) keep_workers();
   }
 
  private:
+  // Spinning (spin_us > 0): one keeper task per worker slot, enqueued into the arena after
+  // each call. A worker that takes one stays in the arena busy-waiting until the next call's
+  // first chunk starts, or the spin time has passed, or the pool is destroyed. Chunk 0 is the
+  // caller's, which tbb::parallel_for runs only after spawning the rest of the range, so the
+  // worker returns from its keeper with that call's tasks already there to take. (Returning
+  // as soon as the call began, before they were spawned, let the worker leave the arena and
+  // fall asleep on every other call.) A keeper that the calling thread itself picks up while
+  // it waits inside a call returns at once, so no call ever waits on a keeper.
+  void keep_workers() {
+    const auto until = std::chrono::steady_clock::now() + spin_;
+    const uint64_t seen = started_.load(std::memory_order_acquire);
+    for (int i = 1; i < threads_; ++i)
+      arena_.enqueue(keepers_.defer([this, until, seen] { keep(until, seen); }));
+  }
+  void keep(std::chrono::steady_clock::time_point until, uint64_t seen) const {
+    if (CallScope::inside()) return;
+    for (unsigned i = 0;; ++i) {
+      if (started_.load(std::memory_order_acquire) != seen || stopping_.load(std::memory_order_relaxed))
+        return;
+      if (i % 64 == 0 && std::chrono::steady_clock::now() >= until) return;
+      cpu_relax();
+    }
+  }
+  // Marks the calling thread of a parallel_for while it is inside its arena call.
+  class CallScope {
+   public:
+    CallScope() { ++depth(); }
+    ~CallScope() { --depth(); }
+    CallScope(const CallScope&) = delete;
+    CallScope& operator=(const CallScope&) = delete;
+    static bool inside() { return depth() > 0; }
+
+   private:
+    static int& depth() {
+      thread_local int d = 0;
+      return d;
+    }
+  };
+  static void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+  }
+
   int threads_;
+  std::chrono::microseconds spin_;
+  std::atomic<uint64_t> started_{0};  // calls whose chunk 0 has started
+  std::atomic<bool> stopping_{false};
+  tbb::task_group keepers_;
   std::vector<int> cpus_;
   tbb::task_arena arena_;
   std::unique_ptr<PinningObserver> observer_;  // set when cpus_ is not empty
@@ -113,8 +176,8 @@ class TbbThreadPool final : public ThreadPool {
 
 int tbb_default_concurrency() { return tbb::info::default_concurrency(); }
 
-std::unique_ptr<ThreadPool> make_tbb_thread_pool(int threads, std::vector<int> cpus) {
-  return std::make_unique<TbbThreadPool>(threads, std::move(cpus));
+std::unique_ptr<ThreadPool> make_tbb_thread_pool(int threads, std::vector<int> cpus, int spin_us) {
+  return std::make_unique<TbbThreadPool>(threads, std::move(cpus), spin_us);
 }
 
 }  // namespace longrun::detail

@@ -11,7 +11,8 @@ namespace longrun::detail {
 // Hardware threads as oneTBB sees them (respects affinity masks and cgroup limits).
 int tbb_default_concurrency();
 // A pool over a tbb::task_arena with `threads` maximum concurrency (>= 2, or >= 1 with
-// cpus), its threads pinned to `cpus` (validated by the caller) when that is not empty.
-std::unique_ptr<ThreadPool> make_tbb_thread_pool(int threads, std::vector<int> cpus = {});
+// cpus), its threads pinned to `cpus` (validated by the caller) when that is not empty,
+// its workers kept spinning for spin_us after each call (ThreadPoolOptions::spin_us).
+std::unique_ptr<ThreadPool> make_tbb_thread_pool(int threads, std::vector<int> cpus = {}, int spin_us = 0);
 
 }  // namespace longrun::detail

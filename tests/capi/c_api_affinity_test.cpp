@@ -2,7 +2,8 @@
 // 1-CPU and a 2-CPU list gives logits bitwise equal to an unpinned session with the same
 // thread count, says where it runs, leaves the calling thread's mask as it was, and bad CPU
 // lists fail at lr_session_create naming the CPU. (Where each chunk runs is checked on the
-// pool itself: tests/unit/thread_pool_affinity_test.cpp.)
+// pool itself: tests/unit/thread_pool_affinity_test.cpp.) Spinning workers
+// (lr_session_options_set_spin_us) likewise leave the logits unchanged.
 #include <doctest/doctest.h>
 #include <pthread.h>
 #include <sched.h>
@@ -104,4 +105,38 @@ TEST_CASE("C API affinity: bad CPU lists are refused by name") {
   // count 0 clears the list.
   REQUIRE(lr_session_options_set_affinity(opts.get(), nullptr, 0) == LR_OK);
   SessionPtr fine = make_session(model.get(), opts.get());
+}
+
+TEST_CASE("C API spin: spinning workers give the same logits; out-of-range and non-cpu are refused") {
+  ModelPtr model = load_model(small_model_path());
+  TensorPtr ids = ids_tensor(make_ids(2 * 200, 3), 2, 200);
+  OptionsPtr plain_opts = make_options("cpu", 2);
+  SessionPtr plain = make_session(model.get(), plain_opts.get());
+  lr_status st;
+  const std::vector<float> expected = run_logits(plain.get(), ids.get(), &st);
+  REQUIRE(st == LR_OK);
+
+  OptionsPtr opts = make_options("cpu", 2);
+  REQUIRE(lr_session_options_set_spin_us(opts.get(), 500) == LR_OK);
+  SessionPtr session = make_session(model.get(), opts.get());
+  const char* desc = nullptr;
+  REQUIRE(lr_session_backend(session.get(), &desc) == LR_OK);
+  CHECK(std::string(desc).find("2 threads, workers spin 500 us") != std::string::npos);
+  for (int k = 0; k < 3; ++k) {
+    const std::vector<float> got = run_logits(session.get(), ids.get(), &st);
+    REQUIRE(st == LR_OK);
+    REQUIRE(got.size() == expected.size());
+    CHECK(std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)) == 0);
+  }
+
+  CHECK(lr_session_options_set_spin_us(opts.get(), 1000001) == LR_OUT_OF_RANGE);
+  CHECK(std::string(lr_last_error()).find("expected 0..1000000 microseconds, found 1000001") !=
+        std::string::npos);
+  CHECK(lr_session_options_set_spin_us(nullptr, 10) == LR_INVALID_ARGUMENT);
+  lr_session* s = nullptr;
+  OptionsPtr ref = make_options("reference", 1);
+  REQUIRE(lr_session_options_set_spin_us(ref.get(), 10) == LR_OK);
+  CHECK(lr_session_create(model.get(), ref.get(), &s) == LR_UNSUPPORTED);
+  CHECK(s == nullptr);
+  CHECK(std::string(lr_last_error()).find("spin_us applies to the cpu backend only") != std::string::npos);
 }

@@ -109,6 +109,34 @@ TEST_CASE("C++ session options: affinity pins without changing results; bad CPUs
   CHECK(ref.status().code() == StatusCode::unsupported);
 }
 
+TEST_CASE("C++ session options: spinning workers give the same bits; only the cpu backend spins") {
+  auto plain = Session::create(GraphFactory(gram_softmax_graph), {"x"}, {.threads = 2});
+  REQUIRE(plain.ok());
+  const std::vector<float> expected = run_once(**plain, 96, 40);
+  SessionOptions o;
+  o.threads = 2;
+  o.spin_us = 2000;
+  auto s = Session::create(GraphFactory(gram_softmax_graph), {"x"}, o);
+  REQUIRE(s.ok());
+  CHECK((*s)->backend().description().find(", workers spin 2000 us") != std::string::npos);
+  for (int run = 0; run < 3; ++run) {  // later runs start while the workers still spin
+    const std::vector<float> got = run_once(**s, 96, 40);
+    REQUIRE(got.size() == expected.size());
+    CHECK(std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)) == 0);
+  }
+  o.spin_us = kMaxSpinUs + 1;
+  auto too_long = Session::create(GraphFactory(gram_softmax_graph), {"x"}, o);
+  REQUIRE_FALSE(too_long.ok());
+  CHECK(too_long.status().code() == StatusCode::invalid_argument);
+  CHECK(too_long.status().message().find("spin time") != std::string::npos);
+  o.spin_us = 100;
+  o.backend = "reference";
+  auto ref = Session::create(GraphFactory(gram_softmax_graph), {"x"}, o);
+  REQUIRE_FALSE(ref.ok());
+  CHECK(ref.status().code() == StatusCode::unsupported);
+  CHECK(ref.status().message().find("spin_us applies to the cpu backend only") != std::string::npos);
+}
+
 TEST_CASE("op registry: the LONGRUN_OPS query agrees with the kernel tables") {
   // Built with the default LONGRUN_OPS=all here; packaging.op_subset builds a subset and
   // checks the error a left-out op gives.

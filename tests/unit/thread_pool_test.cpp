@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -125,11 +127,58 @@ TEST_CASE("thread pool: nested parallel_for and all-hardware-threads pool") {
   CHECK(std::all_of(hits.begin(), hits.end(), [](const std::atomic<int>& h) { return h.load() == 1; }));
 }
 
+// Spinning workers (ThreadPoolOptions::spin_us) change who runs a chunk, never which chunks
+// a call makes; nested calls (whose callers pick up keeper tasks while they wait) finish;
+// destroying the pool releases workers still spinning instead of waiting out the spin time.
+TEST_CASE("thread pool: spinning workers keep the chunks, nest, and let the pool go at once") {
+  for (int threads : {1, 2, 4}) {
+    for (int spin_us : {50, kMaxSpinUs}) {
+      CAPTURE(threads);
+      CAPTURE(spin_us);
+      ThreadPoolOptions options;
+      options.threads = threads;
+      options.spin_us = spin_us;
+      Result<std::unique_ptr<ThreadPool>> made = make_thread_pool(options);
+      REQUIRE(made.ok());
+      ThreadPool& pool = **made;
+      CHECK(pool.spin_us() == (threads > 1 ? spin_us : 0));
+      for (int64_t n : {1, 7, 1000, 100003})
+        for (int64_t grain : {1, 64}) {
+          CAPTURE(n);
+          CAPTURE(grain);
+          CHECK(run_and_record(pool, n, grain) == expected_chunks(n, grain, threads));
+        }
+      std::vector<std::atomic<int>> hits(32 * 32);
+      pool.parallel_for(32, 1, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i)
+          pool.parallel_for(32, 1, [&](int64_t b2, int64_t e2) {
+            for (int64_t j = b2; j < e2; ++j) hits[size_t(i * 32 + j)].fetch_add(1);
+          });
+      });
+      CHECK(std::all_of(hits.begin(), hits.end(), [](const std::atomic<int>& h) { return h.load() == 1; }));
+      // The workers are now spinning for up to a second; the pool must not wait for that.
+      const auto t0 = std::chrono::steady_clock::now();
+      made->reset();
+      CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(500));
+    }
+  }
+}
+
 TEST_CASE("thread pool: invalid thread counts are rejected") {
   for (int bad : {-1, -1000, 1025, 1 << 30}) {
     CAPTURE(bad);
     Result<std::unique_ptr<ThreadPool>> made = make_thread_pool(bad);
     CHECK(made.status().code() == StatusCode::invalid_argument);
+  }
+  for (int bad : {-1, kMaxSpinUs + 1}) {
+    CAPTURE(bad);
+    ThreadPoolOptions options;
+    options.threads = 2;
+    options.spin_us = bad;
+    Result<std::unique_ptr<ThreadPool>> made = make_thread_pool(options);
+    CHECK(made.status().code() == StatusCode::invalid_argument);
+    CHECK(made.status().message().find("spin time must be in [0, 1000000] microseconds, got " +
+                                       std::to_string(bad)) != std::string::npos);
   }
 }
 

@@ -41,6 +41,7 @@ struct Engine {
   std::string isa;
   int threads = 1;
   std::vector<int> cpus;  // cpu only: pin the pool's threads (BackendOptions::affinity)
+  int spin_us = 0;        // cpu only: BackendOptions::spin_us
 };
 
 // One measurable peer: `reset` (untimed, may be empty) runs before every timed `run`.

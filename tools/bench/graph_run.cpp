@@ -13,6 +13,7 @@ Result<std::unique_ptr<Backend>> make_backend(const Engine& engine) {
   options.threads = engine.threads;
   options.isa = engine.isa;
   options.affinity = engine.cpus;
+  options.spin_us = engine.spin_us;
   return create_backend(engine.backend, options);
 }
 

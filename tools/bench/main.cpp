@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "longrun/ops/attrs.h"
+#include "longrun/thread_pool.h"
 #include "models_command.h"
 #include "op_cases.h"
 #include "ops_command.h"
@@ -39,6 +40,9 @@ void usage(std::FILE* f) {
       "  --threads LIST     thread counts, e.g. 1,2 (default 1; 0 = all hardware threads)\n"
       "  --cpus LIST        cpu only: pin our pool's threads to these CPUs (the calling thread\n"
       "                     takes the first); the peers' threads are not pinned\n"
+      "  --spin-us S        cpu only: our pool's workers busy-wait S us (0 .. 1000000) after\n"
+      "                     each parallel section instead of sleeping (SessionOptions::spin_us;\n"
+      "                     default 0); the peers keep their own policies\n"
       "  --op LIST          ops to run (default: all listed below)\n"
       "  --n LIST           sequence lengths N, overriding every op's defaults\n"
       "  --shape TEXT       only the cases whose shape (as printed) contains TEXT, e.g. ^T\n"
@@ -138,6 +142,8 @@ OpsOptions parse_ops(int argc, char** argv) {
       for (const std::string& t : split(a, value())) o.threads.push_back(thread_count(a, t));
     } else if (a == "--cpus") {
       for (const std::string& c : split(a, value())) o.cpus.push_back(int(integer(a, c, 0, 1 << 16)));
+    } else if (a == "--spin-us") {
+      o.spin_us = int(integer(a, value(), 0, longrun::kMaxSpinUs));
     } else if (a == "--op") {
       const std::vector<std::string> known = longrun::bench::bench_ops();
       for (const std::string& op : split(a, value())) {
@@ -176,6 +182,7 @@ OpsOptions parse_ops(int argc, char** argv) {
   if (o.backend != "cpu" && !(o.isas.size() == 1 && o.isas[0].empty()))
     usage_error("--isa: applies only to --backend cpu");
   if (o.backend != "cpu" && !o.cpus.empty()) usage_error("--cpus: applies only to --backend cpu");
+  if (o.backend != "cpu" && o.spin_us != 0) usage_error("--spin-us: applies only to --backend cpu");
   if (quick) {
     o.cases.quick = true;
     if (!repeat_set) o.repeat = 5;
@@ -315,6 +322,8 @@ void pool_usage(std::FILE* f) {
       "  --gaps LIST        idle gaps in microseconds (default 0,100,1000,5000)\n"
       "  --rounds R         calls per gap (default 101, min 5)\n"
       "  --chunk-us C       busy time per chunk in microseconds (default 50)\n"
+      "  --spin-us S        keep the workers spinning S us after each call (ThreadPoolOptions::\n"
+      "                     spin_us; default 0: oneTBB lets them sleep)\n"
       "  --json FILE|-      also write one JSON object per gap (- = stdout; the table then goes\n"
       "                     to stderr). Fields: gap_us, threads, chunks, chunk_us, rounds,\n"
       "                     median_ms, ideal_ms, threads_used, join_p50_us, join_p90_us (null\n"
@@ -339,6 +348,8 @@ longrun::bench::PoolOptions parse_pool(int argc, char** argv) {
       o.rounds = int(integer(a, value(), 5, 100000));
     } else if (a == "--chunk-us") {
       o.chunk_us = int(integer(a, value(), 1, 1000000));
+    } else if (a == "--spin-us") {
+      o.spin_us = int(integer(a, value(), 0, longrun::kMaxSpinUs));
     } else if (a == "--json") {
       o.json = value();
       if (o.json.empty()) usage_error("--json: empty file name (use - for stdout)");

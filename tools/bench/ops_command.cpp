@@ -58,7 +58,7 @@ struct Run {
       // External peers depend only on the thread count: measured once per count.
       std::vector<std::optional<Result<Timing>>> cached(c.peers.size());
       for (const std::string& isa : o.isas) {
-        const Engine e{o.backend, isa, threads, o.cpus};
+        const Engine e{o.backend, isa, threads, o.cpus, o.spin_us};
         Row r = base_row(c, e);
         Result<std::unique_ptr<GraphRun>> run = GraphRun::create(c.graph, c.inputs, e);
         if (!run.ok()) {
@@ -77,7 +77,7 @@ struct Run {
         }
         r.timing = *t;
         // Peers run with the threads the backend really used (the reference backend is serial).
-        const Engine peer_engine{o.backend, isa, label.threads, o.cpus};
+        const Engine peer_engine{o.backend, isa, label.threads, o.cpus, o.spin_us};
         bool printed = false;
         for (size_t i = 0; i < c.peers.size(); ++i) {
           const PeerFactory& f = c.peers[i];
@@ -107,8 +107,9 @@ std::string title(const OpsOptions& o, const std::string& isas) {
   for (int t : o.threads) threads += (threads.empty() ? "" : ",") + std::to_string(t);
   std::string t = "longrun-bench ops: backend " + o.backend + (isas.empty() ? "" : ", isa " + isas) +
                   ", threads " + threads +
-                  (o.cpus.empty() ? "" : " pinned to CPUs " + cpu_list_text(o.cpus)) + "; median of " +
-                  std::to_string(o.repeat) + " runs after " + std::to_string(o.warmup) +
+                  (o.cpus.empty() ? "" : " pinned to CPUs " + cpu_list_text(o.cpus)) +
+                  (o.spin_us == 0 ? "" : ", workers spin " + std::to_string(o.spin_us) + " us") +
+                  "; median of " + std::to_string(o.repeat) + " runs after " + std::to_string(o.warmup) +
                   " warm-up runs; ratio = peer ms / longrun ms (> 1: longrun is faster)";
   if (o.backend == "cuda")
     t += "\n  cuda times: device events around the nodes (input/output copies excluded)";

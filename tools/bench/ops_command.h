@@ -13,6 +13,7 @@ struct OpsOptions {
   std::vector<std::string> isas = {""};  // "" = the backend's best
   std::vector<int> threads = {1};
   std::vector<int> cpus;  // pin our pool's threads (the peers' threads stay unpinned)
+  int spin_us = 0;        // keep our pool's workers spinning (BackendOptions::spin_us)
   CaseSelection cases;
   int repeat = 7;
   int warmup = 2;

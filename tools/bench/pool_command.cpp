@@ -75,6 +75,7 @@ int run_pool(const PoolOptions& o) {
   ThreadPoolOptions po;
   po.threads = o.threads;
   po.cpus = o.cpus;
+  po.spin_us = o.spin_us;
   Result<std::unique_ptr<ThreadPool>> made = make_thread_pool(po);
   if (!made.ok()) {
     std::fprintf(stderr, "longrun-bench: %s: %s\n", o.cpus.empty() ? "--threads" : "--threads / --cpus",
@@ -90,10 +91,11 @@ int run_pool(const PoolOptions& o) {
   const double ideal_ms = double(chunks) * o.chunk_us / threads / 1000.0;
   std::fprintf(
       table,
-      "longrun-bench pool: %d thread%s%s, %lld chunks of %d us busy time per call, %d calls per idle "
-      "gap (medians); join = when the last thread started its first chunk\n",
+      "longrun-bench pool: %d thread%s%s%s, %lld chunks of %d us busy time per call, %d calls per "
+      "idle gap (medians); join = when the last thread started its first chunk\n",
       threads, threads == 1 ? "" : "s",
       o.cpus.empty() ? "" : (" pinned to CPUs " + cpu_list_text(o.cpus)).c_str(),
+      pool.spin_us() == 0 ? "" : (", workers spin " + std::to_string(pool.spin_us()) + " us").c_str(),
       static_cast<long long>(chunks), o.chunk_us, o.rounds);
   std::fprintf(table, "%8s %10s %9s %8s %10s %10s %7s\n", "gap us", "median ms", "ideal ms", "threads",
                "join p50us", "join p90us", "missed");

@@ -15,6 +15,7 @@ struct PoolOptions {
   std::vector<int64_t> gaps_us = {0, 100, 1000, 5000};  // idle time before each call
   int rounds = 101;                                     // calls per gap, medians reported
   int chunk_us = 50;                                    // busy time of each of 4 x threads chunks
+  int spin_us = 0;                                      // ThreadPoolOptions::spin_us
   std::string json;                                     // "" = none, "-" = stdout
 };
 

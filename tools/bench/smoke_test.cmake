@@ -86,9 +86,22 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "longrun-bench ops --cpus ${first_cpu} exited ${rc}\n${o}${e}")
 endif()
 
+# Spinning workers (--spin-us): an op on two spinning threads, and a pool run, say so.
+execute_process(COMMAND ${BENCH} ops --quick --op add --repeat 5 --threads 2 --spin-us 500 RESULT_VARIABLE rc
+                OUTPUT_VARIABLE o ERROR_VARIABLE e)
+if(NOT rc EQUAL 0 OR NOT o MATCHES "workers spin 500 us")
+  message(FATAL_ERROR "longrun-bench ops --spin-us 500 exited ${rc}\n${o}${e}")
+endif()
+execute_process(COMMAND ${BENCH} pool --gaps 0,200 --rounds 5 --spin-us 1000 RESULT_VARIABLE rc
+                OUTPUT_VARIABLE o ERROR_VARIABLE e)
+if(NOT rc EQUAL 0 OR NOT o MATCHES "workers spin 1000 us")
+  message(FATAL_ERROR "longrun-bench pool --spin-us 1000 exited ${rc}\n${o}${e}")
+endif()
+
 # Usage errors name the flag and exit 2.
 foreach(args "ops;--repeat;3" "ops;--op;no_such_op" "ops;--backend;nope" "ops;--n;12x" "nope"
              "ops;--cpus;x" "ops;--cpus;65535;--op;add" "ops;--backend;reference;--cpus;0"
+             "ops;--spin-us;1000001" "ops;--backend;reference;--spin-us;10" "pool;--spin-us;-1"
              "pool;--rounds;2" "pool;--gaps;1,x" "pool;--cpus;x" "pool;--bogus")
   execute_process(COMMAND ${BENCH} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e)
   if(NOT rc EQUAL 2)

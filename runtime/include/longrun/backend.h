@@ -58,6 +58,9 @@ struct BackendOptions {
   // cpu only: pin the pool's threads to these CPU ids (ThreadPoolOptions::cpus; threads = 0
   // then means one per CPU). Other backends reject a non-empty list (unsupported).
   std::vector<int> affinity;
+  // cpu only: keep the pool's workers spinning this many microseconds after each parallel
+  // section (ThreadPoolOptions::spin_us). Other backends reject a non-zero value (unsupported).
+  int spin_us = 0;
   // cpu only: with isa "" use "avx2" (or "scalar" without AVX2) instead of the best level,
   // ignoring LONGRUN_CPU_ISA, so one binary runs the same kernels on every AVX2 machine.
   bool deterministic = false;

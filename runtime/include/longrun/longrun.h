@@ -141,6 +141,15 @@ LR_API lr_status lr_session_options_set_threads(lr_session_options* options, int
  * set; LR_UNSUPPORTED for the reference and cuda backends, or where the OS cannot pin
  * (non-Linux). Outputs do not depend on affinity (only on the thread count). */
 LR_API lr_status lr_session_options_set_affinity(lr_session_options* options, const int* cpus, size_t count);
+/* cpu backend: after each parallel section the pool's worker threads busy-wait for `us`
+ * microseconds (0 .. 1000000) instead of going back to sleep, so a kernel that starts within
+ * that window runs on every thread at once. Waking a sleeping worker takes tens of
+ * microseconds to milliseconds on a VM, longer than many kernels of a short run. Costs up
+ * to threads - 1 CPUs busy for that long after every parallel section. 0 (default): workers
+ * sleep when idle. Outputs do not depend on it. A value over 1000000 fails with
+ * LR_OUT_OF_RANGE; a non-zero value with the reference or cuda backend fails at
+ * lr_session_create with LR_UNSUPPORTED. */
+LR_API lr_status lr_session_options_set_spin_us(lr_session_options* options, uint32_t us);
 /* cpu backend: force "scalar", "avx2" or "avx512" (default: the best this CPU has). */
 LR_API lr_status lr_session_options_set_isa(lr_session_options* options, const char* isa);
 /* Determinism switch. Outputs are always bitwise reproducible for the same build, ISA level

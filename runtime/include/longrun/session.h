@@ -39,6 +39,13 @@ struct SessionOptions {
   // fails with invalid_argument naming the CPU. Empty: no pinning (threads run where the
   // process's mask lets them). Results do not depend on it (only on the thread count).
   std::vector<int> affinity;
+  // cpu only: after each parallel section the pool's workers keep busy-waiting for this many
+  // microseconds (0 .. 1000000) instead of going back to sleep, so a kernel that starts
+  // within that window runs on every thread at once. Waking a sleeping worker takes tens of
+  // microseconds to milliseconds on a VM, longer than many kernels of a short run (README
+  // "Pinning and spinning"). Costs up to threads - 1 CPUs busy for that long after every
+  // parallel section. 0 (default): workers sleep when idle. Results do not depend on it.
+  int spin_us = 0;
   // The determinism switch (README "Determinism contract"): the cpu ISA defaults to "avx2"
   // ("scalar" without AVX2) instead of the best level, and threads = 0 without `affinity` is
   // refused (invalid_argument), so the same options run the same kernels with the same work

@@ -10,6 +10,13 @@
 // cpus[i % cpus.size()] only. Pinning is scoped: a thread's previous CPU mask is restored
 // when it leaves the pool's arena, so the caller of parallel_for is not left pinned and a
 // oneTBB worker that later serves another (unpinned) pool runs where it did before.
+//
+// Spinning (ThreadPoolOptions::spin_us): by default an idle pool's workers go back to
+// oneTBB, which soon lets them sleep, and a call that comes a little later starts on the
+// caller alone while the workers wake up: tens of microseconds to milliseconds on a VM, more
+// than a short kernel takes. With spin_us > 0 the workers busy-wait inside the pool for that
+// long after each call, so the next call within the window starts on every thread at once
+// (the way OpenMP runtimes spin by default). Which chunks a call makes never depends on it.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +35,8 @@ class ThreadPool {
   virtual int num_threads() const = 0;
   // The CPUs the pool's threads are pinned to (empty: not pinned).
   virtual const std::vector<int>& affinity() const = 0;
+  // How long the workers busy-wait after each call, in microseconds (0: they may sleep).
+  virtual int spin_us() const { return 0; }
   // Calls fn(begin, end) over disjoint chunks covering [0, n), split by the chunking rule
   // below (so chunks hold about max(grain, n / (4 * threads)) items; with grain g the count
   // never exceeds ceil(n / g)). Returns when all chunks are done. fn must not throw.
@@ -40,12 +49,19 @@ class ThreadPool {
 int64_t thread_pool_chunk_count(int64_t n, int64_t grain, int threads);
 void thread_pool_chunk_range(int64_t n, int64_t chunks, int64_t chunk, int64_t* begin, int64_t* end);
 
+inline constexpr int kMaxSpinUs = 1000000;  // ThreadPoolOptions::spin_us, SessionOptions::spin_us
+
 struct ThreadPoolOptions {
   // 1 (serial) .. 1024; 0 = all hardware threads, or cpus.size() when cpus is given.
   int threads = 1;
   // CPU ids to pin to (empty: no pinning). Each must be in the process's allowed CPU set
   // (sched_getaffinity) and appear once; more threads than CPUs share them round-robin.
   std::vector<int> cpus;
+  // After each parallel_for, keep the pool's workers busy-waiting in the pool for this many
+  // microseconds (0 .. 1000000; default 0: they go back to oneTBB, which lets them sleep).
+  // Costs up to threads - 1 CPUs spinning for that long after every call. No effect on a
+  // one-thread pool.
+  int spin_us = 0;
 };
 
 // threads <= 1 (and no CPU list) gives the serial pool; threads == 0 means "all hardware
