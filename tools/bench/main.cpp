@@ -209,6 +209,8 @@ void models_usage(std::FILE* f) {
       "  --backend NAME     cpu (default), reference or cuda\n"
       "  --isa ISA          cpu only: scalar, avx2 or avx512 (default: the best this machine has)\n"
       "  --threads LIST     thread counts (default 1; 0 = all hardware threads)\n"
+      "  --spin-us S        cpu only: the pool's workers busy-wait S us (0 .. 1000000) after each\n"
+      "                     parallel section instead of sleeping (SessionOptions::spin_us)\n"
       "  --preset LIST      presets to run (default: all below); a preset's baseline runs too\n"
       "  --arch A --config JSON\n"
       "                     benchmark any registered arch with this longrun.config instead\n"
@@ -257,6 +259,8 @@ longrun::bench::ModelsOptions parse_models(int argc, char** argv) {
     } else if (a == "--threads") {
       o.threads.clear();
       for (const std::string& t : split(a, value())) o.threads.push_back(thread_count(a, t));
+    } else if (a == "--spin-us") {
+      o.spin_us = int(integer(a, value(), 0, longrun::kMaxSpinUs));
     } else if (a == "--preset") {
       o.presets = split(a, value());
     } else if (a == "--arch") {
@@ -295,6 +299,7 @@ longrun::bench::ModelsOptions parse_models(int argc, char** argv) {
     }
   });
   if (!o.isa.empty() && o.backend != "cpu") usage_error("--isa: applies only to --backend cpu");
+  if (o.spin_us != 0 && o.backend != "cpu") usage_error("--spin-us: applies only to --backend cpu");
   if (o.arch.empty() != !config_set) usage_error("--arch and --config go together");
   if (!o.arch.empty() && !o.presets.empty()) usage_error("--preset: not with --arch (one or the other)");
   if (o.pytorch && o.save_models.empty())

@@ -43,7 +43,7 @@ struct SessionOptions {
   // microseconds (0 .. 1000000) instead of going back to sleep, so a kernel that starts
   // within that window runs on every thread at once. Waking a sleeping worker takes tens of
   // microseconds to milliseconds on a VM, longer than many kernels of a short run (README
-  // "Pinning and spinning"). Costs up to threads - 1 CPUs busy for that long after every
+  // "Threads, affinity and spinning"). Costs up to threads - 1 CPUs busy for that long after every
   // parallel section. 0 (default): workers sleep when idle. Results do not depend on it.
   int spin_us = 0;
   // The determinism switch (README "Determinism contract"): the cpu ISA defaults to "avx2"
