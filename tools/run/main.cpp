@@ -22,6 +22,7 @@
 #include "longrun/safetensors.h"
 #include "longrun/session.h"
 #include "longrun/tensor.h"
+#include "longrun/thread_pool.h"
 #include "longrun/tokenizer.h"
 #include "run/generate_command.h"
 
@@ -38,7 +39,8 @@ void usage() {
   std::printf(
       "usage: longrun-run --model MODEL.safetensors (--input IN.safetensors | --ids \"ID ID ...\" ... |\n"
       "                   --text \"TEXT\" ...)\n"
-      "                   [--backend %s] [--threads N] [--isa scalar|avx2|avx512]\n"
+      "                   [--backend %s] [--threads N] [--cpus LIST] [--spin-us US]\n"
+      "                   [--isa scalar|avx2|avx512]\n"
       "                   [--output OUT.safetensors] [--memory] [--profile] [--repeat K] [--debug-outputs]\n"
       "\n"
       "Runs a native longrun model file (safetensors with longrun.format/arch/config metadata;\n"
@@ -56,6 +58,11 @@ void usage() {
       "                     end and masked out with attention_mask when the model accepts one)\n"
       "  --backend NAME     reference, cpu (default) or cuda\n"
       "  --threads N        worker threads for the cpu backend (default 1; 0 = all hardware threads)\n"
+      "  --cpus LIST        cpu backend: pin the pool's threads to these CPU ids, e.g. 0,1 (thread i\n"
+      "                     on CPU i mod count; with --threads 0, one thread per CPU)\n"
+      "  --spin-us US       cpu backend: after each parallel kernel the workers busy-wait US\n"
+      "                     microseconds (0 .. 1000000; default 0) instead of sleeping, so the\n"
+      "                     next kernel starts on every thread at once (costs CPU time while idle)\n"
       "  --isa NAME         cpu backend: force an ISA level (default: the best this CPU has)\n"
       "  --output PATH      write every output tensor to PATH (safetensors); without it a summary is\n"
       "                     printed (shape and first values of each output)\n"
@@ -82,6 +89,8 @@ struct Options {
   std::vector<std::string> texts;
   std::string backend = "cpu";
   int threads = 1;
+  std::vector<int> cpus;
+  int spin_us = 0;
   std::string isa;
   std::string output;
   bool memory = false;
@@ -173,6 +182,30 @@ int parse(int argc, char** argv, Options* o, bool* done) {
         return 2;
       }
       o->threads = int(n);
+    } else if (a == "--cpus") {
+      if (!value(&v)) return 2;
+      o->cpus.clear();
+      for (size_t at = 0; at <= v.size();) {
+        const size_t comma = std::min(v.find(',', at), v.size());
+        int64_t cpu = 0;
+        if (!parse_int(v.substr(at, comma - at), &cpu) || cpu < 0 || cpu > 65535) {
+          std::fprintf(stderr,
+                       "longrun-run: --cpus: expected CPU ids 0..65535 separated by commas, found '%s'\n",
+                       std::string(v).c_str());
+          return 2;
+        }
+        o->cpus.push_back(int(cpu));
+        at = comma + 1;
+      }
+    } else if (a == "--spin-us") {
+      int64_t us = 0;
+      if (!value(&v)) return 2;
+      if (!parse_int(v, &us) || us < 0 || us > longrun::kMaxSpinUs) {
+        std::fprintf(stderr, "longrun-run: --spin-us: expected 0..%d, found '%s'\n", longrun::kMaxSpinUs,
+                     std::string(v).c_str());
+        return 2;
+      }
+      o->spin_us = int(us);
     } else if (a == "--isa") {
       if (!value(&v)) return 2;
       o->isa = v;
@@ -371,6 +404,8 @@ int run(const Options& o) {
   SessionOptions so;
   so.backend = o.backend;
   so.threads = o.threads;
+  so.affinity = o.cpus;
+  so.spin_us = o.spin_us;
   so.isa = o.isa;
   if (o.generation.enabled) return longrun_run::run_generation(*model_r, inputs, so, o.generation);
   auto session_r = model.create_session(so, names);
