@@ -27,6 +27,28 @@ cpu_set_t caller_mask() {
   return set;
 }
 
+// The logits of a plain (unpinned, non-spinning) 2-thread cpu session: what every pinned or
+// spinning variant must give bit for bit.
+std::vector<float> plain_logits(lr_model* model, const lr_tensor* ids) {
+  OptionsPtr opts = make_options("cpu", 2);
+  SessionPtr plain = make_session(model, opts.get());
+  lr_status st;
+  std::vector<float> logits = run_logits(plain.get(), ids, &st);
+  REQUIRE(st == LR_OK);
+  return logits;
+}
+
+// Three runs of `session`, each bitwise equal to `expected`.
+void check_runs_match(lr_session* session, const lr_tensor* ids, const std::vector<float>& expected) {
+  for (int k = 0; k < 3; ++k) {
+    lr_status st;
+    const std::vector<float> got = run_logits(session, ids, &st);
+    REQUIRE(st == LR_OK);
+    REQUIRE(got.size() == expected.size());
+    CHECK(std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)) == 0);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("C API affinity: pinned sessions match unpinned ones bitwise and restore the caller's mask") {
@@ -34,11 +56,7 @@ TEST_CASE("C API affinity: pinned sessions match unpinned ones bitwise and resto
   REQUIRE_FALSE(allowed.empty());
   ModelPtr model = load_model(small_model_path());
   TensorPtr ids = ids_tensor(make_ids(2 * 200, 3), 2, 200);
-  OptionsPtr plain_opts = make_options("cpu", 2);
-  SessionPtr plain = make_session(model.get(), plain_opts.get());
-  lr_status st;
-  const std::vector<float> expected = run_logits(plain.get(), ids.get(), &st);
-  REQUIRE(st == LR_OK);
+  const std::vector<float> expected = plain_logits(model.get(), ids.get());
 
   std::vector<std::vector<int>> lists = {{allowed[0]}};
   if (allowed.size() >= 2) lists.push_back({allowed[0], allowed[1]});
@@ -51,12 +69,7 @@ TEST_CASE("C API affinity: pinned sessions match unpinned ones bitwise and resto
     REQUIRE(lr_session_backend(session.get(), &desc) == LR_OK);
     CHECK(std::string(desc).find("2 threads, CPUs " + longrun::cpu_list_text(cpus)) != std::string::npos);
     const cpu_set_t before = caller_mask();
-    for (int k = 0; k < 3; ++k) {
-      const std::vector<float> got = run_logits(session.get(), ids.get(), &st);
-      REQUIRE(st == LR_OK);
-      REQUIRE(got.size() == expected.size());
-      CHECK(std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)) == 0);
-    }
+    check_runs_match(session.get(), ids.get(), expected);
     const cpu_set_t after = caller_mask();
     CHECK(CPU_EQUAL(&before, &after));
   }
@@ -110,11 +123,7 @@ TEST_CASE("C API affinity: bad CPU lists are refused by name") {
 TEST_CASE("C API spin: spinning workers give the same logits; out-of-range and non-cpu are refused") {
   ModelPtr model = load_model(small_model_path());
   TensorPtr ids = ids_tensor(make_ids(2 * 200, 3), 2, 200);
-  OptionsPtr plain_opts = make_options("cpu", 2);
-  SessionPtr plain = make_session(model.get(), plain_opts.get());
-  lr_status st;
-  const std::vector<float> expected = run_logits(plain.get(), ids.get(), &st);
-  REQUIRE(st == LR_OK);
+  const std::vector<float> expected = plain_logits(model.get(), ids.get());
 
   OptionsPtr opts = make_options("cpu", 2);
   REQUIRE(lr_session_options_set_spin_us(opts.get(), 500) == LR_OK);
@@ -122,12 +131,7 @@ TEST_CASE("C API spin: spinning workers give the same logits; out-of-range and n
   const char* desc = nullptr;
   REQUIRE(lr_session_backend(session.get(), &desc) == LR_OK);
   CHECK(std::string(desc).find("2 threads, workers spin 500 us") != std::string::npos);
-  for (int k = 0; k < 3; ++k) {
-    const std::vector<float> got = run_logits(session.get(), ids.get(), &st);
-    REQUIRE(st == LR_OK);
-    REQUIRE(got.size() == expected.size());
-    CHECK(std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)) == 0);
-  }
+  check_runs_match(session.get(), ids.get(), expected);
 
   CHECK(lr_session_options_set_spin_us(opts.get(), 1000001) == LR_OUT_OF_RANGE);
   CHECK(std::string(lr_last_error()).find("expected 0..1000000 microseconds, found 1000001") !=
