@@ -79,7 +79,7 @@ struct EpilogueKernels {
       const float* cr = e.c != nullptr ? e.c + r * e.ldc : nullptr;
       // Masked loads on every vector, not only the tail: plain loads for whole vectors made no
       // difference (session 18, Zen 3: whole models, alternating runs in one process, 0.92-1.09
-      // of the time; a tile has at most two vectors per row, and its K loop dominates).
+      // of the time; an AVX2 tile has two vectors per row, and its K loop dominates).
       for (int64_t j = 0; j < n; j += L) {
         const M mk = V::first_n(n - j);
         T v = V::load_n(yr + j, mk);
