@@ -182,7 +182,7 @@ Result<std::shared_ptr<SpectralState>> make_state(SpectralOp op, const OpAttrs& 
   if (column_route && op != SpectralOp::filter) {
     st->columns = dct_detail::make_column_plan(op == SpectralOp::dct3, length,
                                                op == SpectralOp::dct3 ? st->used : st->n, st->n_out);
-    st->block = std::min(dct_detail::column_block_width(length), st->inner);
+    st->block = std::min(dct_detail::column_plan_width(length), st->inner);
     st->blocks_per_outer = (st->inner + st->block - 1) / st->block;
     st->units = st->outer * st->blocks_per_outer;
     const int64_t chunks = threads <= 1 ? 1 : std::min<int64_t>(st->units, 2 * int64_t(threads));

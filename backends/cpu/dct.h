@@ -146,6 +146,10 @@ inline int64_t column_buffer_floats(int64_t n, int64_t padded) {
 }
 // Columns per block: 64 while the two FFT buffers stay within 4 MB (n <= 8192), fewer beyond.
 int64_t column_block_width(int64_t n);
+// Columns per block of a DCT-II / DCT-III column plan: column_block_width(n), but half that in
+// the two-step range when one core's L2 cannot hold the two-step buffer (column_two_step
+// false). Never the thread count: a column's bits depend on its block's width.
+int64_t column_plan_width(int64_t n);
 
 // The spectral filter's operator R [m x n] (or its transpose [n x m]) built in double, shared
 // by every node of the same (n, m) while one holds it.

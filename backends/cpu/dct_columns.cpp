@@ -23,11 +23,24 @@ int64_t column_work_floats(const ColumnPlan& plan, int64_t width) {
 // n = 8192, 32 at 16384, 16 beyond. On Zen 3 (512 KiB L2, session 17; alternating runs in
 // one process) each 64-column block run as two 32-column halves took 0.79-0.89 of the time
 // at n = 4096 on 2 threads, 0.90-1.05 on 1, but 0.99-1.09 at 2048 and 0.88-1.07 at 8192
-// (16-column quarters: 0.85-1.38). No one rule fits both machines (Zen 4 keeps 64 columns
-// up to 8192), so it is not landed.
+// (16-column quarters: 0.85-1.38). Zen 4 keeps 64 columns up to 8192, where it runs n = 4096
+// as the two-step FFT; so only n = 4096 without the two-step takes 32 columns
+// (column_plan_width below, DCT-II / DCT-III; the filter's forward half keeps 64).
 int64_t column_block_width(int64_t n) {
   constexpr int64_t kBufferBytes = 4 * 1024 * 1024;
   return std::clamp<int64_t>(kBufferBytes / (8 * n) / 16 * 16, 16, 64);
+}
+
+// On Zen 3 (512 KiB L2, so no two-step at n = 4096), alternating runs in one process:
+// [4096, 512] DCT-II / DCT-III in 32-column blocks (512 KiB of buffer per core, and below
+// kCopyPassBytes, so no gather / scatter pass) took 0.80-0.93 of the 64-column time on 2
+// threads (sessions 17 and 18) and 0.92-1.03 on 1 (DCT-III 1.01-1.03). One width for every
+// thread count: the 64-column blocks' gather pass rounds differently from the direct first
+// pass, and 1 and 2 threads give the same bits.
+int64_t column_plan_width(int64_t n) {
+  const int64_t w = column_block_width(n);
+  const bool in_range = n >= kColumnTwoStepFrom && n <= kColumnTwoStepUpTo;
+  return in_range && !column_two_step(n) ? std::max<int64_t>(16, w / 2) : w;
 }
 
 int64_t& column_two_step_l2_bytes() {

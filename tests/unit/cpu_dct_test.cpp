@@ -235,14 +235,19 @@ TEST_CASE("cpu_dct: column route, power-of-two lengths") {
   check_case(OpKind::idct, IdctAttrs{.axis = 0, .n = 32}, {64, 20});  // truncated
   check_case(OpKind::dct, DctAttrs{.axis = 0, .keep = 40}, {2048, 65});
   check_case(OpKind::idct, IdctAttrs{.axis = 0, .n = 8192}, {40, 33});
-  check_case(OpKind::dct, DctAttrs{.axis = 0, .keep = 20}, {8192, 18});
-  // n = 4096 with 64-column blocks: the separate gather / scatter pass (dct_columns_impl.h,
-  // kCopyPassBytes) for the two full blocks, the direct first / last pass for the 2-column tail;
-  // with the two-step FFT (an L2 that holds its buffer) and with whole-buffer passes.
+  check_case(OpKind::dct, DctAttrs{.axis = 0, .keep = 20}, {8192, 33});
+  // The n = 8192 cases above (33 columns: 40 lanes) take the separate gather / scatter pass
+  // (dct_columns_impl.h, kCopyPassBytes). n = 4096: with the two-step FFT (an L2 that holds
+  // its buffer) in 64-column blocks and a 2-column tail; without it in 32-column blocks
+  // (column_plan_width) with whole-buffer passes, while the filter's forward half keeps 64
+  // columns and the gather pass.
   for (const int64_t l2 : {int64_t(0), int64_t(1) << 30}) {
     test_support::ScopedOverride<int64_t> scoped(cpu::dct_detail::column_two_step_l2_bytes(), l2);
     CAPTURE(l2);
     REQUIRE(cpu::dct_detail::column_two_step(4096) == (l2 > 0));
+    REQUIRE(cpu::dct_detail::column_plan_width(4096) == (l2 > 0 ? 64 : 32));
+    REQUIRE(cpu::dct_detail::column_plan_width(2048) == 64);
+    REQUIRE(cpu::dct_detail::column_plan_width(8192) == 64);
     check_case(OpKind::dct, DctAttrs{.axis = 0, .keep = 24}, {4096, 130});
     check_case(OpKind::idct, IdctAttrs{.axis = 0, .n = 4096}, {30, 130});
     check_case(OpKind::spectral_filter,
