@@ -345,6 +345,45 @@ TEST_CASE("cpu gemm: a weight B is prepacked at prepare; an input B uses the pre
   }
 }
 
+// A small M on several threads splits N into several tasks per M block; A (packed: rows
+// 8 KiB apart alias in L1, or trans_a) is then packed once per M block by whichever task
+// comes first and shared (gemm.cpp, shares_a): same bits as one thread, with and without a
+// prepared state, with a weight B (prepacked) and an input B, over batches.
+TEST_CASE("cpu gemm: N-split tasks share one packed A per M block") {
+  auto two = pool_of(2), three = pool_of(3);
+  int v = 0;
+  for (const bool trans_a : {false, true}) {
+    for (const bool weight : {true, false}) {
+      ++v;
+      MatmulAttrs at{.trans_a = trans_a, .trans_b = true, .has_bias = v % 2 == 0};
+      const Problem p =
+          make_problem(at, 40, 300, trans_a ? 2148 : 2048, DType::f32, uint32_t(30 + v), {2}, {});
+      check_all_levels(p);
+      GraphBuilder b;
+      const ValueId a = b.input("a", p.descs[0]);
+      const ValueId w = weight ? b.weight("w", p.descs[1], p.data[1]->data()) : b.input("w", p.descs[1]);
+      std::vector<ValueId> ins{a, w};
+      if (at.has_bias) ins.push_back(b.weight("bias", p.descs[2], p.data[2]->data()));
+      b.output(b.matmul(ins, at), "y");
+      auto g = b.build();
+      REQUIRE(g.ok());
+      for (const Level& level : kLevels) {
+        if (!has(level.isa)) continue;
+        CAPTURE(cpu::isa_name(level.isa));
+        CAPTURE(v);
+        const std::vector<float> one = run_ours(level.kernels(), p, nullptr);
+        for (ThreadPool* pool : {two.get(), three.get()}) {
+          auto state = gemm::matmul_prepare(level.kernels(), *g, g->nodes()[0], pool);
+          REQUIRE(state.ok());
+          REQUIRE(*state != nullptr);
+          CHECK(bitwise_equal(one, run_ours(level.kernels(), p, pool, state->get())));
+          CHECK(bitwise_equal(one, run_ours(level.kernels(), p, pool, state->get())));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("cpu gemm: a batched B too large to pack at once is packed batch by batch") {
   // 5 x 1024 x 1024 packs to 20 MiB, above the 16 MiB per-run cap.
   MatmulAttrs at{.has_c = true};
