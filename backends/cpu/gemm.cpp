@@ -218,7 +218,7 @@ struct MatmulState {
   std::shared_ptr<const host::SharedScratch> scratch;
   int64_t b_floats = 0, a_offset = 0;
   int64_t a_floats_per_chunk = 0;
-  int64_t a_region_floats = 0;  // from a_offset: max(chunks A blocks, shared_a_floats)
+  int64_t a_region_floats = 0;  // from a_offset: the chunks' A blocks, then any shared A
   int64_t chunks = 1;
 };
 
@@ -254,17 +254,13 @@ int64_t a_block_floats(const GemmIsaKernels& isa, const Problem& p) {
   return direct_a(isa, p) ? 0 : std::min(round_up(p.M, isa.mr), isa.mc) * std::min(p.K, isa.kc_max);
 }
 
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
 // Whether A is packed once per M block and shared by that block's N-split tasks instead of
 // once per task: when A is packed at all and N is split (a small M on several threads).
 // x[128,2048]·W[512,2048]^T on 2 threads has 3 M blocks x 4 N blocks: A was packed four
-// times over, 18 % of the time in perf (OpenBLAS's copy: 12 %). Shared: 0.87-0.89 of the
-// time (Zen 3, alternating runs in one process).
+// times over, 18 % of the time in perf (OpenBLAS's copy: 12 %). Shared: 0.90-0.96 of the
+// time (Zen 3, alternating runs in one process; 0.87-0.89 when a task arriving during the
+// packing waited for it instead of packing its own copy, but then a packer that loses its
+// vCPU would stall the others).
 bool shares_a(const GemmIsaKernels& isa, const Problem& p, const Blocking& bl) {
   return !direct_a(isa, p) && bl.n_blocks > 1;
 }
@@ -304,8 +300,9 @@ void compute(const GemmIsaKernels& isa, const MatmulAttrs& at, const Problem& p,
   const bool stream = trivial && bl.k_blocks == 1 && streams_output(p);
   const int64_t tasks = count * bl.tasks();
   const bool direct = direct_a(isa, p);
-  // Shared A (shares_a): the first task of an M block to arrive packs it for all its tasks;
-  // the others wait for it (it is running, so they never wait on a task not yet started).
+  // Shared A (shares_a): the first task of an M block to arrive packs it, all K blocks, for
+  // every later task of the block. A task that arrives while it is being packed does not wait
+  // (the packer's thread may have lost its CPU): it packs its own copy, as without sharing.
   // Packing is a copy, so who packs never changes a bit.
   std::unique_ptr<std::atomic<int>[]> packed;  // per (batch, M block): 0 no, 1 packing, 2 done
   if (shared_a != nullptr) packed.reset(new std::atomic<int>[size_t(count * bl.m_blocks)]());
@@ -334,17 +331,19 @@ void compute(const GemmIsaKernels& isa, const MatmulAttrs& at, const Problem& p,
       // A and B both in place and N within one wide tile: the ISA's wide macro kernel.
       const bool wide =
           direct && bdesc != nullptr && isa.macro_wide != nullptr && nc > isa.nr && nc <= isa.wide_n;
+      bool use_shared = false;
       if (shared_a != nullptr) {
         std::atomic<int>& state = packed[size_t((batch - first) * bl.m_blocks + mb)];
-        int expected = 0;
-        if (state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+        int seen = 0;
+        if (state.compare_exchange_strong(seen, 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
           for (int64_t kb = 0; kb < bl.k_blocks; ++kb) {
             const int64_t k0 = kb * bl.kc, kc = std::min(bl.kc, p.K - k0);
             pack_a(shared_block(batch, kb, m0), p.a + o.a + m0 * p.a_m + k0 * p.a_k, mc, kc, kc * isa.mr);
           }
           state.store(2, std::memory_order_release);
+          use_shared = true;
         } else {
-          while (state.load(std::memory_order_acquire) != 2) cpu_relax();
+          use_shared = seen == 2;  // the failed exchange loaded the state (acquire)
         }
       }
       Epilogue ep{at.alpha,
@@ -356,9 +355,9 @@ void compute(const GemmIsaKernels& isa, const MatmulAttrs& at, const Problem& p,
       for (int64_t kb = 0; kb < bl.k_blocks; ++kb) {
         const int64_t k0 = kb * bl.kc, kc = std::min(bl.kc, p.K - k0);
         const float* a0 = p.a + o.a + m0 * p.a_m + k0 * p.a_k;
-        if (!direct && shared_a == nullptr) pack_a(apack, a0, mc, kc, kc * isa.mr);
+        if (!direct && !use_shared) pack_a(apack, a0, mc, kc, kc * isa.mr);
         MacroArgs g;
-        g.a = shared_a != nullptr ? shared_block(batch, kb, m0) : apack;
+        g.a = use_shared ? shared_block(batch, kb, m0) : apack;
         g.a_direct = direct ? a0 : nullptr;
         g.lda = p.a_m;
         g.b = b + k0 * ldb;
@@ -457,15 +456,15 @@ Status matmul_run(const GemmIsaKernels& isa, const KernelArgs& args) {
     a_scratch = local_a.data();
   }
 
-  // Shared A (shares_a) lives where the chunks' A blocks would: the prepared region is sized
-  // for it (matmul_prepare); a call without that region packs into a local buffer.
+  // Shared A (shares_a) follows the chunks' A blocks: the prepared region is sized for both
+  // (matmul_prepare); a call without that room packs into a local buffer.
   float* shared_a = nullptr;
   AlignedFloats local_shared;
   if (pool != nullptr && shares_a(isa, p, bl)) {
-    const int64_t need = shared_a_floats(isa, bl, p.batch);
+    const int64_t need = shared_a_floats(isa, bl, p.batch), blocks = a_floats * chunks;
     if (state != nullptr && a_scratch == state->scratch->floats() + state->a_offset &&
-        state->a_region_floats >= need) {
-      shared_a = a_scratch;
+        state->a_region_floats >= blocks + need) {
+      shared_a = a_scratch + blocks;
     } else {
       local_shared = AlignedFloats(need);
       shared_a = local_shared.data();
@@ -541,9 +540,8 @@ Result<std::shared_ptr<void>> matmul_prepare(const GemmIsaKernels& isa, const Gr
   state->chunks =
       threads > 1 ? std::max<int64_t>(1, thread_pool_chunk_count(p.batch * bl.tasks(), 1, threads)) : 1;
   state->a_floats_per_chunk = a_block_floats(isa, p);
-  state->a_region_floats =
-      std::max(state->a_floats_per_chunk * state->chunks,
-               threads > 1 && shares_a(isa, p, bl) ? shared_a_floats(isa, bl, p.batch) : 0);
+  state->a_region_floats = state->a_floats_per_chunk * state->chunks +
+                           (threads > 1 && shares_a(isa, p, bl) ? shared_a_floats(isa, bl, p.batch) : 0);
 
   const Value& b = graph.value(node.inputs[1]);
   state->b_desc = b.desc;
