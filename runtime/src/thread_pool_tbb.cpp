@@ -93,6 +93,7 @@ class TbbThreadPool final : public ThreadPool {
     const int64_t chunks = thread_pool_chunk_count(n, grain, threads_);
     if (chunks <= 0) return;
     auto run_chunk = [&](int64_t c) {
+      const BusyScope busy;
       if (c == 0 && spin_.count() > 0) started_.fetch_add(1, std::memory_order_release);  // releases keepers
       int64_t begin = 0, end = 0;
       thread_pool_chunk_range(n, chunks, c, &begin, &end);
@@ -104,7 +105,7 @@ class TbbThreadPool final : public ThreadPool {
     }
     // (A pinned pool always enters the arena: its observer pins the calling thread too.)
     arena_.execute([&] {
-      const CallScope scope;
+      const BusyScope busy;
       tbb::parallel_for(
           tbb::blocked_range<int64_t>(0, chunks, 1),
           [&](const tbb::blocked_range<int64_t>& r) {
@@ -112,7 +113,7 @@ class TbbThreadPool final : public ThreadPool {
           },
           tbb::simple_partitioner());
     });
-    if (spin_.count() > 0) keep_workers();
+    if (spin_.count() > 0 && !BusyScope::inside()) keep_workers();  // not after a nested call
   }
 
  private:
@@ -122,8 +123,9 @@ class TbbThreadPool final : public ThreadPool {
   // caller's, which tbb::parallel_for runs only after spawning the rest of the range, so the
   // worker returns from its keeper with that call's tasks already there to take. (Returning
   // as soon as the call began, before they were spawned, let the worker leave the arena and
-  // fall asleep on every other call.) A keeper that the calling thread itself picks up while
-  // it waits inside a call returns at once, so no call ever waits on a keeper.
+  // fall asleep on every other call.) A keeper taken by a thread that is busy for the pool (a
+  // caller waiting inside its call, or a thread between chunks of a nested call) returns at
+  // once, and a nested call enqueues none, so no call ever waits on a keeper.
   void keep_workers() {
     const auto until = std::chrono::steady_clock::now() + spin_;
     const uint64_t seen = started_.load(std::memory_order_acquire);
@@ -131,7 +133,7 @@ class TbbThreadPool final : public ThreadPool {
       arena_.enqueue(keepers_.defer([this, until, seen] { keep(until, seen); }));
   }
   void keep(std::chrono::steady_clock::time_point until, uint64_t seen) const {
-    if (CallScope::inside()) return;
+    if (BusyScope::inside()) return;
     for (unsigned i = 0;; ++i) {
       if (started_.load(std::memory_order_acquire) != seen || stopping_.load(std::memory_order_relaxed))
         return;
@@ -139,13 +141,13 @@ class TbbThreadPool final : public ThreadPool {
       cpu_relax();
     }
   }
-  // Marks the calling thread of a parallel_for while it is inside its arena call.
-  class CallScope {
+  // Marks a thread while it calls parallel_for (inside the arena) or runs a chunk.
+  class BusyScope {
    public:
-    CallScope() { ++depth(); }
-    ~CallScope() { --depth(); }
-    CallScope(const CallScope&) = delete;
-    CallScope& operator=(const CallScope&) = delete;
+    BusyScope() { ++depth(); }
+    ~BusyScope() { --depth(); }
+    BusyScope(const BusyScope&) = delete;
+    BusyScope& operator=(const BusyScope&) = delete;
     static bool inside() { return depth() > 0; }
 
    private:
