@@ -146,7 +146,9 @@ LR_API lr_status lr_session_options_set_affinity(lr_session_options* options, co
  * that window runs on every thread at once. Waking a sleeping worker takes tens of
  * microseconds to milliseconds on a VM, longer than many kernels of a short run. Costs up
  * to threads - 1 CPUs busy for that long after every parallel section. 0 (default): workers
- * sleep when idle. Outputs do not depend on it. A value over 1000000 fails with
+ * sleep when idle. Outputs do not depend on it. On VMs set an affinity list too: unpinned, a
+ * spinning worker was measured sharing the caller's vCPU, slower than one thread. A value
+ * over 1000000 fails with
  * LR_OUT_OF_RANGE; a non-zero value with the reference or cuda backend fails at
  * lr_session_create with LR_UNSUPPORTED. */
 LR_API lr_status lr_session_options_set_spin_us(lr_session_options* options, uint32_t us);

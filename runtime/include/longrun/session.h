@@ -45,6 +45,8 @@ struct SessionOptions {
   // microseconds to milliseconds on a VM, longer than many kernels of a short run (README
   // "Threads, affinity and spinning"). Costs up to threads - 1 CPUs busy for that long after every
   // parallel section. 0 (default): workers sleep when idle. Results do not depend on it.
+  // Use it with `affinity` on VMs: unpinned, a spinning worker was measured sharing the
+  // caller's vCPU and running a kernel slower than one thread.
   int spin_us = 0;
   // The determinism switch (README "Determinism contract"): the cpu ISA defaults to "avx2"
   // ("scalar" without AVX2) instead of the best level, and threads = 0 without `affinity` is
