@@ -209,6 +209,7 @@ void models_usage(std::FILE* f) {
       "  --backend NAME     cpu (default), reference or cuda\n"
       "  --isa ISA          cpu only: scalar, avx2 or avx512 (default: the best this machine has)\n"
       "  --threads LIST     thread counts (default 1; 0 = all hardware threads)\n"
+      "  --cpus LIST        cpu only: pin the pool's threads to these CPUs (BackendOptions::affinity)\n"
       "  --spin-us S        cpu only: the pool's workers busy-wait S us (0 .. 1000000) after each\n"
       "                     parallel section instead of sleeping (SessionOptions::spin_us)\n"
       "  --preset LIST      presets to run (default: all below); a preset's baseline runs too\n"
@@ -259,6 +260,8 @@ longrun::bench::ModelsOptions parse_models(int argc, char** argv) {
     } else if (a == "--threads") {
       o.threads.clear();
       for (const std::string& t : split(a, value())) o.threads.push_back(thread_count(a, t));
+    } else if (a == "--cpus") {
+      for (const std::string& c : split(a, value())) o.cpus.push_back(int(integer(a, c, 0, 1 << 16)));
     } else if (a == "--spin-us") {
       o.spin_us = int(integer(a, value(), 0, longrun::kMaxSpinUs));
     } else if (a == "--preset") {
@@ -299,6 +302,7 @@ longrun::bench::ModelsOptions parse_models(int argc, char** argv) {
     }
   });
   if (!o.isa.empty() && o.backend != "cpu") usage_error("--isa: applies only to --backend cpu");
+  if (!o.cpus.empty() && o.backend != "cpu") usage_error("--cpus: applies only to --backend cpu");
   if (o.spin_us != 0 && o.backend != "cpu") usage_error("--spin-us: applies only to --backend cpu");
   if (o.arch.empty() != !config_set) usage_error("--arch and --config go together");
   if (!o.arch.empty() && !o.presets.empty()) usage_error("--preset: not with --arch (one or the other)");

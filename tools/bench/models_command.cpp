@@ -15,6 +15,7 @@
 #include "attention_blocks.h"
 #include "graph_run.h"
 #include "longrun/models/model.h"
+#include "longrun/thread_pool.h"
 #include "model_presets.h"
 #include "model_report.h"
 #include "png_plot.h"
@@ -207,7 +208,7 @@ struct Runner {
 
   void run_one(const Job& job, int64_t n, int threads, const Workload& w, bool show_output) {
     ModelRow r = base_row(job, n, threads);
-    const Engine engine{o.backend, o.isa, threads, {}, o.spin_us};
+    const Engine engine{o.backend, o.isa, threads, o.cpus, o.spin_us};
     Result<std::unique_ptr<GraphRun>> run = GraphRun::create(w.graph, w.inputs, engine);
     if (!run.ok()) {
       fail(r, run.status());
@@ -336,9 +337,10 @@ int run_models(const ModelsOptions& o) {
   for (int t : o.threads) threads += (threads.empty() ? "" : ",") + std::to_string(t);
   const std::string title =
       "longrun-bench models: backend " + o.backend + (isa_label == "-" ? "" : ", isa " + isa_label) +
-      ", threads " + threads + (o.spin_us == 0 ? "" : ", workers spin " + std::to_string(o.spin_us) + " us") +
-      ", batch " + std::to_string(o.batch) + "; random weights (seed " + std::to_string(o.seed) +
-      "); median of " + std::to_string(o.repeat) + " runs after " + std::to_string(o.warmup) +
+      ", threads " + threads + (o.cpus.empty() ? "" : " pinned to CPUs " + cpu_list_text(o.cpus)) +
+      (o.spin_us == 0 ? "" : ", workers spin " + std::to_string(o.spin_us) + " us") + ", batch " +
+      std::to_string(o.batch) + "; random weights (seed " + std::to_string(o.seed) + "); median of " +
+      std::to_string(o.repeat) + " runs after " + std::to_string(o.warmup) +
       " warm-up runs; ratio = baseline ms / model ms (> 1: the model is faster)" +
       (o.backend == "cuda" ? "\n  cuda times: device events around the nodes (input/output copies excluded)"
                            : "");

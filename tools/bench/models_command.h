@@ -13,6 +13,7 @@ struct ModelsOptions {
   std::string backend = "cpu";
   std::string isa;  // "" = the backend's best
   std::vector<int> threads = {1};
+  std::vector<int> cpus;             // cpu only: pin the pool's threads (BackendOptions::affinity)
   int spin_us = 0;                   // cpu only: keep the pool's workers spinning (BackendOptions::spin_us)
   std::vector<std::string> presets;  // empty (and no --arch) = every preset
   std::string arch, config;          // an ad-hoc model instead of presets (--arch, --config)
