@@ -265,10 +265,13 @@ bool shares_a(const GemmIsaKernels& isa, const Problem& p, const Blocking& bl) {
   return !direct_a(isa, p) && bl.n_blocks > 1;
 }
 
-// Floats of the shared packed A of `count` batches: per batch and K block, every MR panel
-// at a stride of kc x MR (the last K block's panels are shorter and start at the same places).
+// Floats of the shared packed A of one batch and K block: every MR panel at a stride of kc x
+// MR (the last K block's panels are shorter and start at the same places); of `count` batches.
+int64_t shared_a_kblock_floats(const GemmIsaKernels& isa, const Blocking& bl) {
+  return bl.m_panels * isa.mr * bl.kc;
+}
 int64_t shared_a_floats(const GemmIsaKernels& isa, const Blocking& bl, int64_t count) {
-  return count * bl.k_blocks * bl.m_panels * isa.mr * bl.kc;
+  return count * bl.k_blocks * shared_a_kblock_floats(isa, bl);
 }
 
 // Which chunk of thread_pool_chunk_range a range starting at `begin` is.
@@ -306,7 +309,7 @@ void compute(const GemmIsaKernels& isa, const MatmulAttrs& at, const Problem& p,
   // Packing is a copy, so who packs never changes a bit.
   std::unique_ptr<std::atomic<int>[]> packed;  // per (batch, M block): 0 no, 1 packing, 2 done
   if (shared_a != nullptr) packed.reset(new std::atomic<int>[size_t(count * bl.m_blocks)]());
-  const int64_t shared_kb_floats = bl.m_panels * isa.mr * bl.kc;  // one batch's K block
+  const int64_t shared_kb_floats = shared_a_kblock_floats(isa, bl);
   auto pack_a = [&](float* dst, const float* a_block, int64_t mc, int64_t kc, int64_t panel_stride) {
     for (int64_t i = 0; i < mc; i += isa.mr)
       isa.pack_panel(a_block + i * p.a_m, DType::f32, p.a_m, p.a_k, std::min<int64_t>(isa.mr, mc - i), kc,
@@ -457,30 +460,29 @@ Status matmul_run(const GemmIsaKernels& isa, const KernelArgs& args) {
   }
 
   // Shared A (shares_a) follows the chunks' A blocks: the prepared region is sized for both
-  // (matmul_prepare); a call without that room packs into a local buffer.
-  float* shared_a = nullptr;
+  // (matmul_prepare); a call without that room packs into a local buffer. Only the paths
+  // that run all batches in one compute call ask for it.
   AlignedFloats local_shared;
-  if (pool != nullptr && shares_a(isa, p, bl)) {
+  auto shared_a = [&]() -> float* {
+    if (pool == nullptr || !shares_a(isa, p, bl)) return nullptr;
     const int64_t need = shared_a_floats(isa, bl, p.batch), blocks = a_floats * chunks;
     if (state != nullptr && a_scratch == state->scratch->floats() + state->a_offset &&
-        state->a_region_floats >= blocks + need) {
-      shared_a = a_scratch + blocks;
-    } else {
-      local_shared = AlignedFloats(need);
-      shared_a = local_shared.data();
-    }
-  }
+        state->a_region_floats >= blocks + need)
+      return a_scratch + blocks;
+    local_shared = AlignedFloats(need);
+    return local_shared.data();
+  };
 
   const TensorDesc& bdesc = args.inputs[1].desc;
   if (state != nullptr && state->weight != nullptr && state->weight == args.inputs[1].data &&
       state->b_desc == bdesc) {
     compute(isa, at, p, bl, 0, p.batch, state->packed_weight->floats.data(), 0, a_scratch, a_floats, pool,
-            nullptr, shared_a);
+            nullptr, shared_a());
     return {};
   }
   if (direct_b(isa, p)) {
     compute(isa, at, p, bl, 0, p.batch, args.inputs[1].ptr<const float>(), 0, a_scratch, a_floats, pool,
-            &bdesc, shared_a);
+            &bdesc, shared_a());
     return {};
   }
   float* b_scratch = nullptr;
@@ -510,7 +512,7 @@ Status matmul_run(const GemmIsaKernels& isa, const KernelArgs& args) {
   }
   if (all_b) {
     pack_b(isa, p, bdesc, 0, p.b_batches, b_scratch, pool);
-    compute(isa, at, p, bl, 0, p.batch, b_scratch, 0, a_scratch, a_floats, pool, nullptr, shared_a);
+    compute(isa, at, p, bl, 0, p.batch, b_scratch, 0, a_scratch, a_floats, pool, nullptr, shared_a());
     return {};
   }
   // Large batched B: one output batch at a time, repacking only when its B changes.
