@@ -5,6 +5,7 @@
 #include <new>
 
 #include "longrun/planner.h"
+#include "longrun/thread_pool.h"
 
 namespace longrun::bench {
 
@@ -15,6 +16,11 @@ Result<std::unique_ptr<Backend>> make_backend(const Engine& engine) {
   options.affinity = engine.cpus;
   options.spin_us = engine.spin_us;
   return create_backend(engine.backend, options);
+}
+
+std::string pool_settings_text(const std::vector<int>& cpus, int spin_us) {
+  return (cpus.empty() ? "" : " pinned to CPUs " + cpu_list_text(cpus)) +
+         (spin_us == 0 ? "" : ", workers spin " + std::to_string(spin_us) + " us");
 }
 
 EngineLabel engine_label(const Backend& backend, const Engine& engine) {

@@ -27,6 +27,10 @@ struct EngineLabel {
 };
 EngineLabel engine_label(const Backend& backend, const Engine& engine);
 
+// The pool settings for a title: " pinned to CPUs 0-1, workers spin 500 us" (either part
+// only when set; "" for neither).
+std::string pool_settings_text(const std::vector<int>& cpus, int spin_us);
+
 class GraphRun {
  public:
   // Copies the graph, plans it, checks every node is supported and prepares it. `inputs`

@@ -15,7 +15,6 @@
 #include "attention_blocks.h"
 #include "graph_run.h"
 #include "longrun/models/model.h"
-#include "longrun/thread_pool.h"
 #include "model_presets.h"
 #include "model_report.h"
 #include "png_plot.h"
@@ -337,10 +336,9 @@ int run_models(const ModelsOptions& o) {
   for (int t : o.threads) threads += (threads.empty() ? "" : ",") + std::to_string(t);
   const std::string title =
       "longrun-bench models: backend " + o.backend + (isa_label == "-" ? "" : ", isa " + isa_label) +
-      ", threads " + threads + (o.cpus.empty() ? "" : " pinned to CPUs " + cpu_list_text(o.cpus)) +
-      (o.spin_us == 0 ? "" : ", workers spin " + std::to_string(o.spin_us) + " us") + ", batch " +
-      std::to_string(o.batch) + "; random weights (seed " + std::to_string(o.seed) + "); median of " +
-      std::to_string(o.repeat) + " runs after " + std::to_string(o.warmup) +
+      ", threads " + threads + pool_settings_text(o.cpus, o.spin_us) + ", batch " + std::to_string(o.batch) +
+      "; random weights (seed " + std::to_string(o.seed) + "); median of " + std::to_string(o.repeat) +
+      " runs after " + std::to_string(o.warmup) +
       " warm-up runs; ratio = baseline ms / model ms (> 1: the model is faster)" +
       (o.backend == "cuda" ? "\n  cuda times: device events around the nodes (input/output copies excluded)"
                            : "");

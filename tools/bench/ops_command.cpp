@@ -8,7 +8,6 @@
 #include <optional>
 
 #include "graph_run.h"
-#include "longrun/thread_pool.h"
 #include "peers.h"
 #include "report.h"
 #include "timing.h"
@@ -106,10 +105,8 @@ std::string title(const OpsOptions& o, const std::string& isas) {
   std::string threads;
   for (int t : o.threads) threads += (threads.empty() ? "" : ",") + std::to_string(t);
   std::string t = "longrun-bench ops: backend " + o.backend + (isas.empty() ? "" : ", isa " + isas) +
-                  ", threads " + threads +
-                  (o.cpus.empty() ? "" : " pinned to CPUs " + cpu_list_text(o.cpus)) +
-                  (o.spin_us == 0 ? "" : ", workers spin " + std::to_string(o.spin_us) + " us") +
-                  "; median of " + std::to_string(o.repeat) + " runs after " + std::to_string(o.warmup) +
+                  ", threads " + threads + pool_settings_text(o.cpus, o.spin_us) + "; median of " +
+                  std::to_string(o.repeat) + " runs after " + std::to_string(o.warmup) +
                   " warm-up runs; ratio = peer ms / longrun ms (> 1: longrun is faster)";
   if (o.backend == "cuda")
     t += "\n  cuda times: device events around the nodes (input/output copies excluded)";
