@@ -45,7 +45,12 @@ struct GemmKernels {
     // prefetches overflows the L1 miss buffers and stalls the loop (Zen 4, alternating runs:
     // Q·Kᵀ over 8 heads, K = 64, 4-10 % faster; the projections unchanged). Streamed stores
     // need no lines fetched. Fetching the next tile's lines instead (a whole tile ahead) was
-    // even on Zen 3 (0.96-1.02, session 17).
+    // even on Zen 3 (0.96-1.02, session 17). Also on Zen 3, Q·Kᵀ over 8 heads at N = 512 and
+    // 1024 (session 19, alternating runs): no fetch at all 0.92-1.07 and tiles row strip by
+    // row strip (B blocks of 1024 columns) 0.94-1.06 of the time, both even; one row's fetch
+    // per 4 K steps inside the main loop instead of this prologue 1.08-1.27x, and a fully
+    // unrolled K = 64 kernel 1.6-1.9x (9 KB of code, decoded instead of served from the op
+    // cache).
     const bool fetch = !accumulate && !stream, spread = fetch && kc >= 2 * kRows;
     const int64_t last = std::min<int64_t>(n, L * kNv) - 1;
     auto fetch_row = [&](int r) __attribute__((always_inline)) {
@@ -74,7 +79,9 @@ struct GemmKernels {
       // B 32 K steps ahead into L2 (4 KB in a packed panel): a prepacked weight streams from
       // DRAM in a model (every layer's weights pass through once per run), and the first tile
       // of a panel otherwise waits on each of its lines; measured 38 -> 33 ms on the fourier
-      // model at N = 512, whose 104-row GEMMs reuse each panel only 8 times.
+      // model at N = 512, whose 104-row GEMMs reuse each panel only 8 times. With an AVX2
+      // packed panel (one line per K step) the second line is the next step's first: one
+      // prefetch per step instead took the projections 1.01-1.05x the time (Zen 3, session 19).
       constexpr int kBLines = std::max(2, L * kNv / 16);
       for (int e = 0; e < kBLines; ++e)
         _mm_prefetch(reinterpret_cast<const char*>(b + ldb * 32 + 16 * e), _MM_HINT_T1);
