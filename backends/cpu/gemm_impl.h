@@ -46,11 +46,11 @@ struct GemmKernels {
     // Q·Kᵀ over 8 heads, K = 64, 4-10 % faster; the projections unchanged). Streamed stores
     // need no lines fetched. Fetching the next tile's lines instead (a whole tile ahead) was
     // even on Zen 3 (0.96-1.02, session 17). Also on Zen 3, Q·Kᵀ over 8 heads at N = 512 and
-    // 1024 (session 19, alternating runs): no fetch at all 0.92-1.07 and tiles row strip by
-    // row strip (B blocks of 1024 columns) 0.94-1.06 of the time, both even; one row's fetch
-    // per 4 K steps inside the main loop instead of this prologue 1.08-1.27x, and a fully
-    // unrolled K = 64 kernel 1.6-1.9x (9 KB of code, decoded instead of served from the op
-    // cache).
+    // 1024 (session 19, alternating runs): no fetch at all 0.92-1.07, one row per K step
+    // (0.95-1.06) and tiles row strip by row strip (B blocks of 1024 columns) 0.94-1.06 of
+    // the time, all even; one row's fetch per 4 K steps inside the main loop instead of this
+    // prologue 1.08-1.27x, and a fully unrolled K = 64 kernel 1.6-1.9x (9 KB of code, decoded
+    // instead of served from the op cache).
     const bool fetch = !accumulate && !stream, spread = fetch && kc >= 2 * kRows;
     const int64_t last = std::min<int64_t>(n, L * kNv) - 1;
     auto fetch_row = [&](int r) __attribute__((always_inline)) {
