@@ -11,6 +11,12 @@ namespace longrun::cpu {
 // include no library header).
 enum class ParamType : uint8_t { f32, f16, bf16 };
 
+// How layer_norm_rows moves its rows (NormalizationIsa::layer_norm_rows says what each does).
+struct RowFlow {
+  bool stream = false;
+  bool fetch_ahead = false;
+};
+
 struct NormalizationIsa {
   // One softmax row of n logits l[j] = x[j] * scale + mask[j * mask_step] (mask may be null;
   // mask_step is 0 or 1). Only j < valid take part (causal masking: the rest are -inf and get
@@ -25,11 +31,12 @@ struct NormalizationIsa {
   void (*softmax_row)(const float* x, const float* mask, int mask_step, float scale, int64_t valid, int64_t n,
                       float* y, bool stream);
   // `rows` contiguous rows of d elements: the mean, then the variance (two passes over the
-  // row), then y = (x - mean) / sqrt(var + eps) * gamma + beta. y may alias x. `stream`: the
-  // whole vectors of y are written with non-temporal stores (y and every row start on a
-  // vector boundary: the caller checks), then an sfence.
+  // row), then y = (x - mean) / sqrt(var + eps) * gamma + beta. y may alias x. flow.stream:
+  // the whole vectors of y are written with non-temporal stores (y and every row start on a
+  // vector boundary: the caller checks), then an sfence. flow.fetch_ahead: the input comes
+  // from memory beyond the last-level cache, so the last pass fetches the rows ahead.
   void (*layer_norm_rows)(const float* x, float* y, int64_t rows, int64_t d, float eps, const void* gamma,
-                          ParamType gamma_type, const void* beta, ParamType beta_type, bool stream);
+                          ParamType gamma_type, const void* beta, ParamType beta_type, RowFlow flow);
 };
 extern const NormalizationIsa kNormalizationAvx2;
 extern const NormalizationIsa kNormalizationAvx512;

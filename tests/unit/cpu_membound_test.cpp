@@ -474,7 +474,8 @@ TEST_CASE("cpu membound: softmax with masks, scale, causal and special rows") {
 
 TEST_CASE("cpu membound: layer_norm with f32/f16/bf16 parameters and offset rows") {
   for_each_level([&](const Level& l) {
-    for (bool stream : {false, true}) {  // true: every output streamed where rows allow (d % 16 == 0)
+    // true: every output streamed where rows allow (d % 16 == 0), every input fetched ahead
+    for (bool stream : {false, true}) {
       CAPTURE(stream);
       test_support::ScopedStreamMinBytes streamed_from(stream ? 1 : std::numeric_limits<int64_t>::max());
       uint32_t seed = 500;
