@@ -11,6 +11,9 @@
 namespace longrun::cpu {
 namespace {
 
+// How far ahead a softmax row fetches its successors' input (NormalizationIsa::softmax_row).
+constexpr int64_t kSoftmaxAheadFloats = 2048;  // 8 KiB: four rows of 512
+
 // Rows per chunk: at least ~16K elements of work per task.
 int64_t row_grain(int64_t row_len) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(row_len, 1)); }
 
@@ -53,6 +56,8 @@ Status run_softmax(const KernelArgs& args, const NormalizationIsa& isa) {
   // 0.79-0.99 of the time at 1 thread (median 0.94), 0.85-1.00 at 2 (0.95); [4096, 512]
   // (8 MiB, not streamed) unchanged.
   const bool stream = rows_streamable(py, n, y.desc.nbytes());
+  // Rows ahead to fetch during a row's exp pass (NormalizationIsa::softmax_row): 8 KiB.
+  const int64_t ahead = std::max<int64_t>(1, kSoftmaxAheadFloats / std::max<int64_t>(n, 1));
   parallel_ranges(args.pool, rows, row_grain(n), [&](int64_t r0, int64_t r1) {
     // Odometer over the leading rank-1 dims, positioned at row r0.
     int64_t idx[kMaxRank] = {}, moff = 0;
@@ -65,7 +70,7 @@ Status run_softmax(const KernelArgs& args, const NormalizationIsa& isa) {
       int64_t valid = n;
       if (at.causal) valid = std::clamp<int64_t>(idx[rank - 2] + (n - causal_rows) + 1, 0, n);
       isa.softmax_row(px + r * n, pm != nullptr ? pm + moff : nullptr, mask_step, at.scale, valid, n,
-                      py + r * n, stream);
+                      py + r * n, stream, r + ahead < r1 ? px + (r + ahead) * n : nullptr);
       for (int i = rank - 2; i >= 0; --i) {
         moff += mstride[i];
         if (++idx[i] < x.desc.dim(i)) break;

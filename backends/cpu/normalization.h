@@ -28,8 +28,10 @@ struct NormalizationIsa {
   // +inf logit gives a NaN row (as the reference). y may alias x. `stream`: a whole row of at
   // most 4096 logits (valid == n, n a whole number of vectors, y on a vector boundary: the
   // caller checks y and n) is written once with non-temporal stores, then an sfence.
+  // `fetch`: null, or input the caller reads next (a row ahead); a row short enough for the
+  // three passes fetches the first `valid` floats there into L1 during its exp pass.
   void (*softmax_row)(const float* x, const float* mask, int mask_step, float scale, int64_t valid, int64_t n,
-                      float* y, bool stream);
+                      float* y, bool stream, const float* fetch);
   // `rows` contiguous rows of d elements: the mean, then the variance (two passes over the
   // row), then y = (x - mean) / sqrt(var + eps) * gamma + beta. y may alias x. flow.stream:
   // the whole vectors of y are written with non-temporal stores (y and every row start on a
