@@ -35,8 +35,9 @@ struct NormalizationIsa {
   // `rows` contiguous rows of d elements: the mean, then the variance (two passes over the
   // row), then y = (x - mean) / sqrt(var + eps) * gamma + beta. y may alias x. flow.stream:
   // the whole vectors of y are written with non-temporal stores (y and every row start on a
-  // vector boundary: the caller checks), then an sfence. flow.fetch_ahead: the input comes
-  // from memory beyond the last-level cache, so the last pass fetches the rows ahead.
+  // vector boundary: the caller checks), then an sfence. Every row fetches the input rows
+  // ahead during one of its passes; flow.fetch_ahead: the input comes from memory beyond the
+  // last-level cache (normalization_impl.h says which pass that picks).
   void (*layer_norm_rows)(const float* x, float* y, int64_t rows, int64_t d, float eps, const void* gamma,
                           ParamType gamma_type, const void* beta, ParamType beta_type, RowFlow flow);
 };

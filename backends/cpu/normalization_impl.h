@@ -218,13 +218,15 @@ struct NormalizationKernels {
     return V::widen_bf16(h);
   }
 
-  // With RowFlow::fetch_ahead the normalise pass fetches the input this many floats (8 KiB)
-  // ahead into L1: the three passes over a row and the row's serial mean -> variance ->
-  // scale steps leave the next rows' loads from memory waiting behind them. Zen 3,
-  // alternating runs in one process (session 19): [32768,512] (64 MiB, twice the L3)
-  // 0.76-0.87 of the time at 1 and 2 threads, with 2, 4 and 8 rows of 512 ahead alike; but
-  // from the L3 the hardware prefetcher keeps up and the extra loads cost: [1024,512]
-  // 1.07-1.13x, [4096,512] 0.79-1.08. Hence only beyond the last-level cache.
+  // A row fetches the input this many floats (8 KiB) ahead into L1 during one of its passes:
+  // the three passes over a row and its serial mean -> variance -> scale steps otherwise
+  // leave the next rows' loads waiting behind them. Which pass (Zen 3, alternating runs in
+  // one process, session 19, against no fetch unless said otherwise): from the L3, the
+  // variance pass (four lines per four vectors; [4096,512] 0.72-0.93 of the time at 1 and 2
+  // threads, [1024,512] 0.95-1.01), as the normalise pass's extra loads cost there
+  // ([1024,512] 1.07-1.13x); from memory (RowFlow::fetch_ahead), the normalise pass (a line
+  // per vector; [32768,512] 0.76-0.87, with 2, 4 and 8 rows of 512 ahead alike), as the
+  // variance pass there gained less (1.00-1.06x the normalise pass's time).
   static constexpr int64_t kLayerNormAheadFloats = 2048;
 
   template <ParamType G, ParamType B>
@@ -256,7 +258,14 @@ struct NormalizationKernels {
       const float mean = V::hsum(V::add(V::add(s0, s1), V::add(s2, s3))) / float(d);
       const T vmean = V::set1(mean);
       T q0 = V::zero(), q1 = q0, q2 = q0, q3 = q0;
+      const float* ahead = x + kLayerNormAheadFloats;
+      const bool fetch = x_end - x >= kLayerNormAheadFloats + d;  // the whole row ahead is input
+      const bool fetch_in_variance = fetch && !flow.fetch_ahead,
+                 fetch_in_normalise = fetch && flow.fetch_ahead;
       for (j = 0; j + 4 * L <= d; j += 4 * L) {
+        if (fetch_in_variance)
+          for (int e = 0; e < 4 * L; e += 16)
+            _mm_prefetch(reinterpret_cast<const char*>(ahead + j + e), _MM_HINT_T0);
         const T d0 = V::sub(V::sub(V::load(x + j), shift), vmean);
         const T d1 = V::sub(V::sub(V::load(x + j + L), shift), vmean);
         const T d2 = V::sub(V::sub(V::load(x + j + 2 * L), shift), vmean);
@@ -276,11 +285,8 @@ struct NormalizationKernels {
       // Whole vectors with plain loads, then one masked tail: a masked load per vector (AVX2
       // vmaskmovps) made this pass the bottleneck on Zen 3 (alternating runs in one process,
       // 1 thread: [64,512] and [512,512] 0.66-0.87 of the time, [4096,512] 0.73-0.88).
-      const float* ahead = x + kLayerNormAheadFloats;
-      const bool fetch_ahead =
-          flow.fetch_ahead && x_end - x >= kLayerNormAheadFloats + d;  // the whole row ahead is input
       for (j = 0; j + L <= d; j += L) {
-        if (fetch_ahead) _mm_prefetch(reinterpret_cast<const char*>(ahead + j), _MM_HINT_T0);
+        if (fetch_in_normalise) _mm_prefetch(reinterpret_cast<const char*>(ahead + j), _MM_HINT_T0);
         const T xn = V::mul(V::sub(V::sub(V::load(x + j), shift), vmean), inv);
         const T out = V::fmadd(xn, load_param<G>(gamma, j), load_param<B>(beta, j));
         if (stream)
