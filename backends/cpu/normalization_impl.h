@@ -258,8 +258,8 @@ struct NormalizationKernels {
       const float mean = V::hsum(V::add(V::add(s0, s1), V::add(s2, s3))) / float(d);
       const T vmean = V::set1(mean);
       T q0 = V::zero(), q1 = q0, q2 = q0, q3 = q0;
-      const float* ahead = x + kLayerNormAheadFloats;
       const bool fetch = x_end - x >= kLayerNormAheadFloats + d;  // the whole row ahead is input
+      const float* ahead = fetch ? x + kLayerNormAheadFloats : x;
       const bool fetch_in_variance = fetch && !flow.fetch_ahead,
                  fetch_in_normalise = fetch && flow.fetch_ahead;
       for (j = 0; j + 4 * L <= d; j += 4 * L) {
