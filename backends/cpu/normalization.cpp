@@ -11,9 +11,6 @@
 namespace longrun::cpu {
 namespace {
 
-// How far ahead a softmax row fetches its successors' input (NormalizationIsa::softmax_row).
-constexpr int64_t kSoftmaxAheadFloats = 2048;  // 8 KiB: four rows of 512
-
 // Rows per chunk: at least ~16K elements of work per task.
 int64_t row_grain(int64_t row_len) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(row_len, 1)); }
 
@@ -56,8 +53,8 @@ Status run_softmax(const KernelArgs& args, const NormalizationIsa& isa) {
   // 0.79-0.99 of the time at 1 thread (median 0.94), 0.85-1.00 at 2 (0.95); [4096, 512]
   // (8 MiB, not streamed) unchanged.
   const bool stream = rows_streamable(py, n, y.desc.nbytes());
-  // Rows ahead to fetch during a row's exp pass (NormalizationIsa::softmax_row): 8 KiB.
-  const int64_t ahead = std::max<int64_t>(1, kSoftmaxAheadFloats / std::max<int64_t>(n, 1));
+  // Rows ahead to fetch during a row's exp pass (NormalizationIsa::softmax_row).
+  const int64_t ahead = std::max<int64_t>(1, kRowFetchAheadFloats / std::max<int64_t>(n, 1));
   parallel_ranges(args.pool, rows, row_grain(n), [&](int64_t r0, int64_t r1) {
     // Odometer over the leading rank-1 dims, positioned at row r0.
     int64_t idx[kMaxRank] = {}, moff = 0;
@@ -114,7 +111,7 @@ Status run_layer_norm(const KernelArgs& args, const NormalizationIsa& isa) {
   // [32768, 512] 7-8 % less time at 1 thread, 20-22 % at 2; [4096, 512] (not streamed)
   // unchanged.
   // An input beyond the cache (the output's size) is also fetched rows ahead
-  // (normalization_impl.h, kLayerNormAheadFloats).
+  // (normalization_impl.h, kRowFetchAheadFloats).
   const RowFlow flow{rows_streamable(py, d, y.desc.nbytes()), y.desc.nbytes() >= stream_min_bytes()};
   parallel_ranges(args.pool, total / d, row_grain(d), [&](int64_t r0, int64_t r1) {
     isa.layer_norm_rows(px + r0 * d, py + r0 * d, r1 - r0, d, eps, gamma, gt, beta, bt, flow);

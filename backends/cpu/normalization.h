@@ -11,6 +11,11 @@ namespace longrun::cpu {
 // include no library header).
 enum class ParamType : uint8_t { f32, f16, bf16 };
 
+// How far ahead of the row in hand the row kernels fetch their input (8 KiB: four rows of
+// 512): softmax_row's `fetch` row is this far ahead, and layer_norm_rows fetches this far
+// ahead during one pass (normalization_impl.h says which).
+inline constexpr int64_t kRowFetchAheadFloats = 2048;
+
 // How layer_norm_rows moves its rows (NormalizationIsa::layer_norm_rows says what each does).
 struct RowFlow {
   bool stream = false;

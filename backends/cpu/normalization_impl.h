@@ -218,7 +218,7 @@ struct NormalizationKernels {
     return V::widen_bf16(h);
   }
 
-  // A row fetches the input this many floats (8 KiB) ahead into L1 during one of its passes:
+  // A row fetches the input kRowFetchAheadFloats ahead into L1 during one of its passes:
   // the three passes over a row and its serial mean -> variance -> scale steps otherwise
   // leave the next rows' loads waiting behind them. Which pass (Zen 3, alternating runs in
   // one process, session 19, against no fetch unless said otherwise): from the L3, the
@@ -227,7 +227,6 @@ struct NormalizationKernels {
   // ([1024,512] 1.07-1.13x); from memory (RowFlow::fetch_ahead), the normalise pass (a line
   // per vector; [32768,512] 0.76-0.87, with 2, 4 and 8 rows of 512 ahead alike), as the
   // variance pass there gained less (1.00-1.06x the normalise pass's time).
-  static constexpr int64_t kLayerNormAheadFloats = 2048;
 
   template <ParamType G, ParamType B>
   static void layer_norm_rows_t(const float* x, float* y, int64_t rows, int64_t d, float eps,
@@ -258,8 +257,8 @@ struct NormalizationKernels {
       const float mean = V::hsum(V::add(V::add(s0, s1), V::add(s2, s3))) / float(d);
       const T vmean = V::set1(mean);
       T q0 = V::zero(), q1 = q0, q2 = q0, q3 = q0;
-      const bool fetch = x_end - x >= kLayerNormAheadFloats + d;  // the whole row ahead is input
-      const float* ahead = fetch ? x + kLayerNormAheadFloats : x;
+      const bool fetch = x_end - x >= kRowFetchAheadFloats + d;  // the whole row ahead is input
+      const float* ahead = fetch ? x + kRowFetchAheadFloats : x;
       const bool fetch_in_variance = fetch && !flow.fetch_ahead,
                  fetch_in_normalise = fetch && flow.fetch_ahead;
       for (j = 0; j + 4 * L <= d; j += 4 * L) {
