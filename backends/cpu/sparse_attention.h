@@ -25,6 +25,13 @@
 // slower, prefetching the next group's K rows (first line or all four) 2-10 % slower. Session
 // 17 (Zen 3): pass 2 over each V row once (8 AVX2 vectors, one accumulator set) instead of
 // two halves: 0.92-0.99 at 1 thread, 0.94-1.12 at 2 (medians 0.98): within noise, not landed.
+// Session 20 (Zen 3, 1 thread, N = 4096): reading only keys below 128 / 512 / 1024 (the index
+// masked in the kernel, an A/B in one process) took 0.58 / 0.59-0.60 / 0.84-0.89 of the time,
+// so at most ~40 % is the gathers' wait on L3. Key bands of 1024 or 512 rows (each query's
+// keys counting-sorted by band, both passes band by band over sub-blocks of 160 or 320
+// queries, V sums accumulated into y) took 1.25-1.34x the time: the sort's scatter is a
+// store-forwarding chain through the band counters, the short groups at each band's end
+// cost dot products, and pass 2 gained nothing from its L2-resident band.
 #pragma once
 
 #include <algorithm>
