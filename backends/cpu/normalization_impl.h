@@ -148,7 +148,9 @@ struct NormalizationKernels {
       // The exps leave the load ports idle: the rows ahead, line by line (Zen 3, AVX2,
       // alternating runs in one process, session 19: [4096,512] 0.72-0.86 of the time at 1
       // and 2 threads, [32768,512] 0.85-0.96, [512,512] and [1024,512] 0.96-1.01; a burst of
-      // the whole row ahead before each row instead: 0.87-0.98 and 1.00-1.06).
+      // the whole row ahead before each row instead: 0.87-0.98 and 1.00-1.06). Fetching the
+      // output rows ahead for writing too (prefetchw, session 20): 1.03-1.09 at 1 and 0.96-1.09
+      // at 2 threads, [4096,512], so y's ownership reads are not what this pass waits on.
       if (fetch != nullptr)
         for (int e = 0; e < 2 * L; e += 16)
           _mm_prefetch(reinterpret_cast<const char*>(fetch + j + e), _MM_HINT_T0);
@@ -226,7 +228,9 @@ struct NormalizationKernels {
   // threads, [1024,512] 0.95-1.01), as the normalise pass's extra loads cost there
   // ([1024,512] 1.07-1.13x); from memory (RowFlow::fetch_ahead), the normalise pass (a line
   // per vector; [32768,512] 0.76-0.87, with 2, 4 and 8 rows of 512 ahead alike), as the
-  // variance pass there gained less (1.00-1.06x the normalise pass's time).
+  // variance pass there gained less (1.00-1.06x the normalise pass's time). Session 20:
+  // fetching the output rows ahead for writing in the variance pass as well (prefetchw):
+  // [4096,512] 0.91-1.12 at 1 thread, 0.85-1.08 at 2, no gain.
 
   template <ParamType G, ParamType B>
   static void layer_norm_rows_t(const float* x, float* y, int64_t rows, int64_t d, float eps,
