@@ -15,6 +15,12 @@ struct GemmTileAvx2 {
   static constexpr int kMr = 6, kUnrollK = 4, kMcTiles = 8;
   static constexpr bool kSplitNarrow = false;
   // = kMr: for Q·Kᵀ (K = 64) on Zen 3, 4- and 3-row tiles took 1-28 % longer (alternating runs).
+  // Q·Kᵀ (A in place, K <= 64) runs gemm_impl.h's short_k_tiles: 8 heads of [N,64]·[N,64]ᵀ
+  // on Zen 3 (alternating runs in one process, session 21) took 0.86-0.96 of the time at N = 128,
+  // 0.81-0.96 at 512, 0.75-0.94 at 1024 and 0.89-0.96 at 4096, at 1 and 2 threads. Dropping
+  // only the B prefetch gave most of it at N = 4096; the per-tile kernel inlined with its
+  // prefetches kept gained nothing at N = 512.
+  static constexpr bool kShortKLoop = true;
   static constexpr int kShortKRows = 6;
   static constexpr int kWideRows = 0, kWideNv = 0;  // no wide tile: 16 ymm hold no 4-vector tile
   static constexpr MacroKernelFn kMacroWide = nullptr;

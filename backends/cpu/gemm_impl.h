@@ -18,8 +18,8 @@ namespace {  // internal linkage: each ISA file owns its instantiations
 // Cfg: kMr x kNr tiles (kNr = 2 vectors); kSplitNarrow: a panel of at most one vector of
 // valid columns runs a one-vector kernel (half the FMAs); kUnrollK: unroll of the K loop
 // (GCC 12 takes no template-dependent `#pragma GCC unroll`, hence the two spelled-out
-// loops); kMcTiles: M block rows in tiles; kMacro / kEpilogue: the ISA's exported macro
-// kernel (a call of `macro`) and epilogue.
+// loops); kMcTiles: M block rows in tiles; kShortKLoop: Q·Kᵀ tiles through short_k_tiles;
+// kMacro / kEpilogue: the ISA's exported macro kernel (a call of `macro`) and epilogue.
 template <class V, class Cfg>
 struct GemmKernels {
   using T = typename V::T;
@@ -32,8 +32,9 @@ struct GemmKernels {
   // runs the kernel with its exact row count, so no FMA is spent on missing rows. kDirect:
   // A is read in place (row r at a + r * lda, contiguous along k), addressed from one base
   // per 3 rows (base + {0, 1, 2} * lda fits x86 scaled-index addressing, so no row pointer
-  // spills); otherwise from a packed kc x MR panel.
-  template <bool kDirect, int kRows, int kNv>
+  // spills); otherwise from a packed kc x MR panel. kLean (short_k_tiles): no Y fetch and no
+  // B prefetch, accumulate must be false.
+  template <bool kDirect, int kRows, int kNv, bool kLean = false>
   static void micro(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t kc, float* y,
                     int64_t ldy, int64_t n, bool accumulate, bool stream) {
     M mask[kNv];
@@ -51,7 +52,7 @@ struct GemmKernels {
     // the time, all even; one row's fetch per 4 K steps inside the main loop instead of this
     // prologue 1.08-1.27x, and a fully unrolled K = 64 kernel 1.6-1.9x (9 KB of code, decoded
     // instead of served from the op cache).
-    const bool fetch = !accumulate && !stream, spread = fetch && kc >= 2 * kRows;
+    const bool fetch = !kLean && !accumulate && !stream, spread = fetch && kc >= 2 * kRows;
     const int64_t last = std::min<int64_t>(n, L * kNv) - 1;
     auto fetch_row = [&](int r) __attribute__((always_inline)) {
       constexpr int kLines = std::max(1, std::min(L * kNv, 64) / 16);  // line starts: 0, 16, 32, 48
@@ -67,7 +68,7 @@ struct GemmKernels {
     for (int r = 0; r < kRows; ++r)
 #pragma GCC unroll 8
       for (int j = 0; j < kNv; ++j)
-        acc[r][j] = accumulate ? V::load_part(y + r * ldy + L * j, mask[j], full_n) : V::zero();
+        acc[r][j] = !kLean && accumulate ? V::load_part(y + r * ldy + L * j, mask[j], full_n) : V::zero();
     constexpr int kBases = (kRows + 2) / 3;
     const float* base[kBases];
 #pragma GCC unroll 8
@@ -83,7 +84,7 @@ struct GemmKernels {
       // packed panel (one line per K step) the second line is the next step's first: one
       // prefetch per step instead took the projections 1.01-1.05x the time (Zen 3, session 19).
       constexpr int kBLines = std::max(2, L * kNv / 16);
-      for (int e = 0; e < kBLines; ++e)
+      for (int e = 0; e < kBLines && !kLean; ++e)
         _mm_prefetch(reinterpret_cast<const char*>(b + ldb * 32 + 16 * e), _MM_HINT_T1);
 #pragma GCC unroll 16
       for (int r = 0; r < kRows; ++r) {
@@ -162,13 +163,40 @@ struct GemmKernels {
   static_assert(Cfg::kShortKRows >= 1 && Cfg::kShortKRows <= Cfg::kMr &&
                 (Cfg::kMcTiles * Cfg::kMr) % Cfg::kShortKRows == 0);
 
+  // The whole kShortKRows-row tiles [0, m_end) of the full panel at column j, for A read in
+  // place with one short K block and nothing to accumulate (Q·Kᵀ): one loop with the tile
+  // kernel inlined, without the B prefetch (the kc x NR panel, 4 KiB at K = 64, stays in L1
+  // across the M block) and without fetching Y's lines ahead.
+  template <bool kStream>
+  __attribute__((flatten)) static void short_k_tiles(const MacroArgs& g, const float* bp, int64_t j,
+                                                     int64_t m_end) {
+    constexpr int kRows = Cfg::kShortKRows;
+    for (int64_t i = 0; i < m_end; i += kRows) {
+      float* yt = g.y + i * g.ldy + j;
+      fetch_c(g, i, j, kRows, kNr);
+      micro<true, kRows, 2, true>(g.a_direct + i * g.lda, g.lda, bp, g.ldb, g.kc, yt, g.ldy, kNr, false,
+                                  kStream);
+      finish(g, yt, i, j, kRows, kNr);
+    }
+  }
+
   static void macro(const MacroArgs& g) {
     const bool direct = g.a_direct != nullptr;
-    const int64_t mr = direct && g.kc <= kShortK ? Cfg::kShortKRows : kMr;
+    const bool short_k = direct && g.kc <= kShortK;
+    const int64_t mr = short_k ? Cfg::kShortKRows : kMr;
+    const bool lean = Cfg::kShortKLoop && short_k && !g.accumulate;
     for (int64_t j = 0; j < g.n; j += kNr) {
       const float* bp = g.b + (j / kNr) * g.b_panel_stride;
       const int64_t nn = std::min<int64_t>(kNr, g.n - j);
-      for (int64_t i = 0; i < g.m; i += mr) {
+      int64_t i0 = 0;
+      if (lean && nn == kNr) {
+        i0 = g.m / mr * mr;
+        if (g.stream)
+          short_k_tiles<true>(g, bp, j, i0);
+        else
+          short_k_tiles<false>(g, bp, j, i0);
+      }
+      for (int64_t i = i0; i < g.m; i += mr) {
         const int64_t mm = std::min<int64_t>(mr, g.m - i);
         float* yt = g.y + i * g.ldy + j;
         const float* a = direct ? g.a_direct + i * g.lda : g.a + (i / kMr) * g.kc * kMr;
