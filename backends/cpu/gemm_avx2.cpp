@@ -21,6 +21,12 @@ struct GemmTileAvx2 {
   // only the B prefetch gave most of it at N = 4096; the per-tile kernel inlined with its
   // prefetches kept gained nothing at N = 512.
   static constexpr bool kShortKLoop = true;
+  // B prefetched by the first tile of each panel only: x[N,512]·W[1536|2048,512]ᵀ and
+  // x[N,2048]·W[512,2048]ᵀ for N = 128..4096 took 0.89-1.01 of the time (median ~0.95) at 1
+  // and 2 threads, attention's P·V (8 heads of [N,N]·[N,64], N = 512..4096) 0.83-0.99,
+  // lra-text-fourier-r0.2 / vanilla / fastformer-d512-l6 at N = 512 0.93-1.01 (Zen 3,
+  // alternating runs in one process, session 21).
+  static constexpr bool kFetchBOnce = true;
   static constexpr int kShortKRows = 6;
   static constexpr int kWideRows = 0, kWideNv = 0;  // no wide tile: 16 ymm hold no 4-vector tile
   static constexpr MacroKernelFn kMacroWide = nullptr;

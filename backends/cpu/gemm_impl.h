@@ -19,6 +19,7 @@ namespace {  // internal linkage: each ISA file owns its instantiations
 // valid columns runs a one-vector kernel (half the FMAs); kUnrollK: unroll of the K loop
 // (GCC 12 takes no template-dependent `#pragma GCC unroll`, hence the two spelled-out
 // loops); kMcTiles: M block rows in tiles; kShortKLoop: Q·Kᵀ tiles through short_k_tiles;
+// kFetchBOnce: only the first tile of each B panel in an M block prefetches B (macro);
 // kMacro / kEpilogue: the ISA's exported macro kernel (a call of `macro`) and epilogue.
 template <class V, class Cfg>
 struct GemmKernels {
@@ -33,10 +34,10 @@ struct GemmKernels {
   // A is read in place (row r at a + r * lda, contiguous along k), addressed from one base
   // per 3 rows (base + {0, 1, 2} * lda fits x86 scaled-index addressing, so no row pointer
   // spills); otherwise from a packed kc x MR panel. kLean (short_k_tiles): no Y fetch and no
-  // B prefetch, accumulate must be false.
+  // B prefetch, accumulate must be false. fetch_b: prefetch B ahead (below).
   template <bool kDirect, int kRows, int kNv, bool kLean = false>
   static void micro(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t kc, float* y,
-                    int64_t ldy, int64_t n, bool accumulate, bool stream) {
+                    int64_t ldy, int64_t n, bool accumulate, bool stream, bool fetch_b = true) {
     M mask[kNv];
 #pragma GCC unroll 8
     for (int j = 0; j < kNv; ++j) mask[j] = V::first_n_any(n - L * j);
@@ -83,8 +84,11 @@ struct GemmKernels {
       // model at N = 512, whose 104-row GEMMs reuse each panel only 8 times. With an AVX2
       // packed panel (one line per K step) the second line is the next step's first: one
       // prefetch per step instead took the projections 1.01-1.05x the time (Zen 3, session 19).
+      // The panel's later tiles in an M block find it in L1 / L2, so with Cfg::kFetchBOnce
+      // only the first one prefetches (the projections 0.89-1.01 of the time, models 0.93-1.01;
+      // Zen 3, session 21, gemm_avx2.cpp).
       constexpr int kBLines = std::max(2, L * kNv / 16);
-      for (int e = 0; e < kBLines && !kLean; ++e)
+      for (int e = 0; e < kBLines && fetch_b && !kLean; ++e)
         _mm_prefetch(reinterpret_cast<const char*>(b + ldb * 32 + 16 * e), _MM_HINT_T1);
 #pragma GCC unroll 16
       for (int r = 0; r < kRows; ++r) {
@@ -125,7 +129,7 @@ struct GemmKernels {
   }
 
   using MicroFn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, float*, int64_t, int64_t,
-                           bool, bool);
+                           bool, bool, bool);
   using MicroRow = std::array<MicroFn, kMr>;
   static constexpr int kNarrowNv = Cfg::kSplitNarrow ? 1 : 2;
 
@@ -202,7 +206,7 @@ struct GemmKernels {
         const float* a = direct ? g.a_direct + i * g.lda : g.a + (i / kMr) * g.kc * kMr;
         fetch_c(g, i, j, mm, nn);
         kMicro[direct][nn > L][size_t(mm - 1)](a, g.lda, bp, g.ldb, g.kc, yt, g.ldy, nn, g.accumulate,
-                                               g.stream);
+                                               g.stream, !Cfg::kFetchBOnce || i == i0);
         finish(g, yt, i, j, mm, nn);
       }
     }
@@ -226,7 +230,7 @@ struct GemmKernels {
         float* yt = g.y + i * g.ldy;
         fetch_c(g, i, 0, mm, g.n);
         kWide[size_t(mm - 1)](g.a_direct + i * g.lda, g.lda, g.b, g.ldb, g.kc, yt, g.ldy, g.n, g.accumulate,
-                              g.stream);
+                              g.stream, true);
         finish(g, yt, i, 0, mm, g.n);
       }
       if (g.stream) _mm_sfence();
