@@ -33,9 +33,9 @@ struct GemmKernels {
   // runs the kernel with its exact row count, so no FMA is spent on missing rows. kDirect:
   // A is read in place (row r at a + r * lda, contiguous along k), addressed from one base
   // per 3 rows (base + {0, 1, 2} * lda fits x86 scaled-index addressing, so no row pointer
-  // spills); otherwise from a packed kc x MR panel. kLean (short_k_tiles): no Y fetch and no
-  // B prefetch, accumulate must be false. fetch_b: prefetch B ahead (below).
-  template <bool kDirect, int kRows, int kNv, bool kLean = false>
+  // spills); otherwise from a packed kc x MR panel. kNoYFetch (short_k_tiles): never fetch Y's
+  // lines ahead. fetch_b: prefetch B ahead (below).
+  template <bool kDirect, int kRows, int kNv, bool kNoYFetch = false>
   static void micro(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t kc, float* y,
                     int64_t ldy, int64_t n, bool accumulate, bool stream, bool fetch_b = true) {
     M mask[kNv];
@@ -53,7 +53,7 @@ struct GemmKernels {
     // the time, all even; one row's fetch per 4 K steps inside the main loop instead of this
     // prologue 1.08-1.27x, and a fully unrolled K = 64 kernel 1.6-1.9x (9 KB of code, decoded
     // instead of served from the op cache).
-    const bool fetch = !kLean && !accumulate && !stream, spread = fetch && kc >= 2 * kRows;
+    const bool fetch = !kNoYFetch && !accumulate && !stream, spread = fetch && kc >= 2 * kRows;
     const int64_t last = std::min<int64_t>(n, L * kNv) - 1;
     auto fetch_row = [&](int r) __attribute__((always_inline)) {
       constexpr int kLines = std::max(1, std::min(L * kNv, 64) / 16);  // line starts: 0, 16, 32, 48
@@ -69,7 +69,7 @@ struct GemmKernels {
     for (int r = 0; r < kRows; ++r)
 #pragma GCC unroll 8
       for (int j = 0; j < kNv; ++j)
-        acc[r][j] = !kLean && accumulate ? V::load_part(y + r * ldy + L * j, mask[j], full_n) : V::zero();
+        acc[r][j] = accumulate ? V::load_part(y + r * ldy + L * j, mask[j], full_n) : V::zero();
     constexpr int kBases = (kRows + 2) / 3;
     const float* base[kBases];
 #pragma GCC unroll 8
@@ -88,7 +88,7 @@ struct GemmKernels {
       // only the first one prefetches (the projections 0.89-1.01 of the time, models 0.93-1.01;
       // Zen 3, session 21, gemm_avx2.cpp).
       constexpr int kBLines = std::max(2, L * kNv / 16);
-      for (int e = 0; e < kBLines && fetch_b && !kLean; ++e)
+      for (int e = 0; e < kBLines && fetch_b; ++e)
         _mm_prefetch(reinterpret_cast<const char*>(b + ldb * 32 + 16 * e), _MM_HINT_T1);
 #pragma GCC unroll 16
       for (int r = 0; r < kRows; ++r) {
@@ -179,7 +179,7 @@ struct GemmKernels {
       float* yt = g.y + i * g.ldy + j;
       fetch_c(g, i, j, kRows, kNr);
       micro<true, kRows, 2, true>(g.a_direct + i * g.lda, g.lda, bp, g.ldb, g.kc, yt, g.ldy, kNr, false,
-                                  kStream);
+                                  kStream, false);
       finish(g, yt, i, j, kRows, kNr);
     }
   }
