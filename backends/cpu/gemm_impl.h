@@ -18,7 +18,8 @@ namespace {  // internal linkage: each ISA file owns its instantiations
 // Cfg: kMr x kNr tiles (kNr = 2 vectors); kSplitNarrow: a panel of at most one vector of
 // valid columns runs a one-vector kernel (half the FMAs); kUnrollK: unroll of the K loop
 // (GCC 12 takes no template-dependent `#pragma GCC unroll`, hence the two spelled-out
-// loops); kMcTiles: M block rows in tiles; kShortKLoop: Q·Kᵀ tiles through short_k_tiles;
+// loops); kMcTiles: M block rows in tiles; kShortKLoop: Q·Kᵀ tiles through short_k_tiles,
+// which streams a streamable Y only with kShortKStream;
 // kFetchBOnce: only the first tile of each B panel in an M block prefetches B (macro);
 // kMacro / kEpilogue: the ISA's exported macro kernel (a call of `macro`) and epilogue.
 template <class V, class Cfg>
@@ -195,7 +196,7 @@ struct GemmKernels {
       int64_t i0 = 0;
       if (lean && nn == kNr) {
         i0 = g.m / mr * mr;
-        if (g.stream)
+        if (g.stream && Cfg::kShortKStream)
           short_k_tiles<true>(g, bp, j, i0);
         else
           short_k_tiles<false>(g, bp, j, i0);
