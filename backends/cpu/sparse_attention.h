@@ -25,6 +25,9 @@
 // slower, prefetching the next group's K rows (first line or all four) 2-10 % slower. Session
 // 17 (Zen 3): pass 2 over each V row once (8 AVX2 vectors, one accumulator set) instead of
 // two halves: 0.92-0.99 at 1 thread, 0.94-1.12 at 2 (medians 0.98): within noise, not landed.
+// Session 22 repeated it (five alternating runs, N = 4096, k = 205): 0.95-1.00 at 1 thread
+// and 0.92-0.99 at 2 (median ~0.97). As every 1-thread run of both sessions was at or
+// below 1.00, it landed (sparse_attention_impl.h, kPvVecs).
 // Session 20 (Zen 3, 1 thread, N = 4096): reading only keys below 128 / 512 / 1024 (the index
 // masked in the kernel, an A/B in one process) took 0.58 / 0.59-0.60 / 0.84-0.89 of the time,
 // so at most ~40 % is the gathers' wait on L3. Key bands of 1024 or 512 rows (each query's

@@ -25,7 +25,13 @@ template <class V>
 struct SparseAttention {
   using T = typename V::T;
   static constexpr int L = V::L;
-  static constexpr int kPvVecs = 4;      // hv vectors per pass over the key list
+  // hv vectors per pass over the key list: 64 floats, a head of 64 in one pass at both ISAs
+  // (AVX2 in two halves of 4 vectors before session 22: sparse_attention.h).
+  static constexpr int kPvVecs = 64 / L;
+  // Accumulator sets in pv: two interleaved ones for FMA latency while 2E accumulators and
+  // two weights fit the registers (16 ymm / 32 zmm), else one.
+  template <int E>
+  static constexpr bool kTwoSets = 2 * E + 2 <= (L == 8 ? 16 : 32);
   static constexpr int kMaxDotVecs = 8;  // hd up to 8 vectors (+ a tail) keeps q in registers
 
   // Lane s = q . K[keys[s]] for L keys (q zero-padded to whole vectors), as L single-vector
@@ -94,7 +100,7 @@ struct SparseAttention {
   }
 
   // y[e0 .. e0 + E*L) (the last vector holding only `last` lanes when kTail) of one query:
-  // sum over the list of w_s * V[key_s], two interleaved accumulator sets for FMA latency,
+  // sum over the list of w_s * V[key_s] (two interleaved accumulator sets when kTwoSets<E>),
   // then divided by the softmax sum l.
   template <int E, bool kTail>
   static void pv(int cnt, const int32_t* keys, const float* w, const float* vbase, int64_t vstride, int last,
@@ -105,6 +111,11 @@ struct SparseAttention {
       return (kTail && e == E - 1) ? V::load_n(r + e * L, last) : V::load(r + e * L);
     };
     int s = 0;
+    for (; !kTwoSets<E> && s < cnt; ++s) {
+      const float* r0 = vbase + keys[s] * vstride;
+      const T w0 = V::set1(w[s]);
+      for (int e = 0; e < E; ++e) a0[e] = V::fmadd(w0, row(r0, e), a0[e]);
+    }
     for (; s + 2 <= cnt; s += 2) {
       const float* r0 = vbase + keys[s] * vstride;
       const float* r1 = vbase + keys[s + 1] * vstride;
