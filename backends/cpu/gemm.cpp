@@ -287,7 +287,7 @@ int64_t chunk_of(int64_t n, int64_t chunks, int64_t begin) {
 // threads with AVX-512, 5-14 % with AVX2, than stores after a prefetchw of the tile, whose
 // read for ownership only fetches lines about to be overwritten. Not below the cache size,
 // where Y's next reader may still find it in the cache. On Zen 3 that Q·Kᵀ ran faster with
-// plain stores: AVX2's short-K loop does not stream (gemm_avx2.cpp, kShortKStream).
+// plain stores: the short-K tile loop never streams (gemm_impl.h, short_k_tiles).
 bool streams_output(const Problem& p) {
   return rows_streamable(p.y, p.N, p.batch * p.M * p.N * int64_t(sizeof(float)));
 }

@@ -27,15 +27,6 @@ struct GemmTileAvx2 {
   // lra-text-fourier-r0.2 / vanilla / fastformer-d512-l6 at N = 512 0.93-1.01 (Zen 3,
   // alternating runs in one process, session 21).
   static constexpr bool kFetchBOnce = true;
-  // short_k_tiles writes Y with plain stores even where it could stream (gemm.cpp,
-  // streams_output): 8 heads of [N,64]·[N,64]ᵀ took 0.83-0.93 of the streamed time at N = 2048
-  // and 4096 (Y 128 / 512 MiB), 1 and 2 threads, with or without Y's lines fetched ahead (even
-  // with each other); x[16384,512]·W[2048,512]ᵀ (K = 512, streamed either way) was even (Zen 3,
-  // alternating runs in one process, session 22). On Zen 4 streaming had won (gemm.cpp). Not
-  // non-temporal stores as such: in this session add and layer_norm at [32768,512] took
-  // 1.25-1.49x the time without them. This loop writes one line in each of a block's 48 rows
-  // per B panel, so every write-combining flush goes to a different row of Y.
-  static constexpr bool kShortKStream = false;
   static constexpr int kShortKRows = 6;
   static constexpr int kWideRows = 0, kWideNv = 0;  // no wide tile: 16 ymm hold no 4-vector tile
   static constexpr MacroKernelFn kMacroWide = nullptr;

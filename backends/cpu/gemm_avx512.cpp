@@ -16,7 +16,6 @@ struct GemmTileAvx512 {
   static constexpr bool kSplitNarrow = true;
   static constexpr bool kShortKLoop = false;        // these two: not measured on an AVX-512 machine yet
   static constexpr bool kFetchBOnce = false;        // (gemm_avx2.cpp)
-  static constexpr bool kShortKStream = true;       // streaming won on Zen 4 (gemm.cpp)
   static constexpr int kShortKRows = 7;             // direct A, K <= 64 (gemm_impl.h, macro)
   static constexpr int kWideRows = 6, kWideNv = 4;  // 24 accumulators, 4 B vectors, 1 broadcast
   static constexpr MacroKernelFn kMacroWide = &gemm_macro_wide_f32_avx512;
