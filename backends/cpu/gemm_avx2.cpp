@@ -21,6 +21,7 @@ struct GemmTileAvx2 {
   // only the B prefetch gave most of it at N = 4096; the per-tile kernel inlined with its
   // prefetches kept gained nothing at N = 512.
   static constexpr bool kShortKLoop = true;
+  static constexpr bool kShortKFetchAndStreamY = false;  // plain stores, no fetch (gemm_impl.h)
   // B prefetched by the first tile of each panel only: x[N,512]·W[1536|2048,512]ᵀ and
   // x[N,2048]·W[512,2048]ᵀ for N = 128..4096 took 0.89-1.01 of the time (median ~0.95) at 1
   // and 2 threads, attention's P·V (8 heads of [N,N]·[N,64], N = 512..4096) 0.83-0.99,

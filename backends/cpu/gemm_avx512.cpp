@@ -14,8 +14,20 @@ namespace {
 struct GemmTileAvx512 {
   static constexpr int kMr = 14, kUnrollK = 2, kMcTiles = 4;
   static constexpr bool kSplitNarrow = true;
-  static constexpr bool kShortKLoop = false;        // these two: not measured on an AVX-512 machine yet
-  static constexpr bool kFetchBOnce = false;        // (gemm_avx2.cpp)
+  // Q·Kᵀ (A in place, K <= 64) through gemm_impl.h's short_k_tiles, with Y's lines fetched
+  // ahead and Y streamed as in the per-tile path: 8 heads of [N,64]·[N,64]ᵀ on Zen 4
+  // (alternating runs in one process, four runs, session 23) took 0.95-0.98 of the per-tile
+  // time at N = 128, 0.90-0.99 at 512 and 1024 and 0.94-1.02 at 4096, at 1 and 2 threads.
+  // The loop as AVX2 runs it (no fetch, plain stores) took 0.91 at N = 128 but 1.02-1.07 at
+  // 512 and 1024 and 1.09-1.17 at 4096; with streaming but no fetch, 1.03-1.06 at 1024 and
+  // 0.94-0.97 at 4096.
+  static constexpr bool kShortKLoop = true;
+  static constexpr bool kShortKFetchAndStreamY = true;
+  // Every tile prefetches B (gemm_impl.h): with kFetchBOnce (AVX2's choice, gemm_avx2.cpp) the
+  // projections and P·V for N = 128..4096 took 0.96-1.05 of the time at 1 and 2 threads (two
+  // alternating runs, one outlier each way), lra-text-fourier-r0.2, lra-text-vanilla and
+  // fastformer-d512-l6 at N = 512 0.99-1.09 (Zen 4, session 23): nothing to gain.
+  static constexpr bool kFetchBOnce = false;
   static constexpr int kShortKRows = 7;             // direct A, K <= 64 (gemm_impl.h, macro)
   static constexpr int kWideRows = 6, kWideNv = 4;  // 24 accumulators, 4 B vectors, 1 broadcast
   static constexpr MacroKernelFn kMacroWide = &gemm_macro_wide_f32_avx512;

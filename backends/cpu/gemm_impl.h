@@ -19,6 +19,8 @@ namespace {  // internal linkage: each ISA file owns its instantiations
 // valid columns runs a one-vector kernel (half the FMAs); kUnrollK: unroll of the K loop
 // (GCC 12 takes no template-dependent `#pragma GCC unroll`, hence the two spelled-out
 // loops); kMcTiles: M block rows in tiles; kShortKLoop: Q·Kᵀ tiles through short_k_tiles;
+// kShortKFetchAndStreamY: short_k_tiles fetches Y's lines ahead and streams Y where the GEMM
+// streams it, as the per-tile path does (else neither: plain stores, no fetch);
 // kFetchBOnce: only the first tile of each B panel in an M block prefetches B (macro);
 // kMacro / kEpilogue: the ISA's exported macro kernel (a call of `macro`) and epilogue.
 template <class V, class Cfg>
@@ -169,24 +171,27 @@ struct GemmKernels {
 
   // The whole kShortKRows-row tiles [0, m_end) of the full panel at column j, for A read in
   // place with one short K block and nothing to accumulate (Q·Kᵀ): one loop with the tile
-  // kernel inlined, without the B prefetch (the kc x NR panel, 4 KiB at K = 64, stays in L1
-  // across the M block) and without fetching Y's lines ahead. Y gets plain stores even where
-  // it could stream (gemm.cpp, streams_output): 8 heads of [N,64]·[N,64]ᵀ took 0.83-0.93 of
-  // the streamed time at N = 2048 and 4096 (Y 128 / 512 MiB), 1 and 2 threads, with or
-  // without Y's lines fetched ahead (even with each other); x[16384,512]·W[2048,512]ᵀ
-  // (K = 512, streamed either way) was even (Zen 3, AVX2, alternating runs in one process,
-  // session 22). Not non-temporal stores as such: in that session add and layer_norm at
-  // [32768,512] took 1.25-1.49x the time without them. This loop writes one line in each of
-  // a block's rows per B panel, so every write-combining flush goes to a different row of Y.
-  // (On Zen 4 streaming had won for the per-tile path, which AVX-512 still takes.)
+  // kernel inlined and without the B prefetch (the kc x NR panel, 4 KiB at K = 64, stays in
+  // L1 across the M block). How it writes Y differs by machine (Cfg::kShortKFetchAndStreamY):
+  // - Zen 3 (AVX2): no fetch of Y's lines, and plain stores even where Y could stream
+  //   (gemm.cpp, streams_output): 8 heads of [N,64]·[N,64]ᵀ took 0.83-0.93 of the streamed
+  //   time at N = 2048 and 4096 (Y 128 / 512 MiB), 1 and 2 threads, with or without Y's
+  //   lines fetched ahead (even with each other); x[16384,512]·W[2048,512]ᵀ (K = 512,
+  //   streamed either way) was even (alternating runs in one process, session 22). Not
+  //   non-temporal stores as such: in that session add and layer_norm at [32768,512] took
+  //   1.25-1.49x the time without them. This loop writes one line in each of a block's rows
+  //   per B panel, so every write-combining flush goes to a different row of Y.
+  // - Zen 4 (AVX-512): Y's lines fetched ahead and Y streamed, as in the per-tile path
+  //   (gemm_avx512.cpp has the measurements).
   __attribute__((flatten)) static void short_k_tiles(const MacroArgs& g, const float* bp, int64_t j,
                                                      int64_t m_end) {
     constexpr int kRows = Cfg::kShortKRows;
+    constexpr bool kY = Cfg::kShortKFetchAndStreamY;
     for (int64_t i = 0; i < m_end; i += kRows) {
       float* yt = g.y + i * g.ldy + j;
       fetch_c(g, i, j, kRows, kNr);
-      micro<true, kRows, 2, true>(g.a_direct + i * g.lda, g.lda, bp, g.ldb, g.kc, yt, g.ldy, kNr, false,
-                                  false, false);
+      micro<true, kRows, 2, !kY>(g.a_direct + i * g.lda, g.lda, bp, g.ldb, g.kc, yt, g.ldy, kNr, false,
+                                 kY && g.stream, false);
       finish(g, yt, i, j, kRows, kNr);
     }
   }
