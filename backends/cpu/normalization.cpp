@@ -110,8 +110,8 @@ Status run_layer_norm(const KernelArgs& args, const NormalizationIsa& isa) {
   // starts on a line. Measured on Zen 4 (32 MiB L3; alternating runs in one process):
   // [32768, 512] 7-8 % less time at 1 thread, 20-22 % at 2; [4096, 512] (not streamed)
   // unchanged.
-  // An input beyond the cache (the output's size) is also fetched rows ahead
-  // (normalization_impl.h, kRowFetchAheadFloats).
+  // An input beyond the cache (the output's size) is also fetched rows ahead where the ISA
+  // gains from that (normalization_impl.h, kRowFetchAheadFloats, kLayerNormFetchFromMemory).
   const RowFlow flow{rows_streamable(py, d, y.desc.nbytes()), y.desc.nbytes() >= stream_min_bytes()};
   parallel_ranges(args.pool, total / d, row_grain(d), [&](int64_t r0, int64_t r1) {
     isa.layer_norm_rows(px + r0 * d, py + r0 * d, r1 - r0, d, eps, gamma, gt, beta, bt, flow);

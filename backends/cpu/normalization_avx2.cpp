@@ -6,11 +6,13 @@
 
 namespace longrun::cpu {
 namespace {
-struct SoftmaxAvx2 {
+struct NormalizationAvx2 {
   static constexpr bool kMaskEveryVector = false;  // unmasked whole vectors
+  // layer_norm's input from beyond the last-level cache: fetched in the normalise pass
+  static constexpr bool kLayerNormFetchFromMemory = true;
 };
 }  // namespace
 
-const NormalizationIsa kNormalizationAvx2 = NormalizationKernels<avx2::Vec, SoftmaxAvx2>::kTable;
+const NormalizationIsa kNormalizationAvx2 = NormalizationKernels<avx2::Vec, NormalizationAvx2>::kTable;
 
 }  // namespace longrun::cpu

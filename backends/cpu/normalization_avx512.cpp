@@ -6,11 +6,13 @@
 
 namespace longrun::cpu {
 namespace {
-struct SoftmaxAvx512 {
+struct NormalizationAvx512 {
   static constexpr bool kMaskEveryVector = true;  // k-masked loads are free
+  // layer_norm's input from beyond the last-level cache: no fetch (normalization_impl.h)
+  static constexpr bool kLayerNormFetchFromMemory = false;
 };
 }  // namespace
 
-const NormalizationIsa kNormalizationAvx512 = NormalizationKernels<avx512::Vec, SoftmaxAvx512>::kTable;
+const NormalizationIsa kNormalizationAvx512 = NormalizationKernels<avx512::Vec, NormalizationAvx512>::kTable;
 
 }  // namespace longrun::cpu

@@ -7,7 +7,9 @@
 // Cfg::kMaskEveryVector: whole vectors of logits also go through the masked path (AVX-512,
 // where a k-masked load costs nothing). This changes bits, not just speed: the blend after
 // the masked load keeps the compiler from contracting x * scale - max into one FMA, which it
-// does on the unmasked path (AVX2).
+// does on the unmasked path (AVX2). Cfg::kLayerNormFetchFromMemory: layer_norm fetches its
+// input ahead when that comes from beyond the last-level cache (layer_norm_rows_t says why
+// AVX-512 does not).
 #pragma once
 
 #include <immintrin.h>
@@ -233,7 +235,12 @@ struct NormalizationKernels {
   // per vector; [32768,512] 0.76-0.87, with 2, 4 and 8 rows of 512 ahead alike), as the
   // variance pass there gained less (1.00-1.06x the normalise pass's time). Session 20:
   // fetching the output rows ahead for writing in the variance pass as well (prefetchw):
-  // [4096,512] 0.91-1.12 at 1 thread, 0.85-1.08 at 2, no gain.
+  // [4096,512] 0.91-1.12 at 1 thread, 0.85-1.08 at 2, no gain. On Zen 4 (AVX-512, session
+  // 23, alternating runs in one process) the fetch from memory cost instead: without it
+  // [32768,512] took 0.71-0.90 of the time at 1 thread (one run 1.17) and 0.79-1.03 at 2,
+  // [65536,512] 0.65-0.81 and 0.82-0.97, so Cfg::kLayerNormFetchFromMemory is off there
+  // (fetching in the variance pass instead: 0.98-1.12x the normalise pass's time). The L3
+  // case was even there (no fetch at [4096,512]: 0.96-1.02), so it kept the variance pass.
 
   template <ParamType G, ParamType B>
   static void layer_norm_rows_t(const float* x, float* y, int64_t rows, int64_t d, float eps,
@@ -267,7 +274,7 @@ struct NormalizationKernels {
       const bool fetch = x_end - x >= kRowFetchAheadFloats + d;  // the whole row ahead is input
       const float* ahead = fetch ? x + kRowFetchAheadFloats : x;
       const bool fetch_in_variance = fetch && !flow.fetch_ahead,
-                 fetch_in_normalise = fetch && flow.fetch_ahead;
+                 fetch_in_normalise = fetch && flow.fetch_ahead && Cfg::kLayerNormFetchFromMemory;
       for (j = 0; j + 4 * L <= d; j += 4 * L) {
         if (fetch_in_variance)
           for (int e = 0; e < 4 * L; e += 16)
