@@ -123,7 +123,10 @@ inline constexpr int64_t kColumnMinLength = 16;
 // filter 2-5 % slower at both), so not used there. Only where one core's L2 holds that buffer
 // (64 columns: 1 MiB at n = 4096): on Zen 3 (512 KiB L2, AVX2) the four whole-buffer passes
 // took 0.77-0.92 of its time at 1 thread and 0.89-0.99 at 2 (DCT-II, DCT-III and the
-// filter's forward half, alternating runs in one process).
+// filter's forward half, alternating runs in one process). Zen 4 again (session 23, three
+// alternating runs): at n = 2048 (a 512 KiB buffer) the two-step took 0.98-1.16x the time
+// of the passes at 1 thread and 0.92-1.12x at 2 (DCT-II, DCT-III, filter), so it starts at
+// 4096, where it took 0.93-1.00 at 1 thread and 0.87-0.96 at 2.
 inline constexpr int64_t kColumnTwoStepFrom = 4096;
 inline constexpr int64_t kColumnTwoStepUpTo = 4096;
 // The L2 size that rule compares with: l2_cache_bytes() (cpu_isa.h) unless a test sets it.
