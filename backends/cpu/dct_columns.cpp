@@ -36,7 +36,9 @@ int64_t column_block_width(int64_t n) {
 // kCopyPassBytes, so no gather / scatter pass) took 0.80-0.93 of the 64-column time on 2
 // threads (sessions 17 and 18) and 0.92-1.03 on 1 (DCT-III 1.01-1.03). One width for every
 // thread count: the 64-column blocks' gather pass rounds differently from the direct first
-// pass, and 1 and 2 threads give the same bits.
+// pass, and 1 and 2 threads give the same bits. On Zen 4 (1 MiB L2, two-step at n = 4096,
+// session 23) each 64-column block run as two 32-column halves took 1.16-1.40x the time at
+// n = 4096 on 1 thread, 1.01-1.15x on 2, and 0.95-1.26x at n = 1024: 64 kept there.
 int64_t column_plan_width(int64_t n) {
   const int64_t w = column_block_width(n);
   const bool in_range = n >= kColumnTwoStepFrom && n <= kColumnTwoStepUpTo;
