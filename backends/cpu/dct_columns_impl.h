@@ -42,19 +42,30 @@ struct ColumnKernels {
     void fetch(const float* row) const {
       for (int64_t v = 0; v < w; ++v) V::prefetch(row + v * L);
     }
+    void fetch_to_l2(const float* row) const {  // prefetcht1
+      for (int64_t v = 0; v < w; ++v) __builtin_prefetch(row + v * L, 0, 2);
+    }
     void fetch_for_write(const float* row) const {
       for (int64_t v = 0; v < w; ++v) V::prefetch_for_write(row + v * L);
     }
   };
   static constexpr int64_t kAhead = 64;  // complex rows
   // Steps ahead that a pass over rows fetches: the DCT-II post / DCT-III pre pass (k steps),
-  // and the copy passes of kCopyPassBytes (j steps, two rows each). In those copy passes the
-  // rows lie 4 row strides (8 KiB at 512 columns) apart from one step to the next, so every
-  // step crosses a 4 KiB page, which the hardware prefetchers do not follow. Fetched ahead, Zen 4
-  // (session 23, three alternating runs in one process): DCT-II [4096, 512] 0.86-0.99 of the
-  // time, [8192, 512] 0.91-1.08; DCT-III 0.91-0.96 and 0.87-1.02; the spectral filter
-  // 0.84-1.00; the AVX2 code on the same machine 0.74-0.84 (DCT-II) and 0.96-0.98 (DCT-III).
+  // and the DCT-III's scatter after the FFT (j steps, two rows each).
   static constexpr int64_t kPostAhead = 16;
+  // The DCT-II's gather before the FFT (the copy passes of kCopyPassBytes) fetches its rows
+  // kGatherAheadL2 steps ahead into L2 and kGatherAheadL1 steps ahead into L1. In both copy
+  // passes the rows lie 4 row strides (8 KiB at 512 columns) apart from one step to the next,
+  // so every step crosses a 4 KiB page, which the hardware prefetchers do not follow; perf
+  // had put 56 % of the DCT-II's samples at n = 4096 on the gather's row loads. Zen 4,
+  // session 23, alternating runs in one process, against no fetch: kPostAhead steps into L1
+  // took DCT-II [4096, 512] 0.86-0.99 of the time, [8192, 512] 0.91-1.08, the spectral filter
+  // 0.84-1.00, the AVX2 code on the same machine 0.74-0.84 (and for the scatter, DCT-III
+  // 0.91-0.96 / 0.87-1.02, AVX2 0.96-0.98); 48 steps into L1 instead of 16 was even. Against
+  // that single fetch, the two levels took DCT-II [4096, 512] 0.83-0.95, [8192, 512]
+  // 0.84-0.92, the filter 0.91-1.00 and 0.80-0.85 (four runs; the AVX2 code 0.86-1.01 and
+  // 0.85-1.04, three runs), while 48 steps into L2 alone took the filter 1.14-1.20x.
+  static constexpr int64_t kGatherAheadL2 = 48, kGatherAheadL1 = 8;
   // From this FFT buffer size (bytes; n >= 4096 with 64 columns) the DCT-II gathers its
   // shuffled input rows into the first buffer in one sequential pass before the FFT, and the
   // DCT-III writes its FFT result to scratch and scatters it to the unshuffled rows after,
@@ -318,9 +329,13 @@ struct ColumnKernels {
     Buf z = a;
     if (two_step || copy_pass(h, w)) {
       for (int64_t j = 0; j < h; ++j) {
-        if (j + kPostAhead < h) {
-          cols.fetch(x + shuffled_source(2 * (j + kPostAhead), n) * xs);
-          cols.fetch(x + shuffled_source(2 * (j + kPostAhead) + 1, n) * xs);
+        if (j + kGatherAheadL2 < h) {
+          cols.fetch_to_l2(x + shuffled_source(2 * (j + kGatherAheadL2), n) * xs);
+          cols.fetch_to_l2(x + shuffled_source(2 * (j + kGatherAheadL2) + 1, n) * xs);
+        }
+        if (j + kGatherAheadL1 < h) {
+          cols.fetch(x + shuffled_source(2 * (j + kGatherAheadL1), n) * xs);
+          cols.fetch(x + shuffled_source(2 * (j + kGatherAheadL1) + 1, n) * xs);
         }
         for (int64_t v = 0; v < w; ++v) {
           T re, im;
