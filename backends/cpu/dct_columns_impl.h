@@ -49,23 +49,23 @@ struct ColumnKernels {
       for (int64_t v = 0; v < w; ++v) V::prefetch_for_write(row + v * L);
     }
   };
-  static constexpr int64_t kAhead = 64;  // complex rows
-  // Steps ahead that a pass over rows fetches: the DCT-II post / DCT-III pre pass (k steps),
-  // and the DCT-III's scatter after the FFT (j steps, two rows each).
-  static constexpr int64_t kPostAhead = 16;
-  // The DCT-II's gather before the FFT (the copy passes of kCopyPassBytes) fetches its rows
-  // kGatherAheadL2 steps ahead into L2 and kGatherAheadL1 steps ahead into L1. In both copy
-  // passes the rows lie 4 row strides (8 KiB at 512 columns) apart from one step to the next,
-  // so every step crosses a 4 KiB page, which the hardware prefetchers do not follow; perf
-  // had put 56 % of the DCT-II's samples at n = 4096 on the gather's row loads. Zen 4,
-  // session 23, alternating runs in one process, against no fetch: kPostAhead steps into L1
-  // took DCT-II [4096, 512] 0.86-0.99 of the time, [8192, 512] 0.91-1.08, the spectral filter
-  // 0.84-1.00, the AVX2 code on the same machine 0.74-0.84 (and for the scatter, DCT-III
-  // 0.91-0.96 / 0.87-1.02, AVX2 0.96-0.98); 48 steps into L1 instead of 16 was even. Against
-  // that single fetch, the two levels took DCT-II [4096, 512] 0.83-0.95, [8192, 512]
-  // 0.84-0.92, the filter 0.91-1.00 and 0.80-0.85 (four runs; the AVX2 code 0.86-1.01 and
-  // 0.85-1.04, three runs), while 48 steps into L2 alone took the filter 1.14-1.20x.
-  static constexpr int64_t kGatherAheadL2 = 48, kGatherAheadL1 = 8;
+  static constexpr int64_t kAhead = 64;      // complex rows
+  static constexpr int64_t kPostAhead = 16;  // the DCT-II post / DCT-III pre pass: k steps
+  // The copy passes of kCopyPassBytes (the DCT-II's gather before the FFT, the DCT-III's
+  // scatter after it) fetch their rows kCopyAheadL2 steps ahead into L2 and kCopyAheadL1
+  // steps ahead into L1 (the scatter: for writing). From one step to the next their rows lie
+  // 4 row strides (8 KiB at 512 columns) apart, so every step crosses a 4 KiB page, which
+  // the hardware prefetchers do not follow; perf had put 56 % of the DCT-II's samples at
+  // n = 4096 on the gather's row loads. Zen 4, session 23, alternating runs in one process:
+  // - against no fetch, one fetch kPostAhead steps ahead into L1 took DCT-II [4096, 512]
+  //   0.86-0.99 of the time, [8192, 512] 0.91-1.08, the spectral filter 0.84-1.00, the AVX2
+  //   code on the same machine 0.74-0.84; the scatter (DCT-III) 0.91-0.96 and 0.87-1.02, AVX2
+  //   0.96-0.98; 48 steps into L1 instead of 16 was even;
+  // - against that single fetch, the two levels took DCT-II [4096, 512] 0.83-0.95,
+  //   [8192, 512] 0.84-0.92, the filter 0.91-1.00 and 0.80-0.85 (four runs; the AVX2 code
+  //   0.86-1.01 and 0.85-1.04), DCT-III 0.93-0.99 and 0.85-0.97 (five runs; AVX2 0.92-1.00);
+  //   48 steps into L2 alone took the filter 1.14-1.20x.
+  static constexpr int64_t kCopyAheadL2 = 48, kCopyAheadL1 = 8;
   // From this FFT buffer size (bytes; n >= 4096 with 64 columns) the DCT-II gathers its
   // shuffled input rows into the first buffer in one sequential pass before the FFT, and the
   // DCT-III writes its FFT result to scratch and scatters it to the unshuffled rows after,
@@ -329,13 +329,13 @@ struct ColumnKernels {
     Buf z = a;
     if (two_step || copy_pass(h, w)) {
       for (int64_t j = 0; j < h; ++j) {
-        if (j + kGatherAheadL2 < h) {
-          cols.fetch_to_l2(x + shuffled_source(2 * (j + kGatherAheadL2), n) * xs);
-          cols.fetch_to_l2(x + shuffled_source(2 * (j + kGatherAheadL2) + 1, n) * xs);
+        if (j + kCopyAheadL2 < h) {
+          cols.fetch_to_l2(x + shuffled_source(2 * (j + kCopyAheadL2), n) * xs);
+          cols.fetch_to_l2(x + shuffled_source(2 * (j + kCopyAheadL2) + 1, n) * xs);
         }
-        if (j + kGatherAheadL1 < h) {
-          cols.fetch(x + shuffled_source(2 * (j + kGatherAheadL1), n) * xs);
-          cols.fetch(x + shuffled_source(2 * (j + kGatherAheadL1) + 1, n) * xs);
+        if (j + kCopyAheadL1 < h) {
+          cols.fetch(x + shuffled_source(2 * (j + kCopyAheadL1), n) * xs);
+          cols.fetch(x + shuffled_source(2 * (j + kCopyAheadL1) + 1, n) * xs);
         }
         for (int64_t v = 0; v < w; ++v) {
           T re, im;
@@ -461,9 +461,13 @@ struct ColumnKernels {
         const float* ahead = z.at(two_step_at(pl, h, j + kPostAhead));
         for (int64_t v = 0; v < 2 * w; ++v) V::prefetch(ahead + v * L);
       }
-      if (j + kPostAhead < h) {  // the output rows, as the copy pass of dct2 fetches its input
-        cols.fetch_for_write(y + shuffled_source(2 * (j + kPostAhead), n) * ys);
-        cols.fetch_for_write(y + shuffled_source(2 * (j + kPostAhead) + 1, n) * ys);
+      if (j + kCopyAheadL2 < h) {  // the output rows, as the copy pass of dct2 fetches its input
+        cols.fetch_to_l2(y + shuffled_source(2 * (j + kCopyAheadL2), n) * ys);
+        cols.fetch_to_l2(y + shuffled_source(2 * (j + kCopyAheadL2) + 1, n) * ys);
+      }
+      if (j + kCopyAheadL1 < h) {
+        cols.fetch_for_write(y + shuffled_source(2 * (j + kCopyAheadL1), n) * ys);
+        cols.fetch_for_write(y + shuffled_source(2 * (j + kCopyAheadL1) + 1, n) * ys);
       }
       for (int64_t v = 0; v < w; ++v) {
         T re, im;
