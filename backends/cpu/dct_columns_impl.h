@@ -49,8 +49,14 @@ struct ColumnKernels {
       for (int64_t v = 0; v < w; ++v) V::prefetch_for_write(row + v * L);
     }
   };
-  static constexpr int64_t kAhead = 64;      // complex rows
-  static constexpr int64_t kPostAhead = 16;  // the DCT-II post / DCT-III pre pass: k steps
+  static constexpr int64_t kAhead = 64;  // complex rows
+  // The DCT-II post / DCT-III pre pass fetches its rows kPostAhead k steps ahead; from
+  // kCopyPassBytes on, the DCT-III pre pass fetches as the copy passes do (below). Against
+  // kPostAhead (Zen 4, session 23, alternating runs in one process): DCT-III [4096, 512]
+  // 0.82-1.02 of the time (six runs, median ~0.87), [8192, 512] 0.80-0.90; the AVX2 code on
+  // the same machine 0.90-1.01 and 0.76-0.91. The same for the DCT-II post pass was even at 4096
+  // (0.96-1.17; AVX2 1.00-1.08) and gained only at 8192 (0.82-0.98): not used.
+  static constexpr int64_t kPostAhead = 16;
   // The copy passes of kCopyPassBytes (the DCT-II's gather before the FFT, the DCT-III's
   // scatter after it) fetch their rows kCopyAheadL2 steps ahead into L2 and kCopyAheadL1
   // steps ahead into L1 (the scatter: for writing). From one step to the next their rows lie
@@ -411,8 +417,12 @@ struct ColumnKernels {
     // Y_k and Y_{h-k} read the same four rows: one pass in row order fills the first buffer
     // (reading each input row once), and the FFT starts from there.
     const Buf ybuf{work, w};
+    const bool far = copy_pass(h, w);  // rows fetched at two distances (kCopyAheadL2)
     for (int64_t k = 0; 2 * k <= h; ++k) {
-      if (const int64_t f = k + kPostAhead; 2 * f <= h)
+      if (const int64_t f = k + kCopyAheadL2; far && 2 * f <= h)
+        for (int64_t r : {f, n - f, h - f, h + f})
+          if (r < used) cols.fetch_to_l2(x + r * xs);
+      if (const int64_t f = k + (far ? kCopyAheadL1 : kPostAhead); 2 * f <= h)
         for (int64_t r : {f, n - f, h - f, h + f})
           if (r < used) cols.fetch(x + r * xs);
       for (int64_t v = 0; v < w; ++v) {
