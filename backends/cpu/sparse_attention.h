@@ -35,6 +35,9 @@
 // queries, V sums accumulated into y) took 1.25-1.34x the time: the sort's scatter is a
 // store-forwarding chain through the band counters, the short groups at each band's end
 // cost dot products, and pass 2 gained nothing from its L2-resident band.
+// Session 24 (Zen 4): the next query's index row is fetched during pass 1
+// (fetch_index_row, 0.95-0.99); transparent huge pages for K, V and the arena (2 MB pages,
+// madvise) were 0.98 on 1 thread and noise on 2; four chunks per thread instead of one even.
 #pragma once
 
 #include <algorithm>
