@@ -88,7 +88,7 @@ int64_t l2_cache_bytes() { return cache_sizes().bytes[2]; }
 int64_t& stream_min_bytes() {
   static int64_t bytes = [] {
     const int64_t llc = last_level_cache_bytes();
-    return llc > 0 ? llc + 1 : std::numeric_limits<int64_t>::max();
+    return llc > 0 ? llc : std::numeric_limits<int64_t>::max();
   }();
   return bytes;
 }
