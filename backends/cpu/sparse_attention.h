@@ -38,6 +38,13 @@
 // Session 24 (Zen 4): the next query's index row is fetched during pass 1
 // (fetch_index_row, 0.95-0.99); transparent huge pages for K, V and the arena (2 MB pages,
 // madvise) were 0.98 on 1 thread and noise on 2; four chunks per thread instead of one even.
+// Session 25 (Zen 5, full-width AVX-512, 1 MB L2; N = 4096, k = 205, 1 thread; keys masked
+// in the bench's indices or in one pass only, a temporary patch): 31-34 ms with random keys,
+// 23-24 ms with every key below 1024 or 2048, 15 ms below 64 (L1); pass 1 alone over keys
+// below 64 20-21 ms, below 2048 26-29, pass 2 alone below 64 25-29: pass 1's K gathers are
+// the larger wait. Dense attention runs at 181 GFLOP/s there (186 ms), so 8x is 23.3 ms,
+// about what L2-resident rows give. Software prefetch of the next group's (or the one after
+// that's) K rows, all four lines or two, into L1 or L2 (T0 / T1 / T2): 1.2-1.8x the time.
 #pragma once
 
 #include <algorithm>
