@@ -126,7 +126,9 @@ inline constexpr int64_t kColumnMinLength = 16;
 // filter's forward half, alternating runs in one process). Zen 4 again (session 23, three
 // alternating runs): at n = 2048 (a 512 KiB buffer) the two-step took 0.98-1.16x the time
 // of the passes at 1 thread and 0.92-1.12x at 2 (DCT-II, DCT-III, filter), so it starts at
-// 4096, where it took 0.93-1.00 at 1 thread and 0.87-0.96 at 2.
+// 4096, where it took 0.93-1.00 at 1 thread and 0.87-0.96 at 2. Zen 5 (1 MiB L2, session 25,
+// four alternating runs) agreed at n = 2048: DCT-II 0.97-1.52x the time at 1 thread, DCT-III
+// and the filter even to 1.6x; the 2-thread rows 0.61-1.58x, noise.
 inline constexpr int64_t kColumnTwoStepFrom = 4096;
 inline constexpr int64_t kColumnTwoStepUpTo = 4096;
 // The L2 size that rule compares with: l2_cache_bytes() (cpu_isa.h) unless a test sets it.
