@@ -27,10 +27,12 @@ int64_t l2_cache_bytes();
 // cache anyway, and its lines are then never read for ownership. Default: the size of the
 // last-level cache (an output that large cannot share it with its inputs), never when that
 // is unknown. Tests lower it. One byte more than the cache until session 25, when outputs of
-// exactly its size lost to streaming on a Zen 5 VM (32 MiB L3; alternating runs in one
-// process): 8 heads of [1024,64]·[1024,64]ᵀ (32 MiB of Y) 0.78-0.84 of the time on 1 thread,
-// 0.80-0.87 on 2; add [16384,512] 0.49-0.97 on 1 thread; layer_norm even. At 19 MiB
-// (N = 768) streaming was even, so the bound stays at the cache size.
+// exactly its size gained from streaming on a Zen 5 VM (32 MiB L3; six alternating pairs of
+// runs): 8 heads of [1024,64]·[1024,64]ᵀ (32 MiB of Y) took 0.73-0.95 of the time on 1
+// thread and 0.67-0.94 on 2 (one 2-thread pair 1.49, a run without its second vCPU), medians
+// of five runs 5.11 against 6.80 ms; add [16384,512] 0.49-0.72 on 1 thread; layer_norm
+// [16384,512] 0.95-1.14 on 1 thread, within this VM's noise. At 19 MiB (Q·Kᵀ at N = 768)
+// streaming was even, so the bound stays at the cache size.
 int64_t& stream_min_bytes();
 // True when an output of `bytes` bytes in rows of `row_floats` floats starting at `y` can be
 // streamed by whole 64-byte vectors: large enough (stream_min_bytes()), y on a cache line,
