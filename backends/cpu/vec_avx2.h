@@ -221,6 +221,10 @@ struct Vec {
   static T exp_neg(T x) { return exp_neg_ps(x); }
   static T tanh(T x) { return tanh_ps(x); }
   static T gelu(T x) { return gelu_ps(x); }
+  template <int W>
+  static void gelu(T (&x)[W]) {
+    for (T& v : x) v = gelu_ps(v);
+  }
   static T gelu_tanh(T x) { return gelu_tanh_ps(x); }
 };
 

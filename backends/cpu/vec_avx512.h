@@ -172,6 +172,10 @@ struct Vec {
   static T exp_neg(T x) { return exp_neg_ps(x); }
   static T tanh(T x) { return tanh_ps(x); }
   static T gelu(T x) { return gelu_ps(x); }
+  template <int W>
+  static void gelu(T (&x)[W]) {  // W vectors side by side (vmath_avx512.h)
+    gelu_ps(x);
+  }
   static T gelu_tanh(T x) { return gelu_tanh_ps(x); }
 };
 

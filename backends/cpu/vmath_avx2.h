@@ -16,12 +16,13 @@
 //                 x keep full relative accuracy; |x| >= 9.5 -> +-1 exactly (as rounding gives
 //                 from 9.01 on); +-inf -> +-1, NaN -> NaN.
 //   gelu_ps       x Phi(x): max 6.45 ulp (relative 7.7e-7) on every normal result; the AVX-512
-//                 version (a table-driven exp, vmath_avx512.h) max 6.97 ulp (both measured on
-//                 every 2nd f32 bit pattern with |x| < 16 and a sample beyond), including the
-//                 far negative tail where gelu(x) is tiny (0.5 x (1 + erf) would lose all
-//                 relative accuracy there); results below 2^-126 (x < -13.15) are flushed to 0
-//                 (the reference's double 1 + erf already rounds to 0 below x = -8.3).
-//                 +inf -> +inf, -inf -> NaN (as the reference's -inf * 0), NaN -> NaN.
+//                 version (vmath_avx512.h: a piecewise polynomial for x > -6.9, max 3.15 ulp on
+//                 every f32 input there, and below that a table-driven exp) max 6.97 ulp
+//                 (both measured on every 2nd f32 bit pattern with |x| < 16 and a sample
+//                 beyond), including the far negative tail where gelu(x) is tiny
+//                 (0.5 x (1 + erf) would lose all relative accuracy there); results below 2^-126 (x < -13.15)
+//                 are flushed to 0 (the reference's double 1 + erf already rounds to 0 below x = -8.3). +inf
+//                 -> +inf, -inf -> NaN (as the reference's -inf * 0), NaN -> NaN.
 //   gelu_tanh_ps  0.5 x (1 + tanh(u)) evaluated as x / (1 + exp(-2u)): max |y - ref| /
 //                 max(1, |ref|) = 2.0e-7 over all inputs; in the negative tail the relative
 //                 error grows like |2u| * 1.5e-7 (the f32 rounding of u itself, inherent to any

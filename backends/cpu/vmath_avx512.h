@@ -1,14 +1,15 @@
 // Vector f32 math for AVX-512F (16 lanes): the same algorithms and coefficients as
 // vmath_avx2.h (whose comment states the error bounds, measured on these AVX-512 versions)
-// except gelu's exp factor (below),
-// with scalef for the 2^n scaling, mask registers for blends and flushes, and rcp14 plus a
-// Newton step instead of a 512-bit division (about 1 ulp, far cheaper). Include ONLY from
+// except gelu (below: a table-driven polynomial, and the tail's exp factor), with scalef for the 2^n scaling,
+// mask registers for blends and flushes, and rcp14 plus a Newton step instead of a 512-bit division (about 1
+// ulp, far cheaper). Include ONLY from
 // *_avx512.cpp files.
 #pragma once
 
 #include <immintrin.h>
 
 #include "cpu/vmath_avx2.h"
+#include "cpu/vmath_gelu_table.h"
 
 namespace longrun::cpu::avx512 {
 
@@ -71,9 +72,9 @@ static inline __m512 tanh_ps(__m512 x) {
   return _mm512_mask_blend_ps(is_small, large, small);
 }
 
-// gelu as avx2::gelu_ps (x Phi(x), the tail Phi(-a) = exp(-a^2/2) R(a) with the same rational
-// R), with three AVX-512 economies, 34 instead of 37 vector operations per 16 lanes (the
-// kernel is compute-bound: 7-10 % faster in a tight loop):
+// gelu over the whole f32 range, as avx2::gelu_ps (x Phi(x), the tail Phi(-a) = exp(-a^2/2) R(a)
+// with the same rational R); gelu_ps below uses it only for lanes x <= -kGeluTableClamp. Three
+// AVX-512 economies, 34 instead of 37 vector operations per 16 lanes:
 //  - exp(-a^2/2) = 2^(k/16) e^(-s/2), k = round(-a^2/2 log2e 16): 2^((k mod 16)/16) comes from a
 //    16-entry table by one vpermps (its index is the low 4 bits of the rounding sum t), so the
 //    remaining factor needs only a cubic on |s/2| <= ln2/32 (truncation 1e-8);
@@ -81,11 +82,11 @@ static inline __m512 tanh_ps(__m512 x) {
 //    correction of the quotient itself (about 1 ulp), and scalef applies 2^floor(k/16);
 //  - the two sides share one product: v = scalef(x q, k/16) is x Phi(-a), the result for
 //    x <= 0, and x - v for x > 0 (no 1 - Phi rounding first).
-// Max error 6.97 ulp over every 2nd f32 input with |x| < 16 (6.45 before; vmath_avx2.h).
+// Max error 6.97 ulp over every 2nd f32 input with |x| < 16 (vmath_avx2.h).
 inline constexpr float kGeluLog2eX16 = -11.541560173f;     // -log2(e) / 2 * 16
 inline constexpr float kGeluLn2Hi16 = 0.086639404296875f;  // 2 ln2 / 16 to 12 bits: k * it is exact
 inline constexpr float kGeluLn2Lo16 = 3.993272912e-06f;    // 2 ln2 / 16 - kGeluLn2Hi16
-static inline __m512 gelu_ps(__m512 x) {
+static inline __m512 gelu_rational_ps(__m512 x) {
   using namespace vmath;
   const __m512 clamp = _mm512_set1_ps(kGeluTailClamp), magic = _mm512_set1_ps(kRoundMagic);
   const __m512 ac = _mm512_range_ps(x, clamp, 0x0a);  // min(|x|, clamp), sign cleared; NaN passes
@@ -115,6 +116,80 @@ static inline __m512 gelu_ps(__m512 x) {
   const __m512 xf = _mm512_min_ps(_mm512_set1_ps(3.402823466e+38f), x);
   const __m512 v = _mm512_scalef_ps(_mm512_mul_ps(xf, q), _mm512_mul_ps(k, _mm512_set1_ps(0.0625f)));
   return _mm512_mask_sub_ps(v, pos, x, v);  // x > 0: x - x Phi(-a)
+}
+
+// Out of line: the table path below calls it for whole vectors only when a lane is in the far
+// negative tail, and inlined it would crowd the table path's registers.
+// (GCC 12 reports its own intrinsics' `__m512 __Y = __Y` undefined-value idiom as
+// uninitialized in an out-of-line copy; the value is never read.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+__attribute__((noinline)) static __m512 gelu_tail_ps(__m512 x) { return gelu_rational_ps(x); }
+#pragma GCC diagnostic pop
+
+// gelu(x) = max(x, 0) - |x| Phi(-|x|) (one FMA; for x > 0 it is x - x Phi(-x), so there is no
+// 1 - Phi rounding), with Phi(-a) from the piecewise polynomial of vmath_gelu_table.h:
+// interval k = round(a (a + 2) / 4) by one FMA (the low 4 bits of the magic-number sum index
+// vpermps), then degree 7 in u = a - center[k]. Per 16 lanes that is 10 operations on the FMA
+// pipes (9 FMAs and a compare; on Zen 5 mask-writing compares issue there too) and 9 vpermps,
+// against gelu_rational_ps's 27 on the FMA pipes. Zen 5, a tight loop over 2 KiB in L1 (cycles
+// per vector, calibrated by an FMA loop in the same run): 7.7-7.9 with four vectors side by
+// side, 8.5-8.8 one at a time, against 12.8-13.5 for gelu_rational_ps.
+//  - a is clamped at kGeluTableClamp: Phi(-6.9) = 2.6e-12, so for x >= 6.9 the result rounds
+//    to x (also +inf); NaN passes the clamp (min returns its second operand) and stays NaN.
+//  - Lanes x <= -kGeluTableClamp (and -inf) take gelu_rational_ps; each lane's result depends
+//    only on its own x, whichever path its neighbours take.
+//  - Max error 3.15 ulp over every f32 input above -6.9 (all of them, checked once); 6.97 in
+//    the tail.
+// Measured and left (same loop): 32 intervals through vpermt2ps (degree 6 or 7, or uniform
+// intervals that need no center lookup) 8.4-9.4, as vpermt2ps issues at about one per cycle
+// here and vpermps at two; one compare for four vectors (an unsigned max of the bit patterns)
+// 7.8-8.2 against 7.5-7.8; eight vectors side by side 8.5-8.6 (registers spill).
+inline constexpr float kGeluTableClamp = 6.9f;  // below vmath::kGeluTableTop
+// W vectors at once, each step for all W before the next (W independent dependency chains
+// side by side, so the FMA pipes need not wait on one chain's latency); one branch for all W.
+template <int W>
+static inline void gelu_ps(__m512 (&x)[W]) {
+  using namespace vmath;
+  static_assert(kGeluTableClamp < kGeluTableTop && kGeluTableB == 2.0f && kGeluTableDelta == 4.0f);
+  const __m512 clamp = _mm512_set1_ps(kGeluTableClamp);
+  __m512 ac[W], u[W], p[W];
+  __m512i k[W];
+  __mmask16 tail[W], any_tail = 0;
+#pragma GCC unroll 8
+  for (int w = 0; w < W; ++w) {
+    ac[w] = _mm512_min_ps(clamp, _mm512_abs_ps(x[w]));  // NaN passes (min returns operand 2)
+    // 1.5 * 2^25 has ulp 4: the sum holds round(a (a + 2) / 4) in its low mantissa bits.
+    k[w] = _mm512_castps_si512(
+        _mm512_fmadd_ps(ac[w], _mm512_add_ps(ac[w], _mm512_set1_ps(2.0f)), _mm512_set1_ps(50331648.0f)));
+    u[w] = _mm512_sub_ps(ac[w], _mm512_permutexvar_ps(k[w], _mm512_load_ps(kGeluTableCenter)));
+    p[w] = _mm512_permutexvar_ps(k[w], _mm512_load_ps(kGeluTableCoef[7]));
+  }
+#pragma GCC unroll 8
+  for (int j = 6; j >= 0; --j) {
+#pragma GCC unroll 8
+    for (int w = 0; w < W; ++w)
+      p[w] = _mm512_fmadd_ps(p[w], u[w], _mm512_permutexvar_ps(k[w], _mm512_load_ps(kGeluTableCoef[j])));
+  }
+#pragma GCC unroll 8
+  for (int w = 0; w < W; ++w) {
+    tail[w] = _mm512_cmp_ps_mask(x[w], _mm512_set1_ps(-kGeluTableClamp), _CMP_LE_OQ);
+    any_tail |= tail[w];
+    p[w] = _mm512_fnmadd_ps(ac[w], p[w], _mm512_max_ps(_mm512_setzero_ps(), x[w]));  // max(0, -0) = -0
+  }
+  if (__builtin_expect(any_tail != 0, 0)) {
+#pragma GCC unroll 8
+    for (int w = 0; w < W; ++w)
+      if (tail[w] != 0) p[w] = _mm512_mask_blend_ps(tail[w], p[w], gelu_tail_ps(x[w]));
+  }
+#pragma GCC unroll 8
+  for (int w = 0; w < W; ++w) x[w] = p[w];
+}
+
+static inline __m512 gelu_ps(__m512 x) {
+  __m512 v[1] = {x};
+  gelu_ps(v);
+  return v[0];
 }
 
 static inline __m512 gelu_tanh_ps(__m512 x) {
