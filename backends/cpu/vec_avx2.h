@@ -90,7 +90,6 @@ struct Vec {
   // max / min return the second operand when either is NaN (x86 rule).
   static T max(T a, T b) { return _mm256_max_ps(a, b); }
   static T min(T a, T b) { return _mm256_min_ps(a, b); }
-  static T abs(T a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
   static T neg_abs(T a) { return _mm256_or_ps(a, _mm256_set1_ps(-0.0f)); }  // -|a|
   static T round_nearest(T a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
   // p * 2^n for integral n in [-126, 127]: one rounding (through the exponent bits).

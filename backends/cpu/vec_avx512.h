@@ -64,7 +64,6 @@ struct Vec {
   static T fnmadd(T a, T b, T c) { return _mm512_fnmadd_ps(a, b, c); }
   static T max(T a, T b) { return _mm512_max_ps(a, b); }
   static T min(T a, T b) { return _mm512_min_ps(a, b); }
-  static T abs(T a) { return _mm512_abs_ps(a); }
   static T neg_abs(T a) { return _mm512_or_ps(a, _mm512_set1_ps(-0.0f)); }
   static T round_nearest(T a) {
     return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
