@@ -20,9 +20,10 @@
 //                 every f32 input there, and below that a table-driven exp) max 6.97 ulp
 //                 (both measured on every 2nd f32 bit pattern with |x| < 16 and a sample
 //                 beyond), including the far negative tail where gelu(x) is tiny
-//                 (0.5 x (1 + erf) would lose all relative accuracy there); results below 2^-126 (x < -13.15)
-//                 are flushed to 0 (the reference's double 1 + erf already rounds to 0 below x = -8.3). +inf
-//                 -> +inf, -inf -> NaN (as the reference's -inf * 0), NaN -> NaN.
+//                 (0.5 x (1 + erf) would lose all relative accuracy there); results below
+//                 2^-126 (x < -13.15) are flushed to 0 (the reference's double 1 + erf already
+//                 rounds to 0 below x = -8.3). +inf -> +inf, -inf -> NaN (as the reference's
+//                 -inf * 0), NaN -> NaN.
 //   gelu_tanh_ps  0.5 x (1 + tanh(u)) evaluated as x / (1 + exp(-2u)): max |y - ref| /
 //                 max(1, |ref|) = 2.0e-7 over all inputs; in the negative tail the relative
 //                 error grows like |2u| * 1.5e-7 (the f32 rounding of u itself, inherent to any

@@ -1,9 +1,9 @@
 // Vector f32 math for AVX-512F (16 lanes): the same algorithms and coefficients as
 // vmath_avx2.h (whose comment states the error bounds, measured on these AVX-512 versions)
-// except gelu (below: a table-driven polynomial, and the tail's exp factor), with scalef for the 2^n scaling,
-// mask registers for blends and flushes, and rcp14 plus a Newton step instead of a 512-bit division (about 1
-// ulp, far cheaper). Include ONLY from
-// *_avx512.cpp files.
+// except gelu (below: a table-driven polynomial, and the tail's exp factor), with scalef for
+// the 2^n scaling, mask registers for blends and flushes, and rcp14 plus a Newton step
+// instead of a 512-bit division (about 1 ulp, far cheaper). Include ONLY from *_avx512.cpp
+// files.
 #pragma once
 
 #include <immintrin.h>
