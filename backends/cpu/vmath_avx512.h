@@ -118,14 +118,16 @@ static inline __m512 gelu_rational_ps(__m512 x) {
   return _mm512_mask_sub_ps(v, pos, x, v);  // x > 0: x - x Phi(-a)
 }
 
-// Out of line: the table path below calls it for whole vectors only when a lane is in the far
-// negative tail, and inlined it would crowd the table path's registers.
-// (GCC 12 reports its own intrinsics' `__m512 __Y = __Y` undefined-value idiom as
-// uninitialized in an out-of-line copy; the value is never read.)
+// GCC 12 reports its own intrinsics' `__m512 __Y = __Y` undefined-value idiom (the unused
+// pass-through operand of every unmasked AVX-512 intrinsic) as uninitialized in the
+// out-of-line gelu_tail_ps and, in the sanitizer builds, in gelu_ps: the value is never read.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+// Out of line: the table path below calls it for whole vectors only when a lane is in the far
+// negative tail, and inlined it would crowd the table path's registers.
 __attribute__((noinline)) static __m512 gelu_tail_ps(__m512 x) { return gelu_rational_ps(x); }
-#pragma GCC diagnostic pop
 
 // gelu(x) = max(x, 0) - |x| Phi(-|x|) (one FMA; for x > 0 it is x - x Phi(-x), so there is no
 // 1 - Phi rounding), with Phi(-a) from the piecewise polynomial of vmath_gelu_table.h:
@@ -191,6 +193,8 @@ static inline __m512 gelu_ps(__m512 x) {
   gelu_ps(v);
   return v[0];
 }
+
+#pragma GCC diagnostic pop
 
 static inline __m512 gelu_tanh_ps(__m512 x) {
   using namespace vmath;
