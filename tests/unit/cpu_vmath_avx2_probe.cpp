@@ -1,4 +1,4 @@
-// AVX2 code for cpu_membound_test.cpp, compiled with the AVX2 flags (tests/CMakeLists.txt):
+// AVX2 code for cpu_vmath_test.cpp, compiled with the AVX2 flags (tests/CMakeLists.txt):
 // no test macros and no static initialisers here, so nothing runs before the test has checked
 // that the machine has AVX2.
 #include <immintrin.h>
@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "backends/cpu/vmath_avx2.h"
+#include "unit/cpu_vmath_probe.h"
 
 namespace longrun::test_support {
 

@@ -1,7 +1,7 @@
 // The vector math of backends/cpu/vmath_avx2.h / vmath_avx512.h (exp, tanh, gelu) through the
 // cpu elementwise kernels at every ISA level this machine has: the error bounds documented in
 // vmath_avx2.h on a sample of all f32 bit patterns, the AVX-512 gelu's table path at its
-// interval edges and lane by lane, and AVX2 exp_neg against exp.
+// interval edges and lane by lane, AVX2 exp_neg against exp, and the AVX-512 exp_neg's own bound.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "unit/cpu_membound_test_util.h"
+#include "unit/cpu_vmath_probe.h"
 
 using namespace longrun;
 using namespace longrun::membound_tests;
@@ -138,10 +139,6 @@ TEST_CASE("cpu membound: AVX-512 gelu table path: error at interval edges, lanes
   CHECK(moved == 0);
 }
 
-namespace longrun::test_support {
-uint64_t exp_neg_mismatches_avx2(uint32_t first, uint32_t last, uint32_t step);  // cpu_vmath_avx2_probe.cpp
-}
-
 // avx2::exp_neg_ps (one 2^n scaling) against exp_ps (two) on sign-set f32 patterns: equal bit
 // for bit down to the flush threshold, +0 below (vmath_avx2.h; exhaustive when checked once).
 TEST_CASE("cpu membound: AVX2 exp_neg equals exp down to its flush threshold") {
@@ -149,4 +146,22 @@ TEST_CASE("cpu membound: AVX2 exp_neg equals exp down to its flush threshold") {
   CHECK(test_support::exp_neg_mismatches_avx2(0x80000000u, 0xffffffffu, 509) == 0);
   CHECK(test_support::exp_neg_mismatches_avx2(0xc2aa0000u, 0xc2b00000u, 1) == 0);  // around -87.3
   CHECK(test_support::exp_neg_mismatches_avx2(0x7fc00000u, 0x7fc00010u, 1) == 0);  // +NaN
+}
+
+// avx512::exp_neg_ps (a 2^(j/16) table and a cubic, vmath_avx512.h): within 1.00 ulp of exp
+// on sign-set patterns down to the flush threshold (exhaustive when checked once), densely
+// around that threshold and near 0, +0 below it, and every NaN pattern sampled stays NaN.
+TEST_CASE("cpu membound: AVX-512 exp_neg within 1 ulp, flush to +0, NaN kept") {
+  if (!has(cpu::Isa::avx512)) {
+    MESSAGE("skipping: no AVX-512 on this machine");
+    return;
+  }
+  using test_support::exp_neg_probe_avx512;
+  for (const auto& r : {exp_neg_probe_avx512(0x80000000u, 0xffffffffu, 509),
+                        exp_neg_probe_avx512(0xc2aa0000u, 0xc2b00000u, 1),        // around -87.3
+                        exp_neg_probe_avx512(0xbd000000u, 0xbd100000u, 1),        // around -1/32: table edges
+                        exp_neg_probe_avx512(0x7f800001u, 0x7fffffffu, 4093)}) {  // +NaN payloads
+    CHECK(r.bad == 0);
+    CHECK_MESSAGE(r.max_ulp <= 1.0, r.max_ulp, " ulp at x = ", r.worst_x);
+  }
 }
