@@ -106,12 +106,12 @@ struct FlashAttention {
       // exp(S - shift) at 0 rather than NaN.
       const T shift = V::neg_inf_to_zero(mx);
       T sum = V::zero();
-      for (int j = 0; j < kb; ++j) {
-        const T pj = V::exp(V::sub(V::load(col + j * BQ), shift));
+      for (int j = 0; j < kb; ++j) {  // S - shift <= 0 (or NaN): exp_neg's domain
+        const T pj = V::exp_neg(V::sub(V::load(col + j * BQ), shift));
         V::store(col + j * BQ, pj);
         sum = V::add(sum, pj);
       }
-      const T a = V::exp(V::sub(m_old, shift));
+      const T a = V::exp_neg(V::sub(m_old, shift));
       V::store(alpha + c * L, a);
       V::store(l + c * L, V::fmadd(V::load(l + c * L), a, sum));
       V::store(m + c * L, mx);

@@ -1,8 +1,8 @@
 // The vector vocabulary of the attention kernels, AVX2 + FMA flavour (8 f32 lanes): the shared
-// avx2::Vec (vec_avx2.h) plus the attention's own masking helpers, transposed horizontal sum
-// and small exp (attention_exp.h). Included only by attention*_avx2.cpp; the generic
-// algorithms (attention_flash_impl.h, sparse_attention_impl.h) are written against this
-// struct and its AVX-512 counterpart.
+// avx2::Vec (vec_avx2.h) plus the attention's own masking helpers and transposed horizontal
+// sum; the softmax's exp is the shared Vec::exp_neg (vmath). Included only by attention*_avx2.cpp; the
+// generic algorithms (attention_flash_impl.h, sparse_attention_impl.h) are written against this struct and
+// its AVX-512 counterpart.
 //
 // Everything lives in an ISA-specific namespace so that inline functions compiled with
 // these flags can never be merged by the linker with a copy for another ISA.
@@ -12,7 +12,6 @@
 
 #include <cstdint>
 
-#include "cpu/attention_exp.h"
 #include "cpu/vec_avx2.h"
 
 namespace longrun::cpu::attn_avx2 {
@@ -73,8 +72,6 @@ struct Vec : avx2::Vec {
         _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(stride));
     return _mm256_i32gather_ps(p, idx, 4);
   }
-
-  static T exp(T x) { return softmax_exp<avx2::Vec>(x); }  // attention_exp.h
 };
 
 }  // namespace longrun::cpu::attn_avx2

@@ -1,8 +1,8 @@
 // The vector vocabulary of the attention kernels, AVX-512 flavour (16 f32 lanes): the shared
-// avx512::Vec (vec_avx512.h) plus the attention's own masking helpers, transposed horizontal sum
-// and small exp (attention_exp.h). Included only by attention*_avx512.cpp; the generic
-// algorithms (attention_flash_impl.h, sparse_attention_impl.h) are written against this
-// struct and its AVX2 counterpart.
+// avx512::Vec (vec_avx512.h) plus the attention's own masking helpers and transposed horizontal
+// sum; the softmax's exp is the shared Vec::exp_neg (vmath). Included only by attention*_avx512.cpp; the
+// generic algorithms (attention_flash_impl.h, sparse_attention_impl.h) are written against this struct and
+// its AVX2 counterpart.
 //
 // Everything lives in an ISA-specific namespace so that inline functions compiled with
 // these flags can never be merged by the linker with a copy for another ISA.
@@ -12,7 +12,6 @@
 
 #include <cstdint>
 
-#include "cpu/attention_exp.h"
 #include "cpu/vec_avx512.h"
 
 // GCC 12's avx512fintrin.h passes a self-initialised `__Y` as the pass-through operand of
@@ -72,8 +71,6 @@ struct Vec : avx512::Vec {
         _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32(stride));
     return _mm512_i32gather_ps(idx, p, 4);
   }
-
-  static T exp(T x) { return softmax_exp<avx512::Vec>(x); }  // attention_exp.h
 };
 
 }  // namespace longrun::cpu::attn_avx512

@@ -221,7 +221,7 @@ struct SparseAttention {
     const T shift = V::set1(m);
     T acc = V::zero();
     for (int g = 0; g < cnt; g += L) {
-      const T e = V::exp(V::sub(V::load(w + g), shift));
+      const T e = V::exp_neg(V::sub(V::load(w + g), shift));
       V::store(w + g, e);
       acc = V::add(acc, e);
     }
