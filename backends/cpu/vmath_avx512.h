@@ -50,25 +50,26 @@ static inline __m512 exp_ps(__m512 x) {
   return exp_core(_mm512_max_ps(_mm512_set1_ps(kExpMin), x));
 }
 
-// exp(x) for x <= 0 or NaN (softmax weights, gelu_tanh), results below 2^-126 (x < kExpMinNormal)
-// flushed to +0 as in avx2::exp_neg_ps, but with 8 instead of 11 operations on the FMA pipes
-// (mul, scalef and mask-writing compares count as FMAs there; Zen 5 probe, session 26):
-//  - k = round(16 x / ln2) by one FMA with 1.5 2^23, so k's bits are the sum's low mantissa
-//    bits: the low four index vpermps into 2^(j/16) (kExp2Sixteenths), and k >> 4 shifted to
-//    the exponent field is added to the result as an integer;
-//  - r = x - k ln2/16 (ln2/16 split in two: k (ln2/16)_hi is exact for |k| < 2^12) lies in
+// exp(x) for x <= 0 or NaN (softmax weights, the attention softmax, gelu_tanh), results below
+// 2^-126 (x < kExpMinNormal) flushed to +0 as in avx2::exp_neg_ps, in 11 vector operations
+// instead of exp_core's 12, 9 of them on the FMA pipes instead of 11:
+//  - one FMA with 1.5 2^19 rounds x / ln2 to a multiple of 1/16, k / 16, whose sixteenths are
+//    the sum's low four mantissa bits: they index vpermps into 2^(j/16) (kExp2Sixteenths), and
+//    scalef, which floors its exponent operand, applies 2^floor(k / 16) to the result;
+//  - r = x - (k / 16) ln2 (ln2 split in two: (k / 16) ln2_hi is exact for |k| < 2^12) lies in
 //    |r| <= ln2/32, where a cubic holds e^r to 1.7e-9 relative (kExpNegCubic);
-//  - the sum is clamped at k = 0 with min, whose second operand comes back for a NaN: a NaN
-//    lane then adds 0 to the exponent and its NaN (through r) comes through; lanes below
-//    kExpMinNormal (-inf included, whatever garbage they computed) are zeroed by the add's mask.
+//  - a NaN comes through r and scalef; lanes below kExpMinNormal (-inf included, whatever
+//    they computed) are zeroed by scalef's mask.
 // Max 1.00 ulp against double exp over every f32 with the sign bit set (checked exhaustively,
 // session 27; exp_core's 0.91 ulp had a degree-6 polynomial on |r| <= ln2/2); every NaN pattern
-// stays NaN. Zen 5 (session 27, an L1 harness calibrated by an FMA loop): 4.4 cycles per vector
-// against exp_core's 5.2 with everything in registers, but softmax's exp pass (load, subtract,
-// store, sum) only 5.3-5.6 against 5.6-5.9, so other limits than the FMA pipes remain there.
-inline constexpr float kExpNegLog2eX16 = 2.3083120346e+01f;   // 16 / ln2
-inline constexpr float kExpNegLn2Hi16 = 0.0433197021484375f;  // ln2/16 to 12 bits (2839 / 2^16)
-inline constexpr float kExpNegLn2Lo16 = 1.996636456e-06f;     // ln2/16 - kExpNegLn2Hi16
+// stays NaN. On the Zen 5 VM this core seems bound by all its vector operations together (about
+// three a cycle), not by the FMA pipes alone: a softmax row of 512 in L1 took 7.2-7.3 cycles
+// per vector against 8.4-9.1 with exp_core, and 8.0-8.2 with a variant of 8 FMA-pipe but 14
+// operations in all (k >> 4 added to the exponent as an integer, a min to keep NaN; the same
+// bits); [4096,512] 7.7-7.9 against 8.8-9.0 (session 27, alternating runs, an FMA-loop clock).
+inline constexpr float kExpNegLog2e = 1.4426950216e+00f;  // 1 / ln2
+inline constexpr float kExpNegLn2Hi = 0.693115234375f;    // ln2 to 12 bits (2839 / 2^12)
+inline constexpr float kExpNegLn2Lo = 3.194618330e-05f;   // ln2 - kExpNegLn2Hi
 // e^r ~ 1 + r + c2 r^2 + c3 r^3: {c2, c3}, a relative minimax fit on |r| <= 1.01 ln2/32.
 inline constexpr float kExpNegCubic[2] = {5.000165105e-01f, 1.666672230e-01f};
 alignas(64) inline constexpr float kExp2Sixteenths[16] = {
@@ -79,19 +80,17 @@ alignas(64) inline constexpr float kExp2Sixteenths[16] = {
 
 static inline __m512 exp_neg_ps(__m512 x) {
   using namespace vmath;
-  const __m512 magic = _mm512_set1_ps(12582912.0f);  // 1.5 2^23
-  const __m512 t = _mm512_min_ps(_mm512_fmadd_ps(x, _mm512_set1_ps(kExpNegLog2eX16), magic), magic);
-  const __m512 k = _mm512_sub_ps(t, magic);
-  __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(kExpNegLn2Hi16), x);
-  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(kExpNegLn2Lo16), r);
+  const __m512 magic = _mm512_set1_ps(786432.0f);  // 1.5 2^19: the sum's last place is 1/16
+  const __m512 t = _mm512_fmadd_ps(x, _mm512_set1_ps(kExpNegLog2e), magic);
+  const __m512 k16 = _mm512_sub_ps(t, magic);  // k / 16, exactly
+  __m512 r = _mm512_fnmadd_ps(k16, _mm512_set1_ps(kExpNegLn2Hi), x);
+  r = _mm512_fnmadd_ps(k16, _mm512_set1_ps(kExpNegLn2Lo), r);
   const __m512 two_j16 = _mm512_permutexvar_ps(_mm512_castps_si512(t), _mm512_load_ps(kExp2Sixteenths));
   __m512 q = _mm512_fmadd_ps(r, _mm512_set1_ps(kExpNegCubic[1]), _mm512_set1_ps(kExpNegCubic[0]));
   q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0f));
-  const __m512 p = _mm512_fmadd_ps(_mm512_mul_ps(two_j16, r), q, two_j16);           // 2^(j/16) e^r
-  const __m512i n = _mm512_and_si512(_mm512_slli_epi32(_mm512_castps_si512(t), 19),  // (k >> 4) << 23
-                                     _mm512_set1_epi32(int(0xff800000u)));
+  const __m512 p = _mm512_fmadd_ps(_mm512_mul_ps(two_j16, r), q, two_j16);                     // 2^(j/16) e^r
   const __mmask16 normal = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kExpMinNormal), _CMP_NLT_UQ);  // or NaN
-  return _mm512_castsi512_ps(_mm512_maskz_add_epi32(normal, _mm512_castps_si512(p), n));
+  return _mm512_maskz_scalef_ps(normal, p, k16);  // p 2^floor(k / 16)
 }
 
 // 1 / d within ~1 ulp for finite d: rcp14 (relative error < 2^-14) and one Newton step,
