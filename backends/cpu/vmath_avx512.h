@@ -30,9 +30,8 @@ static inline __m512 horner(const float (&c)[N], __m512 x) {
 
 // exp: scalef computes p * 2^n with one rounding (subnormal results included), which is
 // exactly what the AVX2 version's two-step scaling computes.
-// exp_core: x must already lie in [kExpMin, kExpMax] (or be NaN); lanes outside `keep` give
-// +0 (their scaling is not even executed, so no subnormal assist either).
-static inline __m512 exp_core(__m512 x, __mmask16 keep = 0xffff) {
+// exp_core: x must already lie in [kExpMin, kExpMax] (or be NaN).
+static inline __m512 exp_core(__m512 x) {
   using namespace vmath;
   const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -41,7 +40,7 @@ static inline __m512 exp_core(__m512 x, __mmask16 keep = 0xffff) {
   __m512 p = horner(kExpP, r);
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  return _mm512_maskz_scalef_ps(keep, p, n);
+  return _mm512_scalef_ps(p, n);
 }
 
 static inline __m512 exp_ps(__m512 x) {
