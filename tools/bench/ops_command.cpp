@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "graph_run.h"
+#include "machine_check.h"
 #include "peers.h"
 #include "report.h"
 #include "timing.h"
@@ -101,6 +102,8 @@ struct Run {
   }
 };
 
+constexpr int kOpsMachineRounds = 21;  // about 0.1 s on a build VM
+
 std::string title(const OpsOptions& o, const std::string& isas) {
   std::string threads;
   for (int t : o.threads) threads += (threads.empty() ? "" : ",") + std::to_string(t);
@@ -156,7 +159,14 @@ int run_ops(const OpsOptions& o) {
   JsonSink json;
   if (!open_json(o.json, &json)) return 2;
   Reporter rep(json.table(), json.file);
-  rep.header(title(o, isas));
+  // The machine's state beside the numbers (machine_check.h): under the title before the
+  // cases, and after them.
+  const auto machine_check = [&](const char* when) {
+    const MachineCheck m = run_machine_check(kOpsMachineRounds);
+    write_machine_check_json(json.file, m, when);
+    return std::string("  machine (") + when + "): " + machine_check_summary(m);
+  };
+  rep.header(title(o, isas) + "\n" + machine_check("start"));
 
   Run run{o, rep};
   for (const CaseSpec& s : specs) {
@@ -171,6 +181,7 @@ int run_ops(const OpsOptions& o) {
     }
     run.run_case(*c);
   }
+  std::fprintf(json.table(), "%s\n", machine_check("end").c_str());
   return run.failures ? 1 : 0;
 }
 

@@ -7,6 +7,8 @@ One row per (op or model, shape); per thread count the median time and, for ever
 baseline measured in the same run, its ratio (peer ms / longrun ms, > 1: longrun faster).
 With several files (repeated runs of the same command), each cell is the median across the
 runs: of the times, and of each peer's same-run ratios; the rate is the median run's.
+The machine check lines of `ops --json` (records with "probe", machine_check.h) become a
+line under the table: per probe and time (start, end), the median across the runs.
 Plain Python 3, standard library only (a dev tool, never a runtime dependency).
 """
 import argparse
@@ -26,6 +28,8 @@ def main():
     args = ap.parse_args()
     threads = [int(t) for t in args.threads.split(",")]
 
+    probes = {}  # (when, probe) -> [median per file], in first-seen order
+    units = {}
     runs = {}  # (name, shape) -> threads -> per file: {"ms", "rate", "peers": {peer: ratio}}
     order = []
     for run, path in enumerate(args.jsonl):
@@ -38,6 +42,10 @@ def main():
                 except json.JSONDecodeError as e:
                     sys.exit(f"{path}:{line_no}: not JSON: {e}")
                 if "error" in r or "skipped" in r:
+                    continue
+                if "probe" in r:
+                    probes.setdefault((r["when"], r["probe"]), []).append(r["median"])
+                    units[r["probe"]] = r["unit"]
                     continue
                 name = r.get("op") or r.get("model")
                 key = (name, r["shape"])
@@ -82,6 +90,14 @@ def main():
             ratios = ", ".join(f"{p} {v:.2f}" for p, v in c["peers"].items())
             out += [fmt_ms(c["ms"]), c.get("rate", ""), ratios]
         print("| " + " | ".join(out) + " |")
+    if probes:
+        parts = {}
+        for (when, probe), medians in probes.items():
+            v = statistics.median(medians)
+            parts.setdefault(when, []).append(f"{probe} {v:.3g} {units[probe]}")
+        print()
+        print("Machine check (`longrun-bench machine` probes, medians across the runs): " +
+              "; ".join(f"{when}: " + ", ".join(p) for when, p in parts.items()) + ".")
 
 
 if __name__ == "__main__":
