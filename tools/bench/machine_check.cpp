@@ -50,13 +50,22 @@ std::string fixed(double v, int digits) {
 
 int digits_of(const Probe& p) { return p.name == "row_gather" || p.name == "clock" ? 2 : 1; }
 
+bool has_avx2() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+bool has_avx512() { return has_avx2() && __builtin_cpu_supports("avx512f"); }
+
 }  // namespace
+
+void probes::store_copy(float* dst, const float* src, int64_t n) {
+  static const bool avx512 = has_avx512(), avx2 = has_avx2();
+  if (avx512) return store_copy_avx512(dst, src, n);
+  if (avx2) return store_copy_avx2(dst, src, n);
+  for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
+}
 
 MachineCheck run_machine_check(int rounds) {
   MachineCheck m;
   m.rounds = rounds;
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  const bool avx512 = avx2 && __builtin_cpu_supports("avx512f");
+  const bool avx2 = has_avx2(), avx512 = has_avx512();
   m.isa = avx512 ? "avx512" : avx2 ? "avx2" : "none";
   if (!avx2 || rounds < 1) return m;
 
@@ -69,11 +78,11 @@ MachineCheck run_machine_check(int rounds) {
     idx[size_t(i)] = int32_t((s >> 33) % uint64_t(kTableRows));
     w[size_t(i)] = 1.0f / float(1 + i % 7);
   }
-  std::vector<char> src(kCopyBytes, 1), dst(kCopyBytes, 2);
+  std::vector<float> src(kCopyBytes / sizeof(float), 1.0f), dst(kCopyBytes / sizeof(float), 2.0f);
 
   const int lanes = avx512 ? 16 : 8;
   volatile double sink = 0;  // every kernel's result lands here: none can be dropped
-  std::vector<double> ghz, thr_s, gather_s, gbps;
+  std::vector<double> ghz, thr_s, gather_s, gbps, store_gbps;
   for (int t = -1; t < rounds; ++t) {  // round -1 warms up (pages, caches, frequency)
     const double chain = seconds([&] { sink = sink + probes::fma_chain_avx2(kChainFmas); });
     const double thr = seconds([&] {
@@ -86,13 +95,18 @@ MachineCheck run_machine_check(int rounds) {
     });
     const double copy = seconds([&] {
       std::memcpy(dst.data(), src.data(), kCopyBytes);
-      sink = sink + dst[size_t(t + 1) % kCopyBytes];
+      sink = sink + dst[size_t(t + 1) % dst.size()];
+    });
+    const double store = seconds([&] {
+      probes::store_copy(dst.data(), src.data(), int64_t(dst.size()));
+      sink = sink + dst[size_t(t + 2) % dst.size()];
     });
     if (t < 0) continue;
     ghz.push_back(4.0 * double(kChainFmas) / chain / 1e9);
     thr_s.push_back(thr);
     gather_s.push_back(gather);
     gbps.push_back(2.0 * double(kCopyBytes) / copy / 1e9);
+    store_gbps.push_back(2.0 * double(kCopyBytes) / store / 1e9);
   }
   // Cycles at the median clock: one round's chain and its other probes need not share a
   // hiccup, and pairing them would add the chain's noise to theirs.
@@ -101,7 +115,8 @@ MachineCheck run_machine_check(int rounds) {
   for (double t : thr_s) fpc.push_back(12.0 * double(kThroughputSteps) * lanes * 2.0 / t / hz);
   for (double t : gather_s) cpr.push_back(t * hz / double(kGatheredRows));
   m.probes = {stats("clock", "GHz", ghz), stats("fma", "flop/cycle", fpc),
-              stats("row_gather", "cycles/row", cpr), stats("memcpy", "GB/s", gbps)};
+              stats("row_gather", "cycles/row", cpr), stats("memcpy", "GB/s", gbps),
+              stats("store_copy", "GB/s", store_gbps)};
   return m;
 }
 
@@ -145,7 +160,8 @@ int run_machine(const MachineOptions& o) {
   std::fputs(
       "A free core with two 512-bit FMA pipes gives fma 64 flop/cycle and row_gather 2 cycles/row\n"
       "(two 256-bit pipes: 32 and 4); a row_gather well above that, or a wide min-max spread,\n"
-      "means another tenant shares the core or the VM is descheduled: time nothing then.\n",
+      "means another tenant shares the core or the VM is descheduled: time nothing then.\n"
+      "store_copy / memcpy: what an op writing through the cache can reach of a memcpy.\n",
       table);
   write_machine_check_json(json.file, m, "machine");
   return 0;

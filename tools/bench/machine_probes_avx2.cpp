@@ -36,4 +36,6 @@ float row_gather_avx2(const float* rows, const int32_t* idx, const float* w, int
   return row_gather<V8>(rows, idx, w, n);
 }
 
+void store_copy_avx2(float* dst, const float* src, int64_t n) { store_copy<V8>(dst, src, n); }
+
 }  // namespace longrun::bench::probes

@@ -26,4 +26,6 @@ float row_gather_avx512(const float* rows, const int32_t* idx, const float* w, i
   return row_gather<V16>(rows, idx, w, n);
 }
 
+void store_copy_avx512(float* dst, const float* src, int64_t n) { store_copy<V16>(dst, src, n); }
+
 }  // namespace longrun::bench::probes

@@ -1,5 +1,5 @@
-// The machine check's vector kernels written once against a vector struct V (T, L, zero,
-// set1, load, store, fmadd, add); included only by machine_probes_avx2.cpp /
+// The machine check's vector kernels (and the store_copy peer's) written once against a vector struct V (T,
+// L, zero, set1, load, store, fmadd, add); included only by machine_probes_avx2.cpp /
 // machine_probes_avx512.cpp.
 #pragma once
 
@@ -53,6 +53,20 @@ float row_gather(const float* rows, const int32_t* idx, const float* w, int64_t 
   T s = V::zero();
   for (int e = 0; e < kVecs; ++e) s = V::add(s, V::add(a0[e], a1[e]));
   return lane_sum<V>(s);
+}
+
+template <class V>
+void store_copy(float* dst, const float* src, int64_t n) {
+  int64_t i = 0;
+  for (; i + 4 * V::L <= n; i += 4 * V::L) {
+    const typename V::T a = V::load(src + i), b = V::load(src + i + V::L), c = V::load(src + i + 2 * V::L),
+                        d = V::load(src + i + 3 * V::L);
+    V::store(dst + i, a);
+    V::store(dst + i + V::L, b);
+    V::store(dst + i + 2 * V::L, c);
+    V::store(dst + i + 3 * V::L, d);
+  }
+  for (; i < n; ++i) dst[i] = src[i];
 }
 
 }  // namespace

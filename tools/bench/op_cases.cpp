@@ -141,7 +141,8 @@ void spectral_filter_cases(int64_t n, std::vector<CaseSpec>* out) {
   });
 }
 
-// --- memory-bound ops on [N, D]: compared with memcpy of the same traffic.
+// --- memory-bound ops on [N, D]: compared with memcpy of the same traffic, and with the same
+// copy by ordinary vector stores (the ceiling of a kernel writing through the cache).
 template <typename BuildOp>
 void rowwise(std::vector<CaseSpec>* out, const std::string& op, int64_t n, std::string shape, int inputs,
              int64_t out_rows, BuildOp build_op) {
@@ -153,7 +154,7 @@ void rowwise(std::vector<CaseSpec>* out, const std::string& op, int64_t n, std::
           m.input("x" + std::to_string(i), TensorDesc(DType::f32, {n, kD}), random_f32(n * kD, 9 + i)));
     const auto [y, extra_bytes] = build_op(m, in);
     const double bytes = kF * double((inputs * n + out_rows) * kD) + extra_bytes;
-    return m.finish(y, 0.0, bytes, {memcpy_peer(bytes)});
+    return m.finish(y, 0.0, bytes, {memcpy_peer(bytes), store_copy_peer(bytes)});
   });
 }
 void softmax_cases(int64_t n, std::vector<CaseSpec>* out) {
@@ -326,14 +327,18 @@ const std::vector<Family>& families() {
        matmul_cases,
        "x[N,512]*W^T for W [1536,512], [2048,512], [512,2048] (prepacked weight); 8 heads of "
        "[N,64]*[N,64]^T and [N,N]*[N,64]; peers openblas, onednn"},
-      {OpKind::add, {4096, 32768}, 4096, add_cases, "[N,512]+[N,512]; peer memcpy"},
-      {OpKind::gelu, {4096, 32768}, 4096, gelu_cases, "[N,512]; peer memcpy"},
-      {OpKind::softmax, {4096, 32768}, 4096, softmax_cases, "[N,512] along the last axis; peer memcpy"},
+      {OpKind::add, {4096, 32768}, 4096, add_cases, "[N,512]+[N,512]; peers memcpy, store_copy"},
+      {OpKind::gelu, {4096, 32768}, 4096, gelu_cases, "[N,512]; peers memcpy, store_copy"},
+      {OpKind::softmax,
+       {4096, 32768},
+       4096,
+       softmax_cases,
+       "[N,512] along the last axis; peers memcpy, store_copy"},
       {OpKind::layer_norm,
        {4096, 32768},
        4096,
        layer_norm_cases,
-       "[N,512] (gamma, beta weights); peer memcpy"},
+       "[N,512] (gamma, beta weights); peers memcpy, store_copy"},
       {OpKind::dct, {512, 1024, 2048, 4096}, 512, dct_cases, "DCT-II along N of [N,512]; peers fftw, memcpy"},
       {OpKind::idct,
        {512, 1024, 2048, 4096},
@@ -346,13 +351,13 @@ const std::vector<Family>& families() {
        spectral_filter_cases,
        "[N,512] along N, keep ceil(0.2 N)"},
       {OpKind::topk_indices, {4096}, 1024, topk_indices_cases, "[N,N], k = ceil(0.05 N); peer std::sort"},
-      {OpKind::cummax, {4096}, 4096, cummax_cases, "[N,512] along N; peer memcpy"},
-      {OpKind::cumsum, {4096}, 4096, cumsum_cases, "[N,512] along N; peer memcpy"},
+      {OpKind::cummax, {4096}, 4096, cummax_cases, "[N,512] along N; peers memcpy, store_copy"},
+      {OpKind::cumsum, {4096}, 4096, cumsum_cases, "[N,512] along N; peers memcpy, store_copy"},
       {OpKind::segment_max,
        {4096},
        4096,
        segment_max_cases,
-       "[N,512] along N, segment round(sqrt N); peer memcpy"},
+       "[N,512] along N, segment round(sqrt N); peers memcpy, store_copy"},
       {OpKind::attention, {4096}, 1024, attention_cases, "fused, 8 heads, hd 64, q = k = v length N"},
       {OpKind::sparse_attention,
        {4096},

@@ -36,6 +36,11 @@ std::vector<PeerFactory> dct_peers(const DctProblem& problem);
 // memcpy of bytes / 2 (so that bytes read + written equal `bytes`, the op's traffic),
 // split in `threads` contiguous chunks.
 PeerFactory memcpy_peer(double bytes);
+// The same copy with ordinary vector stores (probes::store_copy), which read every
+// destination line before writing it as the op's own kernel does; glibc's memcpy (rep movsb
+// on ERMS/FSRM cores) writes whole lines without reading them. The ceiling of an op that
+// writes through the cache, where memcpy is the ceiling of any copy.
+PeerFactory store_copy_peer(double bytes);
 
 // Top-k by a full per-row std::sort of (value, index) keys (descending value, ascending
 // index), writing the first k indices as i32. Rows are split over the threads.

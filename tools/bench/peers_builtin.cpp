@@ -1,6 +1,8 @@
-// The peers that need no other library: memcpy, std::sort top-k, another longrun graph.
+// The peers that need no other library: memcpy, store_copy, std::sort top-k, another longrun
+// graph.
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <new>
 #include <thread>
@@ -8,6 +10,7 @@
 
 #include "graph_run.h"
 #include "longrun/thread_pool.h"
+#include "machine_probes.h"
 #include "peers.h"
 
 namespace longrun::bench {
@@ -18,36 +21,38 @@ std::pair<int64_t, int64_t> part_range(int64_t count, int64_t parts, int64_t i) 
   return {count * i / parts, count * (i + 1) / parts};
 }
 
-}  // namespace
-
-PeerFactory memcpy_peer(double bytes) {
+// A copy of bytes / 2 split in one contiguous chunk per thread, by `copy` (dst, src, bytes).
+PeerFactory copy_peer(std::string name, void (*copy)(std::byte*, const std::byte*, size_t), double bytes) {
   PeerFactory f;
-  f.name = "memcpy";
-  f.make = [bytes](const Engine& engine) -> Result<PeerRun> {
+  f.name = name;
+  f.make = [name, copy, bytes](const Engine& engine) -> Result<PeerRun> {
     struct State {
       BufferPtr src, dst;
       std::unique_ptr<ThreadPool> pool;
     };
     auto st = std::make_shared<State>();
-    const size_t n = size_t(bytes / 2);
+    const size_t n = size_t(bytes / 2) / sizeof(float) * sizeof(float);
     try {
       st->src = std::make_shared<HostBuffer>(n);
       st->dst = std::make_shared<HostBuffer>(n);
     } catch (const std::bad_alloc&) {
-      return out_of_memory("memcpy peer: cannot allocate 2 x " + std::to_string(n) + " bytes");
+      return out_of_memory(name + " peer: cannot allocate 2 x " + std::to_string(n) + " bytes");
     }
     std::memset(st->src->data(), 1, n);  // first-touch page faults stay out of the timing
     std::memset(st->dst->data(), 0, n);
     LR_ASSIGN_OR_RETURN(st->pool, make_thread_pool(engine.threads));
     const int64_t parts = st->pool->num_threads();
     PeerRun r;
-    r.name = "memcpy";
-    r.run = [s = st.get(), n, parts]() -> Status {
-      // One chunk per thread (chunk count = min(n, 4 * threads) with grain 1, n = threads).
+    r.name = name;
+    r.run = [s = st.get(), n, parts, copy]() -> Status {
+      // One chunk per thread (chunk count = min(n, 4 * threads) with grain 1, n = threads),
+      // each a whole number of floats.
+      const int64_t floats = int64_t(n / sizeof(float));
       s->pool->parallel_for(parts, 1, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) {
-          const auto [lo, hi] = part_range(int64_t(n), parts, i);
-          std::memcpy(s->dst->data() + lo, s->src->data() + lo, size_t(hi - lo));
+          const auto [lo, hi] = part_range(floats, parts, i);
+          const size_t off = size_t(lo) * sizeof(float);
+          copy(s->dst->data() + off, s->src->data() + off, size_t(hi - lo) * sizeof(float));
         }
       });
       return {};
@@ -57,6 +62,17 @@ PeerFactory memcpy_peer(double bytes) {
   };
   return f;
 }
+
+void libc_copy(std::byte* dst, const std::byte* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+void vector_store_copy(std::byte* dst, const std::byte* src, size_t bytes) {
+  probes::store_copy(reinterpret_cast<float*>(dst), reinterpret_cast<const float*>(src),
+                     int64_t(bytes / sizeof(float)));
+}
+
+}  // namespace
+
+PeerFactory memcpy_peer(double bytes) { return copy_peer("memcpy", &libc_copy, bytes); }
+PeerFactory store_copy_peer(double bytes) { return copy_peer("store_copy", &vector_store_copy, bytes); }
 
 PeerFactory sort_topk_peer(BufferPtr x, int64_t rows, int64_t cols, int64_t k) {
   PeerFactory f;
