@@ -158,9 +158,9 @@ int run_machine(const MachineOptions& o) {
                  fixed(p.median, d).c_str(), fixed(p.max, d).c_str(), p.unit.c_str());
   }
   std::fputs(
-      "A free core with two 512-bit FMA pipes gives fma 64 flop/cycle and row_gather 2 cycles/row\n"
-      "(two 256-bit pipes: 32 and 4); a row_gather well above that, or a wide min-max spread,\n"
-      "means another tenant shares the core or the VM is descheduled: time nothing then.\n"
+      "Bounds on a core with two 512-bit FMA pipes: fma 64 flop/cycle, row_gather 2 cycles/row\n"
+      "(4 loads and 4 FMAs; two 256-bit pipes: 32 and 4). Far from them, or a wide min-max\n"
+      "spread: another tenant shares the core or the VM is descheduled; time nothing then.\n"
       "store_copy / memcpy: what an op writing through the cache can reach of a memcpy.\n",
       table);
   write_machine_check_json(json.file, m, "machine");

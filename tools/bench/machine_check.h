@@ -7,10 +7,10 @@
 // Probes, each timed in `rounds` short rounds (all five per round, so drift hits them alike):
 //  - clock: a dependent scalar FMA chain (4 cycles per FMA), in GHz;
 //  - fma: FMA throughput of 12 independent vector chains at the best ISA, in flops per cycle
-//    of that clock (64 on a core with two free 512-bit FMA pipes, 32 with two 256-bit ones);
+//    of that clock (at most 64 with two 512-bit FMA pipes, 32 with two 256-bit ones);
 //  - row gather: sparse attention's weighted sum of 64-float rows picked at random from 16 KiB
-//    (in L1), in cycles per row (2 on a free core with two 512-bit FMA pipes; a tenant on the
-//    core's other hardware thread shows here first);
+//    (in L1), in cycles per row (at least 2 with two 512-bit FMA pipes: 4 loads and 4 FMAs a
+//    row; a tenant on the core's other hardware thread shows here first);
 //  - memcpy: a copy of 8 MiB, in GB/s (read + write), which the L3 holds on every build VM;
 //  - store_copy: the same copy with ordinary vector stores (machine_probes.h), which read each
 //    destination line before writing it, as every kernel writing through the cache does; glibc's
