@@ -104,6 +104,12 @@ int64_t integer(std::string_view flag, const std::string& s, int64_t lo, int64_t
   return v;
 }
 
+// A --json value: a file name, or - for stdout.
+std::string json_path(const std::string& v) {
+  if (v.empty()) usage_error("--json: empty file name (use - for stdout)");
+  return v;
+}
+
 // A --threads value: 0 means all hardware threads, resolved here so that peers get the same
 // number.
 int thread_count(std::string_view flag, const std::string& s) {
@@ -175,8 +181,7 @@ OpsOptions parse_ops(int argc, char** argv) {
       o.warmup = int(integer(a, value(), 0, 100000));
       warmup_set = true;
     } else if (a == "--json") {
-      o.json = value();
-      if (o.json.empty()) usage_error("--json: empty file name (use - for stdout)");
+      o.json = json_path(value());
     } else if (a == "--quick") {
       quick = true;
     } else if (a == "--list") {
@@ -288,8 +293,7 @@ longrun::bench::ModelsOptions parse_models(int argc, char** argv) {
     } else if (a == "--seed") {
       o.seed = uint32_t(integer(a, value(), 0, 0xFFFFFFFFll));
     } else if (a == "--json") {
-      o.json = value();
-      if (o.json.empty()) usage_error("--json: empty file name (use - for stdout)");
+      o.json = json_path(value());
     } else if (a == "--plot") {
       o.plot = value();
       if (o.plot.empty()) usage_error("--plot: empty file name");
@@ -366,8 +370,7 @@ longrun::bench::PoolOptions parse_pool(int argc, char** argv) {
     } else if (a == "--spin-us") {
       o.spin_us = int(integer(a, value(), 0, longrun::kMaxSpinUs));
     } else if (a == "--json") {
-      o.json = value();
-      if (o.json.empty()) usage_error("--json: empty file name (use - for stdout)");
+      o.json = json_path(value());
     } else {
       usage_error("unknown argument '" + a + "'");
     }
@@ -407,8 +410,7 @@ longrun::bench::MachineOptions parse_machine(int argc, char** argv) {
     if (a == "--rounds") {
       o.rounds = int(integer(a, value(), 5, 100000));
     } else if (a == "--json") {
-      o.json = value();
-      if (o.json.empty()) usage_error("--json: empty file name (use - for stdout)");
+      o.json = json_path(value());
     } else {
       usage_error("unknown argument '" + a + "'");
     }
