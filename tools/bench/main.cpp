@@ -54,6 +54,13 @@ void usage(std::FILE* f) {
       "                     repeat, median_ms, min_ms, max_ms, flops, gflops, bytes, gbps, and\n"
       "                     with a peer: peer, peer_median_ms, ratio (one line per peer);\n"
       "                     a failed case has error instead of timings, an unsupported one skipped\n"
+      "  --paired           also pair ours with each peer round by round: R rounds (R = --repeat)\n"
+      "                     of W untimed runs and one timed run of ours, then the same of the\n"
+      "                     peer (W = --warmup, at least 1); the table's last column and the JSON\n"
+      "                     fields paired_ratio, _min, _max and paired_rounds give those R\n"
+      "                     ratios' median, min and max. A slowdown longer than a round falls on\n"
+      "                     both sides of its ratio. Adds 2 R (W + 1) runs per peer, and 250 ms\n"
+      "                     after each run of a multi-threaded external peer (its threads idle)\n"
       "  --quick            each op's smallest default N (the --quick N below), repeat 5,\n"
       "                     warmup 1 (explicit --n/--repeat/--warmup still win)\n"
       "  --list             print the selected cases and exit\n"
@@ -184,6 +191,8 @@ OpsOptions parse_ops(int argc, char** argv) {
       o.json = json_path(value());
     } else if (a == "--quick") {
       quick = true;
+    } else if (a == "--paired") {
+      o.paired = true;
     } else if (a == "--list") {
       o.list = true;
     } else {

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "graph_run.h"
 #include "machine_check.h"
@@ -52,6 +54,34 @@ struct Run {
     return t;
   }
 
+  // --paired: each peer against ours round by round (measure_paired), one peer alive at a
+  // time next to ours. The other side's spinning threads would take a side's cores: ours
+  // spin spin_us after a run, an external library's workers until
+  // settle_after_external_peer (only where the peer runs more than one thread).
+  std::vector<std::optional<PairedRatio>> pair_with_peers(const BenchCase& c, GraphRun& ours,
+                                                          const Engine& peer_engine) const {
+    std::vector<std::optional<PairedRatio>> out(c.peers.size());
+    const auto spin_idle = [&] { std::this_thread::sleep_for(std::chrono::microseconds(o.spin_us)); };
+    for (size_t i = 0; i < c.peers.size(); ++i) {
+      const PeerFactory& f = c.peers[i];
+      const bool settle = f.external && peer_engine.threads > 1;
+      Result<PairedRatio> p = [&]() -> Result<PairedRatio> {
+        LR_ASSIGN_OR_RETURN(PeerRun peer, f.make(peer_engine));
+        return measure_paired([&] { return ours.run(); }, peer.run, peer.reset, o.repeat,
+                              std::max(1, o.warmup),
+                              o.spin_us > 0 ? std::function<void()>(spin_idle) : nullptr,
+                              settle ? std::function<void()>(&settle_after_external_peer) : nullptr,
+                              [&] { return ours.last_device_ms(); });
+      }();
+      if (p.ok())
+        out[i] = *p;
+      else
+        std::fprintf(stderr, "longrun-bench: paired rounds with peer %s of %s %s failed: %s\n",
+                     f.name.c_str(), c.op.c_str(), c.shape.c_str(), p.status().to_string().c_str());
+    }
+    return out;
+  }
+
   // One case on every (threads, isa) engine, with its peers at the same thread count.
   void run_case(const BenchCase& c) {
     for (const int threads : o.threads) {
@@ -70,14 +100,16 @@ struct Run {
         r.threads = label.threads;
         Result<Timing> t = measure([&] { return (*run)->run(); }, nullptr, o.warmup, o.repeat,
                                    [&] { return (*run)->last_device_ms(); });
+        // Peers run with the threads the backend really used (the reference backend is serial).
+        const Engine peer_engine{o.backend, isa, label.threads, o.cpus, o.spin_us};
+        std::vector<std::optional<PairedRatio>> paired(c.peers.size());
+        if (t.ok() && o.paired) paired = pair_with_peers(c, **run, peer_engine);
         run->reset();  // frees the arena before the peers allocate theirs
         if (!t.ok()) {
           fail(r, t.status());
           continue;
         }
         r.timing = *t;
-        // Peers run with the threads the backend really used (the reference backend is serial).
-        const Engine peer_engine{o.backend, isa, label.threads, o.cpus, o.spin_us};
         bool printed = false;
         for (size_t i = 0; i < c.peers.size(); ++i) {
           const PeerFactory& f = c.peers[i];
@@ -92,7 +124,7 @@ struct Run {
             continue;
           }
           Row pr = r;
-          pr.peer = PeerResult{f.name, **pt};
+          pr.peer = PeerResult{f.name, **pt, paired[i]};
           rep.row(pr, printed);
           printed = true;
         }
@@ -111,6 +143,10 @@ std::string title(const OpsOptions& o, const std::string& isas) {
                   ", threads " + threads + pool_settings_text(o.cpus, o.spin_us) + "; median of " +
                   std::to_string(o.repeat) + " runs after " + std::to_string(o.warmup) +
                   " warm-up runs; ratio = peer ms / longrun ms (> 1: longrun is faster)";
+  if (o.paired)
+    t += "\n  paired: median (min-max) of " + std::to_string(o.repeat) +
+         " round-by-round ratios, each round " + std::to_string(std::max(1, o.warmup)) +
+         " untimed and one timed run of ours, then of the peer";
   if (o.backend == "cuda")
     t += "\n  cuda times: device events around the nodes (input/output copies excluded)";
   for (const std::string& p : external_peer_descriptions()) t += "\n  peer " + p;
@@ -158,7 +194,7 @@ int run_ops(const OpsOptions& o) {
 
   JsonSink json;
   if (!open_json(o.json, &json)) return 2;
-  Reporter rep(json.table(), json.file);
+  Reporter rep(json.table(), json.file, o.paired);
   // The machine's state beside the numbers (machine_check.h): under the title before the
   // cases, and after them.
   const auto machine_check = [&](const char* when) {

@@ -19,6 +19,7 @@ struct OpsOptions {
   int warmup = 2;
   std::string json;  // "" = no JSON, "-" = stdout (the table then goes to stderr)
   bool list = false;
+  bool paired = false;  // also the round-by-round ratio to each peer (timing.h, measure_paired)
 };
 
 // Runs the benchmark. Returns the process exit code: 0, 1 when a case failed, 2 when the

@@ -66,8 +66,9 @@ std::string json_string(const std::string& s) {
 
 void Reporter::header(const std::string& title) {
   std::fprintf(table_, "%s\n", title.c_str());
-  std::fprintf(table_, "%-16s %-27s %-14s %10s %8s %7s  %-10s %10s %6s\n", "op", "shape", "engine",
-               "median ms", "GFLOP/s", "GB/s", "peer", "peer ms", "ratio");
+  std::fprintf(table_, "%-16s %-27s %-14s %10s %8s %7s  %-10s %10s %6s%s\n", "op", "shape", "engine",
+               "median ms", "GFLOP/s", "GB/s", "peer", "peer ms", "ratio",
+               paired_ ? "  paired (min-max)" : "");
   std::fflush(table_);
 }
 
@@ -78,23 +79,27 @@ void Reporter::row(const Row& r, bool continuation) {
     std::fprintf(table_, "%-16s %-27s %-14s %s: %s\n", r.op.c_str(), r.shape.c_str(), engine.c_str(),
                  r.skipped ? "skipped" : "FAILED", r.error.c_str());
   } else {
-    std::string peer = "-", peer_ms = "", ratio = "";
+    std::string peer = "-", peer_ms = "", ratio = "", paired = "";
     if (r.peer) {
       peer = r.peer->name;
       peer_ms = ms_text(r.peer->timing.median_ms);
-      char buf[32];
+      char buf[64];
       std::snprintf(buf, sizeof buf, "%.2f", r.peer->timing.median_ms / r.timing.median_ms);
       ratio = buf;
+      if (const std::optional<PairedRatio>& p = r.peer->paired; p && p->rounds > 0) {
+        std::snprintf(buf, sizeof buf, "  %.2f (%.2f-%.2f)", p->median, p->min, p->max);
+        paired = buf;
+      }
     }
     if (continuation)
-      std::fprintf(table_, "%-16s %-27s %-14s %10s %8s %7s  %-10s %10s %6s\n", "", "", "", "", "", "",
-                   peer.c_str(), peer_ms.c_str(), ratio.c_str());
+      std::fprintf(table_, "%-16s %-27s %-14s %10s %8s %7s  %-10s %10s %6s%s\n", "", "", "", "", "", "",
+                   peer.c_str(), peer_ms.c_str(), ratio.c_str(), paired.c_str());
     else
-      std::fprintf(table_, "%-16s %-27s %-14s %10s %8s %7s  %-10s %10s %6s\n", r.op.c_str(), r.shape.c_str(),
-                   engine.c_str(), ms_text(r.timing.median_ms).c_str(),
+      std::fprintf(table_, "%-16s %-27s %-14s %10s %8s %7s  %-10s %10s %6s%s\n", r.op.c_str(),
+                   r.shape.c_str(), engine.c_str(), ms_text(r.timing.median_ms).c_str(),
                    rate_text(giga_per_s(r.flops, r.timing.median_ms)).c_str(),
                    rate_text(giga_per_s(r.bytes, r.timing.median_ms)).c_str(), peer.c_str(), peer_ms.c_str(),
-                   ratio.c_str());
+                   ratio.c_str(), paired.c_str());
   }
   std::fflush(table_);
 }
@@ -118,6 +123,10 @@ void Reporter::json_line(const Row& r) {
       j += ",\"peer\":" + json_string(r.peer->name) +
            ",\"peer_median_ms\":" + json_number(r.peer->timing.median_ms) +
            ",\"ratio\":" + json_number(r.peer->timing.median_ms / t.median_ms);
+      if (const std::optional<PairedRatio>& p = r.peer->paired; p && p->rounds > 0)
+        j += ",\"paired_ratio\":" + json_number(p->median) + ",\"paired_ratio_min\":" + json_number(p->min) +
+             ",\"paired_ratio_max\":" + json_number(p->max) +
+             ",\"paired_rounds\":" + std::to_string(p->rounds);
     }
   }
   j += "}\n";

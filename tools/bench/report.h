@@ -15,6 +15,7 @@ namespace longrun::bench {
 struct PeerResult {
   std::string name;
   Timing timing;
+  std::optional<PairedRatio> paired;  // ops --paired: the round-by-round ratio
 };
 
 // One measurement of one case on one engine (and optionally one peer).
@@ -34,7 +35,9 @@ struct Row {
 class Reporter {
  public:
   // `table` receives the human table; `json` (may be null) the JSON lines.
-  Reporter(std::FILE* table, std::FILE* json) : table_(table), json_(json) {}
+  // `paired`: the table has a column for PeerResult::paired (ops --paired).
+  Reporter(std::FILE* table, std::FILE* json, bool paired = false)
+      : table_(table), json_(json), paired_(paired) {}
   void header(const std::string& title);
   // `continuation`: a further peer of the row before (only the peer columns are printed).
   void row(const Row& r, bool continuation);
@@ -43,6 +46,7 @@ class Reporter {
   void json_line(const Row& r);
   std::FILE* table_;
   std::FILE* json_;
+  bool paired_;
 };
 
 // Where a command's --json lines go: nowhere (file null) for "", stdout for "-", else a file

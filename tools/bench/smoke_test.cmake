@@ -126,6 +126,29 @@ execute_process(COMMAND ${BENCH} ops --quick --op add --repeat 5 --threads 2 --s
 if(NOT rc EQUAL 0 OR NOT o MATCHES "workers spin 500 us")
   message(FATAL_ERROR "longrun-bench ops --spin-us 500 exited ${rc}\n${o}${e}")
 endif()
+# --paired: every peer line carries the round-by-round ratio's fields, over --repeat rounds,
+# and the table says what its last column is; a spinning pool pairs too.
+execute_process(COMMAND ${BENCH} ops --quick --op add --repeat 5 --threads 2 --spin-us 200 --paired --json -
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE table)
+if(NOT rc EQUAL 0 OR NOT table MATCHES "paired: median \\(min-max\\) of 5 round-by-round ratios, each round 1 untimed")
+  message(FATAL_ERROR "longrun-bench ops --paired exited ${rc}\nstdout:\n${out}\nstderr:\n${table}")
+endif()
+string(REGEX MATCHALL "[^\n]+" all_lines "${out}")
+set(paired_count 0)
+foreach(line IN LISTS all_lines)
+  if(NOT line MATCHES "^{\"probe\":")
+    require_json("${line}" "paired ops line" FIELDS peer ratio paired_ratio paired_ratio_min paired_ratio_max
+                 paired_rounds NUMBERS ratio paired_ratio paired_ratio_min paired_ratio_max paired_rounds)
+    string(JSON rounds GET "${line}" paired_rounds)
+    if(NOT rounds EQUAL 5)
+      message(FATAL_ERROR "paired ops line: paired_rounds ${rounds}, expected 5 (--repeat 5)\n${line}")
+    endif()
+    math(EXPR paired_count "${paired_count} + 1")
+  endif()
+endforeach()
+if(NOT paired_count EQUAL 2)
+  message(FATAL_ERROR "expected 2 paired ops lines (add with memcpy and store_copy), got ${paired_count}:\n${out}")
+endif()
 execute_process(COMMAND ${BENCH} pool --gaps 0,200 --rounds 5 --spin-us 1000 RESULT_VARIABLE rc
                 OUTPUT_VARIABLE o ERROR_VARIABLE e)
 if(NOT rc EQUAL 0 OR NOT o MATCHES "workers spin 1000 us")

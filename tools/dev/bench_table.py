@@ -1,20 +1,22 @@
 #!/usr/bin/env python3
 """Turns `longrun-bench ops|models --json FILE` output into the Markdown tables of the README.
 
-usage: bench_table.py FILE.jsonl [FILE.jsonl ...] [--threads 1,2]
+usage: bench_table.py FILE.jsonl [FILE.jsonl ...] [--threads 1,2] [--paired]
 
 One row per (op or model, shape); per thread count the median time and, for every peer or
 baseline measured in the same run, its ratio (peer ms / longrun ms, > 1: longrun faster).
 With several files (repeated runs of the same command), each cell is the median across the
 runs: of the times, and of each peer's same-run ratios; the rate is the median run's.
+--paired shows the round-by-round ratios of `ops --paired` (paired_ratio) instead.
 The machine check lines of `ops --json` (records with "probe", machine_check.h) become a
 line under the table: per probe and time (start, end), the median across the runs.
 Plain Python 3, standard library only (a dev tool, never a runtime dependency).
 """
 import argparse
-import json
 import statistics
 import sys
+
+from bench_jsonl import records
 
 
 def fmt_ms(ms):
@@ -25,6 +27,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("jsonl", nargs="+")
     ap.add_argument("--threads", default="1,2", help="thread counts to show (columns)")
+    ap.add_argument("--paired", action="store_true",
+                    help="ratios from paired_ratio (ops --paired) instead of ratio")
     args = ap.parse_args()
     threads = [int(t) for t in args.threads.split(",")]
 
@@ -33,35 +37,30 @@ def main():
     runs = {}  # (name, shape) -> threads -> per file: {"ms", "rate", "peers": {peer: ratio}}
     order = []
     for run, path in enumerate(args.jsonl):
-        with open(path) as f:
-            for line_no, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    r = json.loads(line)
-                except json.JSONDecodeError as e:
-                    sys.exit(f"{path}:{line_no}: not JSON: {e}")
-                if "error" in r or "skipped" in r:
-                    continue
-                if "probe" in r:
-                    probes.setdefault((r["when"], r["probe"]), []).append(r["median"])
-                    units[r["probe"]] = r["unit"]
-                    continue
-                name = r.get("op") or r.get("model")
-                key = (name, r["shape"])
-                if key not in runs:
-                    runs[key] = {}
-                    order.append(key)
-                per_run = runs[key].setdefault(r["threads"], {})
-                cell = per_run.setdefault(run, {"ms": r["median_ms"], "peers": {}})
-                if r.get("gflops"):
-                    cell["rate"] = f"{r['gflops']:.0f} GFLOP/s"
-                elif r.get("tokens_per_s"):
-                    cell["rate"] = f"{r['tokens_per_s']:.0f} tok/s"
-                elif r.get("gbps"):
-                    cell["rate"] = f"{r['gbps']:.1f} GB/s"
-                if "peer" in r:
-                    cell["peers"][r["peer"]] = r["ratio"]
+        for line_no, r in records(path):
+            if "error" in r or "skipped" in r:
+                continue
+            if "probe" in r:
+                probes.setdefault((r["when"], r["probe"]), []).append(r["median"])
+                units[r["probe"]] = r["unit"]
+                continue
+            name = r.get("op") or r.get("model")
+            key = (name, r["shape"])
+            if key not in runs:
+                runs[key] = {}
+                order.append(key)
+            per_run = runs[key].setdefault(r["threads"], {})
+            cell = per_run.setdefault(run, {"ms": r["median_ms"], "peers": {}})
+            if r.get("gflops"):
+                cell["rate"] = f"{r['gflops']:.0f} GFLOP/s"
+            elif r.get("tokens_per_s"):
+                cell["rate"] = f"{r['tokens_per_s']:.0f} tok/s"
+            elif r.get("gbps"):
+                cell["rate"] = f"{r['gbps']:.1f} GB/s"
+            if "peer" in r:
+                if args.paired and "paired_ratio" not in r:
+                    sys.exit(f"{path}:{line_no}: --paired: no paired_ratio (run ops --paired)")
+                cell["peers"][r["peer"]] = r["paired_ratio" if args.paired else "ratio"]
 
     rows = {}  # (name, shape) -> threads -> the cell across runs
     for key, per_threads in runs.items():
