@@ -27,14 +27,14 @@ double median(std::vector<double> samples);
 Result<Timing> measure(const std::function<Status()>& run, const std::function<void()>& reset, int warmup,
                        int repeat, const std::function<double()>& device_ms = {});
 
-// The peer's time over ours, round by round: each of `rounds` rounds runs `ours` once
-// untimed and once timed, then the peer likewise (`peer_reset`, when set, before each of
-// its runs, untimed); `after_ours` / `after_peer` (when set) run after that side's timed
+// The peer's time over ours, round by round: each of `rounds` rounds runs `ours` `warmup`
+// times untimed and once timed, then the peer likewise (`peer_reset`, when set, before each
+// of its runs, untimed); `after_ours` / `after_peer` (when set) run after that side's timed
 // run, untimed, to let its spinning threads go idle before the other side runs. A slowdown
 // that lasts longer than a round (another tenant on the core, a busy cache) then falls on
-// both sides of that round's ratio: on a shared 2-vCPU VM the 7-round paired ratio of two
-// fixed kernels spread over a third to a half of the range of the ratio of 7-run medians
-// taken one side after the other (tools/bench/README.md).
+// both sides of that round's ratio: on a shared 2-vCPU VM the paired ratios of five repeated
+// runs spread about half as much as the ratios of medians taken one side after the other
+// (tools/bench/README.md, Paired rounds).
 struct PairedRatio {
   double median = 0, min = 0, max = 0;  // of the per-round ratios peer ms / ours ms
   int rounds = 0;
