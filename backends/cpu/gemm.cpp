@@ -129,6 +129,49 @@ bool describe(const MatmulAttrs& at, std::span<const TensorDesc> in, const Tenso
   return true;
 }
 
+// Whether B is read in place by the microkernel instead of packed: a per-run f32 B that is
+// row-major along n (op(B)[k, n] at k * b_k + n) with whole NR-column panels, at most four
+// of them, as attention's P V has (N = head size 64). Packing such a small B per batch costs
+// up to a fifth of its product; reading it in place gives the same sums in the same order.
+// A wider B stays packed: its panels would be read from rows far apart (a page per k step).
+bool direct_b(const GemmIsaKernels& isa, const Problem& p) {
+  return p.b_dtype == DType::f32 && p.b_n == 1 && p.N % isa.nr == 0 && p.N <= 4 * isa.nr;
+}
+
+// The most of an MR-row A panel's rows that share one L1 set when read in place: a row
+// stride of a multiple of 4 KiB puts every row's current line in the same set (64 sets of
+// 64 B on the L1d of every AVX2 / AVX-512 core we target: 32 KiB 8-way, 48 KiB 12-way).
+int64_t a_rows_per_l1_set(const GemmIsaKernels& isa, const Problem& p) {
+  constexpr int64_t kSets = 64, kLine = 64;
+  int64_t per_set[kSets] = {};
+  int64_t worst = 0;
+  for (int64_t i = 0; i < isa.mr; ++i) {
+    const int64_t set = (i * p.a_m * int64_t(sizeof(float)) / kLine) % kSets;
+    worst = std::max(worst, ++per_set[set]);
+  }
+  return worst;
+}
+
+// Whether A is read in place (contiguous along k, i.e. no trans_a): packing it would cost as
+// much as the compute when N is small (attention's P V has N = 64), and measured no faster
+// for large N. Except when the panel's rows alias in L1 (more than half an 8-way set: K =
+// 2048 rows are 8 KiB apart) and the packed block is reused by more than 4 B panels: the
+// rows' lines then evict each other between k steps, and x[N,2048] W[512,2048]^T ran 25 %
+// slower in place than packed on a 32 KiB L1 (Zen 4). Attention's P V (N = 64: 2 AVX-512
+// or 4 AVX2 panels) is faster in place: 8 heads of [N,N]·[N,64] with AVX2 on Zen 3
+// (alternating runs in one process) took 0.65 of the packed time at N = 1024 and 4096, at 1
+// and 2 threads.
+bool direct_a(const GemmIsaKernels& isa, const Problem& p) {
+  return p.a_k == 1 && (a_rows_per_l1_set(isa, p) <= 4 || ceil_div(p.N, isa.nr) <= 4);
+}
+
+// Whether the product runs the ISA's wide tile (gemm_impl.h, macro_wide): A and B both read
+// in place and all of N within one tile (attention's P·V, N = 64, on AVX-512). N is never
+// split into blocks then (at most four NR panels; choose_blocking splits only above four).
+bool runs_wide(const GemmIsaKernels& isa, const Problem& p) {
+  return isa.macro_wide != nullptr && direct_a(isa, p) && direct_b(isa, p) && p.N > isa.nr && p.N <= isa.wide_n;
+}
+
 // Cache and task blocking for one problem on `threads` threads. M and N are cut into
 // blocks of whole MR / NR panels, the panels spread evenly over the blocks.
 struct Blocking {
@@ -143,7 +186,7 @@ struct Blocking {
 
 Blocking choose_blocking(const GemmIsaKernels& isa, const Problem& p, int threads) {
   Blocking bl;
-  bl.k_blocks = ceil_div(p.K, isa.kc_max);
+  bl.k_blocks = ceil_div(p.K, runs_wide(isa, p) ? isa.wide_kc_max : isa.kc_max);
   bl.kc = ceil_div(p.K, bl.k_blocks);
   bl.mr = isa.mr;
   bl.nr = isa.nr;
@@ -173,15 +216,6 @@ int64_t b_matrix_offset(const TensorDesc& bdesc, int64_t mat) {
     rest /= bdesc.dim(i);
   }
   return off;
-}
-
-// Whether B is read in place by the microkernel instead of packed: a per-run f32 B that is
-// row-major along n (op(B)[k, n] at k * b_k + n) with whole NR-column panels, at most four
-// of them, as attention's P V has (N = head size 64). Packing such a small B per batch costs
-// up to a fifth of its product; reading it in place gives the same sums in the same order.
-// A wider B stays packed: its panels would be read from rows far apart (a page per k step).
-bool direct_b(const GemmIsaKernels& isa, const Problem& p) {
-  return p.b_dtype == DType::f32 && p.b_n == 1 && p.N % isa.nr == 0 && p.N <= 4 * isa.nr;
 }
 
 // Packs B matrices [first, first + count) (B's own flat batch index) into dst, full-K panels.
@@ -221,33 +255,6 @@ struct MatmulState {
   int64_t a_region_floats = 0;  // from a_offset: the chunks' A blocks, then any shared A
   int64_t chunks = 1;
 };
-
-// The most of an MR-row A panel's rows that share one L1 set when read in place: a row
-// stride of a multiple of 4 KiB puts every row's current line in the same set (64 sets of
-// 64 B on the L1d of every AVX2 / AVX-512 core we target: 32 KiB 8-way, 48 KiB 12-way).
-int64_t a_rows_per_l1_set(const GemmIsaKernels& isa, const Problem& p) {
-  constexpr int64_t kSets = 64, kLine = 64;
-  int64_t per_set[kSets] = {};
-  int64_t worst = 0;
-  for (int64_t i = 0; i < isa.mr; ++i) {
-    const int64_t set = (i * p.a_m * int64_t(sizeof(float)) / kLine) % kSets;
-    worst = std::max(worst, ++per_set[set]);
-  }
-  return worst;
-}
-
-// Whether A is read in place (contiguous along k, i.e. no trans_a): packing it would cost as
-// much as the compute when N is small (attention's P V has N = 64), and measured no faster
-// for large N. Except when the panel's rows alias in L1 (more than half an 8-way set: K =
-// 2048 rows are 8 KiB apart) and the packed block is reused by more than 4 B panels: the
-// rows' lines then evict each other between k steps, and x[N,2048] W[512,2048]^T ran 25 %
-// slower in place than packed on a 32 KiB L1 (Zen 4). Attention's P V (N = 64: 2 AVX-512
-// or 4 AVX2 panels) is faster in place: 8 heads of [N,N]·[N,64] with AVX2 on Zen 3
-// (alternating runs in one process) took 0.65 of the packed time at N = 1024 and 4096, at 1
-// and 2 threads.
-bool direct_a(const GemmIsaKernels& isa, const Problem& p) {
-  return p.a_k == 1 && (a_rows_per_l1_set(isa, p) <= 4 || ceil_div(p.N, isa.nr) <= 4);
-}
 
 // Floats of one chunk's A-block scratch (none when A is read in place).
 int64_t a_block_floats(const GemmIsaKernels& isa, const Problem& p) {
@@ -333,8 +340,7 @@ void compute(const GemmIsaKernels& isa, const MatmulAttrs& at, const Problem& p,
                            : packed_b + (o.b_flat - b_first) * per_b + (n0 / isa.nr) * p.K * isa.nr;
       const int64_t ldb = bdesc != nullptr ? p.b_k : isa.nr;
       // A and B both in place and N within one wide tile: the ISA's wide macro kernel.
-      const bool wide =
-          direct && bdesc != nullptr && isa.macro_wide != nullptr && nc > isa.nr && nc <= isa.wide_n;
+      const bool wide = bdesc != nullptr && runs_wide(isa, p);
       bool use_shared = false;
       if (shared_a != nullptr) {
         std::atomic<int>& state = packed[size_t((batch - first) * bl.m_blocks + mb)];

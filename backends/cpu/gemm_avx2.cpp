@@ -30,6 +30,7 @@ struct GemmTileAvx2 {
   static constexpr bool kFetchBOnce = true;
   static constexpr int kShortKRows = 6;
   static constexpr int kWideRows = 0, kWideNv = 0;  // no wide tile: 16 ymm hold no 4-vector tile
+  static constexpr int64_t kWideKc = 0;
   static constexpr MacroKernelFn kMacroWide = nullptr;
   static constexpr MacroKernelFn kMacro = &gemm_macro_f32_avx2_6x16;
   static constexpr EpilogueFn kEpilogue = &gemm_epilogue_f32_avx2;

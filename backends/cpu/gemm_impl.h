@@ -257,7 +257,8 @@ struct GemmKernels {
                                   Cfg::kMacro,
                                   Cfg::kEpilogue,
                                   Cfg::kMacroWide,
-                                  kWideNv * L};
+                                  kWideNv * L,
+                                  Cfg::kWideKc};
     return k;
   }
 };
