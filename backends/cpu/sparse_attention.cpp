@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "cpu/attention.h"
+#include "cpu/cpu_isa.h"
 
 namespace longrun::cpu {
 namespace {
@@ -63,20 +64,26 @@ Status run_sparse(const KernelArgs& args, AttentionItemsFn fn) {
   if (p.hv == 0) return reference_sparse_attention(args);  // nothing to write: only validation
   // Indices are validated while the kernel runs; on a bad one the reference kernel (which
   // checks before writing) produces the error naming the first bad index.
-  if (!run_attention_items(args, p, sparse_items(p.B, p.H, p.Nq, p.kk),
-                           sparse_scratch_layout(p.Nq, p.kk, p.hd).floats, fn, kSparseChunksPerThread))
+  if (!run_attention_items(args, p, sparse_items(p.B, p.H, p.Nq, p.Nk, p.kk, p.hd),
+                           sparse_scratch_layout(p.Nq, p.Nk, p.kk, p.hd).floats, fn, kSparseChunksPerThread))
     return reference_sparse_attention(args);
   return {};
 }
 
 }  // namespace
 
+int64_t& sparse_l2_bytes() {
+  static int64_t bytes = l2_cache_bytes();
+  return bytes;
+}
+
 Result<std::shared_ptr<void>> prepare_sparse_attention(const Graph& graph, const Node& node,
                                                        ThreadPool* pool) {
   const TensorDesc& q = graph.value(node.inputs[0]).desc;
+  const TensorDesc& k = graph.value(node.inputs[1]).desc;
   const TensorDesc& ix = graph.value(node.inputs[3]).desc;
-  return make_attention_scratch(sparse_items(q.dim(0), q.dim(1), q.dim(2), ix.dim(3)),
-                                sparse_scratch_layout(q.dim(2), ix.dim(3), q.dim(3)).floats, pool,
+  return make_attention_scratch(sparse_items(q.dim(0), q.dim(1), q.dim(2), k.dim(2), ix.dim(3), q.dim(3)),
+                                sparse_scratch_layout(q.dim(2), k.dim(2), ix.dim(3), q.dim(3)).floats, pool,
                                 kSparseChunksPerThread);
 }
 

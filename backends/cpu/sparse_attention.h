@@ -6,7 +6,8 @@
 // core's L2 instead of both: with random keys, a K plus V of 2 MB per head (N = 4096,
 // hd 64) would not fit a 2 MB L2 together with the streamed indices, and every gathered row
 // would then come from L3. The weights of the block wait in scratch between the passes, so
-// the block is as many queries as fit kSparseWeightsBudget floats.
+// the block is as many queries as fit kSparseWeightsBudget floats, or a whole head where one
+// head's K fits in half the L2 (kSparseWholeHeadBudget).
 // On a 1 MB L2 (Zen 4) even one matrix does not fit, but splitting each pass into column
 // bands of 512 KB (two bands of 32 floats at N = 4096) was 8 % slower, and V bands alone
 // made no difference; key tiles of 256 or 512 KB (each query's keys sorted by tile, both
@@ -58,6 +59,25 @@ namespace longrun::cpu {
 // heads (4096 queries, 3.4 MB of weights), 128 queries 6-11 %, 1024 queries 4-12 %.
 // (Before the d-major dots, runs in separate processes had favoured whole heads.)
 inline constexpr int64_t kSparseWeightsBudget = int64_t(1) << 16;
+// The budget when one head's K rows fit in half of one core's L2 (sparse_k_fits_l2): whole
+// heads up to 4 MB of weights. Pass 1 then gathers from a K that stays in L2 for the whole
+// head, where with blocks each block's pass 2 streams V through the L2 and evicts K, so every
+// block's pass 1 fetches K again from L3. Sapphire Rapids (2 MB L2, shared VM; N = 4096,
+// k = 205, paired ratios against dense attention, four runs each): 5.9-6.4x dense on 1 thread
+// and 5.8-6.2x on 2 against 4.9-5.4x and 4.8-5.4x with 256 KB blocks; 2 MB of weights
+// (two blocks per head) 5.9-6.1x. A 1 MB L2 (Zen 4, Zen 5) holds no 1 MB K with room to
+// spare, so it keeps the small blocks that won there.
+inline constexpr int64_t kSparseWholeHeadBudget = int64_t(1) << 20;
+
+// The L2 size sparse_k_fits_l2 compares with: l2_cache_bytes() (cpu_isa.h) unless a test
+// sets it (sparse_attention.cpp).
+int64_t& sparse_l2_bytes();
+
+// Whether the lines of Nk key rows of hd floats take at most half of sparse_l2_bytes().
+inline bool sparse_k_fits_l2(int64_t Nk, int64_t hd) {
+  const int64_t row_bytes = (std::max<int64_t>(hd, 1) * int64_t(sizeof(float)) + 63) / 64 * 64;
+  return Nk <= sparse_l2_bytes() / 2 / row_bytes;
+}
 
 // Parallel chunks per thread (attention.h): one; a chunk's scratch holds one block's
 // weights, and its items (blocks) run one after another.
@@ -65,13 +85,15 @@ inline constexpr int kSparseChunksPerThread = 1;
 
 inline int64_t sparse_round16(int64_t n) { return (n + 15) / 16 * 16; }
 
-// Queries per work item for kk index slots (at least 1, at most Nq).
-inline int64_t sparse_block_q(int64_t Nq, int64_t kk) {
-  return std::max<int64_t>(1, std::min(Nq, kSparseWeightsBudget / sparse_round16(std::max<int64_t>(kk, 1))));
+// Queries per work item for kk index slots over Nk keys of hd floats (at least 1, at most
+// Nq). Each query's result is the same whatever its block.
+inline int64_t sparse_block_q(int64_t Nq, int64_t Nk, int64_t kk, int64_t hd) {
+  const int64_t budget = sparse_k_fits_l2(Nk, hd) ? kSparseWholeHeadBudget : kSparseWeightsBudget;
+  return std::max<int64_t>(1, std::min(Nq, budget / sparse_round16(std::max<int64_t>(kk, 1))));
 }
 
-inline int64_t sparse_items(int64_t B, int64_t H, int64_t Nq, int64_t kk) {
-  const int64_t bq = sparse_block_q(Nq, kk);
+inline int64_t sparse_items(int64_t B, int64_t H, int64_t Nq, int64_t Nk, int64_t kk, int64_t hd) {
+  const int64_t bq = sparse_block_q(Nq, Nk, kk, hd);
   return B * H * ((Nq + bq - 1) / bq);
 }
 
@@ -82,9 +104,9 @@ inline int64_t sparse_items(int64_t B, int64_t H, int64_t Nq, int64_t kk) {
 struct SparseScratchLayout {
   int64_t keys = 0, q = 0, weights = 0, wstride = 0, sums = 0, counts = 0, floats = 0;
 };
-inline SparseScratchLayout sparse_scratch_layout(int64_t Nq, int64_t kk, int64_t hd) {
+inline SparseScratchLayout sparse_scratch_layout(int64_t Nq, int64_t Nk, int64_t kk, int64_t hd) {
   SparseScratchLayout s;
-  const int64_t bq = sparse_block_q(Nq, kk);
+  const int64_t bq = sparse_block_q(Nq, Nk, kk, hd);
   s.keys = 0;
   s.q = sparse_round16(kk) + 16;
   s.weights = s.q + sparse_round16(hd);

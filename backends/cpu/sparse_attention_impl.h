@@ -270,8 +270,8 @@ struct SparseAttention {
   // (sparse_attention.h says why). False (at once) when an index is out of range; the
   // outputs are then unspecified.
   static bool run(const AttentionProblem& p, int64_t begin, int64_t end, float* scratch) {
-    const SparseScratchLayout lay = sparse_scratch_layout(p.Nq, p.kk, p.hd);
-    const int64_t bq = sparse_block_q(p.Nq, p.kk);
+    const SparseScratchLayout lay = sparse_scratch_layout(p.Nq, p.Nk, p.kk, p.hd);
+    const int64_t bq = sparse_block_q(p.Nq, p.Nk, p.kk, p.hd);
     const int64_t nqb = (p.Nq + bq - 1) / bq;
     const DotsFn dots = dots_for(p.hd);
     float* sums = scratch + lay.sums;

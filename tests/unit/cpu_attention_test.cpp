@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backends/cpu/sparse_attention.h"
+#include "support/scoped_override.h"
 #include "unit/cpu_attention_test_util.h"
 
 using namespace longrun;
@@ -287,34 +288,53 @@ TEST_CASE("cpu sparse_attention: shapes, unused slots, repeats, broadcast indice
 // Rows with every slot valid are read in place (no compacted copy); a work item holds
 // sparse_block_q() queries (sparse_attention.h), so Nq = one block + 70 splits each head
 // into a full and a partial block, the logits pass of a block running before its V pass.
+// Twice: with an L2 that holds no K (blocks of kSparseWeightsBudget floats) and with one
+// that holds every K (kSparseWholeHeadBudget).
 TEST_CASE("cpu sparse_attention: top-k rows read in place, several query blocks per head") {
   std::mt19937 rng(2718);
-  const int64_t two_blocks = cpu::sparse_block_q(int64_t(1) << 30, 208) + 70;  // kk 200..208: same block
-  REQUIRE(two_blocks < 2 * cpu::sparse_block_q(int64_t(1) << 30, 208));
-  check_sparse({.B = 1,
-                .H = 2,
-                .Nq = two_blocks,
-                .Nk = 300,
-                .hd = 64,
-                .hv = 64,
-                .kk = 200,
-                .iB = 1,
-                .iH = 2,
-                .unused = false},
-               rng);
-  check_sparse({.B = 2,
-                .H = 1,
-                .Nq = two_blocks,
-                .Nk = 90,
-                .hd = 16,
-                .hv = 33,
-                .kk = 205,
-                .iB = 1,
-                .iH = 1,
-                .unused = false},
-               rng);
-  check_sparse(
-      {.B = 1, .H = 1, .Nq = 2 * two_blocks, .Nk = 64, .hd = 64, .hv = 64, .kk = 200, .iB = 1, .iH = 1}, rng);
+  for (const int64_t l2 : {int64_t(0), int64_t(1) << 30}) {
+    test_support::ScopedOverride<int64_t> scoped(cpu::sparse_l2_bytes(), l2);
+    CAPTURE(l2);
+    REQUIRE(cpu::sparse_k_fits_l2(300, 64) == (l2 > 0));
+    REQUIRE(cpu::sparse_block_q(int64_t(1) << 30, 300, 208, 64) ==
+            (l2 > 0 ? cpu::kSparseWholeHeadBudget : cpu::kSparseWeightsBudget) / 208);
+    auto two_blocks = [](int64_t nk, int64_t hd) {  // kk 200..208: the same block
+      const int64_t bq = cpu::sparse_block_q(int64_t(1) << 30, nk, 208, hd);
+      return bq + 70;
+    };
+    check_sparse({.B = 1,
+                  .H = 2,
+                  .Nq = two_blocks(300, 64),
+                  .Nk = 300,
+                  .hd = 64,
+                  .hv = 64,
+                  .kk = 200,
+                  .iB = 1,
+                  .iH = 2,
+                  .unused = false},
+                 rng);
+    check_sparse({.B = 2,
+                  .H = 1,
+                  .Nq = two_blocks(90, 16),
+                  .Nk = 90,
+                  .hd = 16,
+                  .hv = 33,
+                  .kk = 205,
+                  .iB = 1,
+                  .iH = 1,
+                  .unused = false},
+                 rng);
+    check_sparse({.B = 1,
+                  .H = 1,
+                  .Nq = 2 * two_blocks(64, 64),
+                  .Nk = 64,
+                  .hd = 64,
+                  .hv = 64,
+                  .kk = 200,
+                  .iB = 1,
+                  .iH = 1},
+                 rng);
+  }
 }
 
 TEST_CASE("cpu sparse_attention and attention: wide heads (generic head-dim loops)") {
