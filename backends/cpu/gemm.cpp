@@ -169,7 +169,8 @@ bool direct_a(const GemmIsaKernels& isa, const Problem& p) {
 // in place and all of N within one tile (attention's P·V, N = 64, on AVX-512). N is never
 // split into blocks then (at most four NR panels; choose_blocking splits only above four).
 bool runs_wide(const GemmIsaKernels& isa, const Problem& p) {
-  return isa.macro_wide != nullptr && direct_a(isa, p) && direct_b(isa, p) && p.N > isa.nr && p.N <= isa.wide_n;
+  return isa.macro_wide != nullptr && direct_a(isa, p) && direct_b(isa, p) && p.N > isa.nr &&
+         p.N <= isa.wide_n;
 }
 
 // Cache and task blocking for one problem on `threads` threads. M and N are cut into

@@ -63,8 +63,8 @@ inline constexpr int64_t kSparseWeightsBudget = int64_t(1) << 16;
 // heads up to 4 MB of weights. Pass 1 then gathers from a K that stays in L2 for the whole
 // head, where with blocks each block's pass 2 streams V through the L2 and evicts K, so every
 // block's pass 1 fetches K again from L3. Sapphire Rapids (2 MB L2, shared VM; N = 4096,
-// k = 205, paired ratios against dense attention, four runs each): 5.9-6.4x dense on 1 thread
-// and 5.8-6.2x on 2 against 4.9-5.4x and 4.8-5.4x with 256 KB blocks; 2 MB of weights
+// k = 205, paired ratios against dense attention, four runs each): 5.7-6.4x dense on 1 thread
+// and 5.7-6.2x on 2 against 4.9-5.4x and 4.8-5.4x with 256 KB blocks; 2 MB of weights
 // (two blocks per head) 5.9-6.1x. A 1 MB L2 (Zen 4, Zen 5) holds no 1 MB K with room to
 // spare, so it keeps the small blocks that won there.
 inline constexpr int64_t kSparseWholeHeadBudget = int64_t(1) << 20;
