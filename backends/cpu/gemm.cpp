@@ -173,6 +173,13 @@ bool runs_wide(const GemmIsaKernels& isa, const Problem& p) {
          p.N <= isa.wide_n;
 }
 
+// Whether a wide-tile product runs K blocks of wide_kc_max instead of kc_max: only where all
+// of K fits one kc_max block (attention's P·V up to N = 512), so each A row is still read in
+// runs of at least wide_kc_max floats; longer rows keep kc_max (gemm_avx512.cpp, kWideKc).
+bool wide_short_k(const GemmIsaKernels& isa, const Problem& p) {
+  return runs_wide(isa, p) && isa.wide_kc_max > 0 && p.K <= isa.kc_max;
+}
+
 // Cache and task blocking for one problem on `threads` threads. M and N are cut into
 // blocks of whole MR / NR panels, the panels spread evenly over the blocks.
 struct Blocking {
@@ -187,7 +194,7 @@ struct Blocking {
 
 Blocking choose_blocking(const GemmIsaKernels& isa, const Problem& p, int threads) {
   Blocking bl;
-  bl.k_blocks = ceil_div(p.K, runs_wide(isa, p) ? isa.wide_kc_max : isa.kc_max);
+  bl.k_blocks = ceil_div(p.K, wide_short_k(isa, p) ? isa.wide_kc_max : isa.kc_max);
   bl.kc = ceil_div(p.K, bl.k_blocks);
   bl.mr = isa.mr;
   bl.nr = isa.nr;

@@ -92,8 +92,9 @@ struct GemmIsaKernels {
   // tile spans all of N; gemm_impl.h, macro_wide). Null: `macro` takes those too.
   MacroKernelFn macro_wide = nullptr;
   int64_t wide_n = 0;
-  // The K block of a wide-tile product: its kc x wide_n B block stays in L1 across the M
-  // block's tiles, where kc_max's would be read from L2 by every tile (gemm_impl.h).
+  // The K block of a wide-tile product whose K fits one kc_max block (gemm.cpp,
+  // wide_short_k): its kc x wide_n B block stays in L1 across the M block's tiles, where
+  // kc_max's would be read from L2 by every tile (gemm_impl.h). 0: kc_max.
   int64_t wide_kc_max = 0;
 };
 

@@ -30,12 +30,17 @@ struct GemmTileAvx512 {
   static constexpr bool kFetchBOnce = false;
   static constexpr int kShortKRows = 7;             // direct A, K <= 64 (gemm_impl.h, macro)
   static constexpr int kWideRows = 6, kWideNv = 4;  // 24 accumulators, 4 B vectors, 1 broadcast
-  // K blocks of 64 for the wide tile: the 64 x 64 block of V (16 KiB) stays in L1 across an M
-  // block's tiles (half of Zen 4's 32 KiB L1d), where K blocks of 512 (128 KiB) stream it
-  // from L2 for every 6 rows. Sapphire Rapids (shared VM), 8 heads of [N,N]·[N,64], paired
-  // ratio against oneDNN over three runs each: N = 512 0.68-0.72 -> 0.93-0.99 on 1 thread,
-  // 0.78-0.80 -> 0.95-0.97 on 2; N = 128, 1024 and 4096 even to slightly ahead (kc 96 and
-  // 128 also gained at 512; 160 less).
+  // K blocks of 64 for the wide tile where all of K fits one ordinary block (gemm.cpp,
+  // wide_short_k): the 64 x 64 block of V (16 KiB, half of Zen 4's 32 KiB L1d) stays in L1
+  // across an M block's tiles, where one block of 512 (128 KiB) streams it from L2 for every
+  // 6 rows. Sapphire Rapids (shared VM, session 31), 8 heads of [N,N]·[N,64], paired ratio
+  // against oneDNN over three runs each: N = 512 0.68-0.72 -> 0.93-0.99 on 1 thread,
+  // 0.78-0.80 -> 0.95-0.97 on 2 (kc 96 and 128 also gained; 160 less). Zen 5 (session 32):
+  // kc 64 / 128 / 256 / 512 at N = 512 within noise of each other (paired 0.94-1.01).
+  // Longer K keeps blocks of kc_max, so each row of P (beyond the L2 from N = 1024) is read
+  // 2 KiB at a time: in 256 B pieces the hardware prefetchers fell behind. Zen 5, three
+  // alternating runs, 1 thread: N = 1024 9.3 / 7.9 / 7.4 / 6.8 ms, N = 4096 157 / 113 / 95
+  // / 99 ms (paired 0.69 / 0.91 / 1.07 / 1.08); on SPR kc 64 had been 0-10 % ahead there.
   static constexpr int64_t kWideKc = 64;
   static constexpr MacroKernelFn kMacroWide = &gemm_macro_wide_f32_avx512;
   static constexpr MacroKernelFn kMacro = &gemm_macro_f32_avx512;

@@ -127,9 +127,10 @@ void generate_matmul(CaseList& L) {
   add_mm(L, "alias", {.M = 31, .N = 130, .K = 2048, .bias = true});
   add_mm(L, "alias", {.M = 29, .N = 128, .K = 1024, .tb = true, .c = true, .act = Activation::gelu});
   // Attention's P·V (A and B read in place, N = 64: the AVX-512 6 x 64 tile): row counts
-  // with every partial tile, K over several of its 64-deep blocks (uneven ones too), batches,
-  // the epilogue terms.
+  // with every partial tile, K over several of its short blocks (K <= 512: uneven ones too)
+  // and over 512-deep ones, batches, the epilogue terms.
   add_mm(L, "pv", {.M = 67, .N = 64, .K = 600, .batch_a = {2}, .batch_b = {2}});
+  add_mm(L, "pv", {.M = 13, .N = 64, .K = 300, .batch_a = {3}, .batch_b = {3}});
   add_mm(L, "pv",
          {.M = 11, .N = 64, .K = 70, .bias = true, .c = true, .beta = 0.5f, .act = Activation::gelu});
   add_mm(L, "pv", {.M = 4, .N = 64, .K = 1030, .alpha = 0.125f});
