@@ -66,7 +66,13 @@ inline constexpr int64_t kSparseWeightsBudget = int64_t(1) << 16;
 // k = 205, paired ratios against dense attention, four runs each): 5.7-6.4x dense on 1 thread
 // and 5.7-6.2x on 2 against 4.9-5.4x and 4.8-5.4x with 256 KB blocks; 2 MB of weights
 // (two blocks per head) 5.9-6.1x. A 1 MB L2 (Zen 4, Zen 5) holds no 1 MB K with room to
-// spare, so it keeps the small blocks that won there.
+// spare, so it keeps the small blocks that won there. Session 32 (Zen 5, 1 MB L2) tried making
+// it fit: whole heads whose passes run in column bands of K and V (two bands of 32 floats, 512
+// KB each, each band fetched once per head, all the head's queries per band). Five rounds of
+// three binaries, N = 4096, k = 205, paired ratio against dense: 5.06 (4.89-5.51) on 1 thread
+// and 5.13 (4.88-5.44) on 2 with these small blocks, 4.84 / 4.78 with whole heads unbanded and
+// 3.85 / 3.52 banded: a band's dots over 32 floats pay the group's index loads, gathers'
+// address work and transposed sums twice per key, which costs more than the L2 hits save.
 inline constexpr int64_t kSparseWholeHeadBudget = int64_t(1) << 20;
 
 // The L2 size sparse_k_fits_l2 compares with: l2_cache_bytes() (cpu_isa.h) unless a test
