@@ -71,7 +71,7 @@ inline constexpr int64_t kSparseWeightsBudget = int64_t(1) << 16;
 // KB each, each band fetched once per head, all the head's queries per band). Five rounds of
 // three binaries, N = 4096, k = 205, paired ratio against dense: 5.06 (4.89-5.51) on 1 thread
 // and 5.13 (4.88-5.44) on 2 with these small blocks, 4.84 / 4.78 with whole heads unbanded and
-// 3.85 / 3.52 banded: a band's dots over 32 floats pay the group's index loads, gathers'
+// 3.97 / 3.52 banded: a band's dots over 32 floats pay the group's index loads, gathers'
 // address work and transposed sums twice per key, which costs more than the L2 hits save.
 inline constexpr int64_t kSparseWholeHeadBudget = int64_t(1) << 20;
 
