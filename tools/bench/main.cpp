@@ -339,8 +339,10 @@ void pool_usage(std::FILE* f) {
       "a parallel_for over 4 x threads chunks that busy-wait C us. Prints per gap the median\n"
       "wall time of a call against the ideal (all threads from the start), the median number\n"
       "of threads that ran a chunk, and the p50 / p90 join latency (when the last thread\n"
-      "started its first chunk; calls where a thread never ran one count as missed). A short\n"
-      "op that follows idle time runs at this pool's speed only once every thread has joined.\n"
+      "started its first chunk; calls where a thread never ran one count as missed), and in how\n"
+      "many calls another thread ran a chunk on a CPU the calling thread ran one on (stacked:\n"
+      "they shared that CPU). A short op that follows idle time runs at this pool's speed only\n"
+      "once every thread has joined, each on its own CPU.\n"
       "\n"
       "options (lists are comma-separated):\n"
       "  --threads T        pool threads (default 2; 0 = all hardware threads, or as many as\n"
@@ -352,10 +354,15 @@ void pool_usage(std::FILE* f) {
       "  --chunk-us C       busy time per chunk in microseconds (default 50)\n"
       "  --spin-us S        keep the workers spinning S us after each call (ThreadPoolOptions::\n"
       "                     spin_us; default 0: oneTBB lets them sleep)\n"
+      "  --baseline         also, per gap, R wake-ups of one plain thread blocked on a condition\n"
+      "                     variable after the same sleep, the caller busy for the ideal time:\n"
+      "                     p50 / p90 wake latency and how many woke on the caller's CPU (the\n"
+      "                     floor for any pool's sleeping worker on this machine)\n"
       "  --json FILE|-      also write one JSON object per gap (- = stdout; the table then goes\n"
       "                     to stderr). Fields: gap_us, threads, chunks, chunk_us, rounds,\n"
       "                     median_ms, ideal_ms, threads_used, join_p50_us, join_p90_us (null\n"
-      "                     when every call missed), missed\n"
+      "                     when every call missed), missed, stacked; with --baseline also\n"
+      "                     cv_wake_p50_us, cv_wake_p90_us, cv_stacked\n"
       "  -h, --help         this text\n"
       "\n"
       "Exit status: 0, 2 on a usage error.\n",
@@ -378,6 +385,8 @@ longrun::bench::PoolOptions parse_pool(int argc, char** argv) {
       o.chunk_us = int(integer(a, value(), 1, 1000000));
     } else if (a == "--spin-us") {
       o.spin_us = int(integer(a, value(), 0, longrun::kMaxSpinUs));
+    } else if (a == "--baseline") {
+      o.baseline = true;
     } else if (a == "--json") {
       o.json = json_path(value());
     } else {

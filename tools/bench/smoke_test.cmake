@@ -105,8 +105,22 @@ if(NOT count EQUAL 2)
 endif()
 foreach(line IN LISTS lines)
   require_json("${line}" "pool line" FIELDS gap_us threads chunks chunk_us rounds median_ms ideal_ms threads_used
-               join_p50_us join_p90_us missed NUMBERS gap_us threads median_ms ideal_ms threads_used missed)
+               join_p50_us join_p90_us missed stacked NUMBERS gap_us threads median_ms ideal_ms threads_used missed
+               stacked)
 endforeach()
+
+# pool --baseline: the plain condition-variable wake-up's fields too (it always wakes, so its
+# latencies are numbers).
+execute_process(COMMAND ${BENCH} pool --gaps 100 --rounds 5 --baseline --json -
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE table)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "longrun-bench pool --baseline exited ${rc}\nstdout:\n${out}\nstderr:\n${table}")
+endif()
+require_json("${out}" "pool --baseline line" FIELDS stacked cv_wake_p50_us cv_wake_p90_us cv_stacked
+             NUMBERS cv_wake_p50_us cv_wake_p90_us cv_stacked)
+if(NOT table MATCHES "cv p50us")
+  message(FATAL_ERROR "pool --baseline: the table has no cv columns:\n${table}")
+endif()
 
 # A pinned pool (--cpus: the calling thread on the first CPU this process may use) runs.
 set(first_cpu 0)
