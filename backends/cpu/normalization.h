@@ -16,6 +16,10 @@ enum class ParamType : uint8_t { f32, f16, bf16 };
 // ahead during one pass (normalization_impl.h says which).
 inline constexpr int64_t kRowFetchAheadFloats = 2048;
 
+// Softmax rows up to this many logits (64 KB) stay in cache for three passes (max, exp,
+// scale); longer rows take the two-pass online softmax (NormalizationIsa::softmax_row).
+inline constexpr int64_t kSoftmaxCachedRow = 16384;
+
 // How layer_norm_rows moves its rows (NormalizationIsa::layer_norm_rows says what each does).
 struct RowFlow {
   bool stream = false;
@@ -37,6 +41,11 @@ struct NormalizationIsa {
   // three passes fetches the first `valid` floats there into L1 during its exp pass.
   void (*softmax_row)(const float* x, const float* mask, int mask_step, float scale, int64_t valid, int64_t n,
                       float* y, bool stream, const float* fetch);
+  // `rows` contiguous rows of n logits x[j] * scale, no mask, every logit valid, n <= kSoftmaxCachedRow,
+  // y not streamed: the same bits as softmax_row on each row, with the rows' passes
+  // overlapped (normalization_impl.h, softmax_rows_t). Each row fetches the row `ahead` rows
+  // on (when it is one of these rows; ahead 0: none) during its exp pass.
+  void (*softmax_rows)(const float* x, float scale, int64_t n, int64_t rows, float* y, int64_t ahead);
   // `rows` contiguous rows of d elements: the mean, then the variance (two passes over the
   // row), then y = (x - mean) / sqrt(var + eps) * gamma + beta. y may alias x. flow.stream:
   // the whole vectors of y are written with non-temporal stores (y and every row start on a

@@ -25,7 +25,7 @@ namespace {  // internal linkage: each ISA file owns its instantiations
 enum class MaskMode { raw, none, vector, scalar };
 
 // Rows up to this many elements (64 KB) take the cached three-pass path.
-constexpr int64_t kCachedRow = 16384;
+constexpr int64_t kCachedRow = kSoftmaxCachedRow;
 // Rows of at most this many logits can be streamed (softmax_cached): the exps wait in a
 // stack buffer of this size (16 KiB) instead of in y.
 constexpr int64_t kStreamedRow = 4096;
@@ -188,6 +188,97 @@ struct NormalizationKernels {
     fill_row(y, written, n, 0.0f);  // [valid, written) already holds zeros
   }
 
+  // softmax_cached's first pass: the row's max logit (NaN handling as there).
+  template <MaskMode Mm>
+  static float row_max(const float* x, T scale, int64_t n) {
+    T m0 = neg_inf(), m1 = m0;
+    int64_t j = 0;
+    for (; j + 2 * L <= n; j += 2 * L) {
+      m0 = V::max(m0, logits<Mm>(x, nullptr, scale, j));
+      m1 = V::max(m1, logits<Mm>(x, nullptr, scale, j + L));
+    }
+    for (; j < n; j += L) m0 = V::max(m0, logits<Mm>(x, nullptr, scale, j, V::first_n(n - j)));
+    return V::hmax(V::max(m0, m1));
+  }
+
+  // softmax_cached's last pass: y *= inv.
+  static void scale_row(float* y, int64_t n, T inv) {
+    int64_t j = 0;
+    for (; j + L <= n; j += L) V::store(y + j, V::mul(V::load(y + j), inv));
+    if (j < n) {
+      const M k = V::first_n(n - j);
+      V::store_n(y + j, k, V::mul(V::load_n(y + j, k), inv));
+    }
+  }
+
+  // Whole rows without a mask, each row's three passes (softmax_cached, not streamed) run
+  // software-pipelined across rows: row r's exp pass also takes row r + 1's max and applies
+  // row r - 1's 1 / sum, so no pass waits on the horizontal max or sum just before it. Every
+  // element goes through the same operations as in softmax_cached, so the bits are the same.
+  // A row whose max is +-inf (a NaN or all -inf row) goes through softmax_cached itself.
+  template <MaskMode Mm>
+  static void softmax_rows_t(const float* x, T scale, int64_t n, int64_t rows, float* y, int64_t ahead) {
+    float* pending = nullptr;  // a row still to be multiplied by pending_inv
+    T pending_inv = V::zero();
+    float big = row_max<Mm>(x, scale, n);
+    for (int64_t r = 0; r < rows; ++r, x += n, y += n) {
+      const float* next = r + 1 < rows ? x + n : nullptr;
+      const float* fetch = ahead > 0 && r + ahead < rows ? x + ahead * n : nullptr;
+      if (big == __builtin_inff() || big == -__builtin_inff()) {
+        if (pending != nullptr) scale_row(pending, n, pending_inv);
+        pending = nullptr;
+        softmax_cached<Mm>(x, nullptr, scale, n, n, y, false, fetch);
+        if (next != nullptr) big = row_max<Mm>(next, scale, n);
+        continue;
+      }
+      const T vbig = V::set1(big);
+      T m0 = neg_inf(), m1 = m0, s0 = V::zero(), s1 = s0;
+      int64_t j = 0;
+      for (; j + 2 * L <= n; j += 2 * L) {
+        if (fetch != nullptr)
+          for (int e = 0; e < 2 * L; e += 16)
+            _mm_prefetch(reinterpret_cast<const char*>(fetch + j + e), _MM_HINT_T0);
+        if (next != nullptr) {
+          m0 = V::max(m0, logits<Mm>(next, nullptr, scale, j));
+          m1 = V::max(m1, logits<Mm>(next, nullptr, scale, j + L));
+        }
+        if (pending != nullptr) {
+          V::store(pending + j, V::mul(V::load(pending + j), pending_inv));
+          V::store(pending + j + L, V::mul(V::load(pending + j + L), pending_inv));
+        }
+        const T e0 = V::exp_neg(V::sub(logits<Mm>(x, nullptr, scale, j), vbig));
+        const T e1 = V::exp_neg(V::sub(logits<Mm>(x, nullptr, scale, j + L), vbig));
+        V::store(y + j, e0);
+        V::store(y + j + L, e1);
+        s0 = V::add(s0, e0);
+        s1 = V::add(s1, e1);
+      }
+      for (; j < n; j += L) {
+        const M k = V::first_n(n - j);
+        if (next != nullptr) m0 = V::max(m0, logits<Mm>(next, nullptr, scale, j, k));
+        if (pending != nullptr) V::store_n(pending + j, k, V::mul(V::load_n(pending + j, k), pending_inv));
+        const T e = V::exp_neg(V::sub(logits<Mm>(x, nullptr, scale, j, k), vbig));
+        V::store_n(y + j, k, e);
+        s0 = V::add(s0, e);
+      }
+      const float sum = V::hsum(V::add(s0, s1));
+      if (next != nullptr) big = V::hmax(V::max(m0, m1));
+      if (sum != sum) {  // a NaN logit
+        fill_row(y, 0, n, __builtin_nanf(""));
+        pending = nullptr;
+      } else {
+        pending = y;
+        pending_inv = V::set1(1.0f / sum);
+      }
+    }
+    if (pending != nullptr) scale_row(pending, n, pending_inv);
+  }
+
+  static void softmax_rows(const float* x, float scale, int64_t n, int64_t rows, float* y, int64_t ahead) {
+    if (scale == 1.0f) return softmax_rows_t<MaskMode::raw>(x, V::set1(scale), n, rows, y, ahead);
+    softmax_rows_t<MaskMode::none>(x, V::set1(scale), n, rows, y, ahead);
+  }
+
   template <MaskMode Mm>
   static void softmax_row_t(const float* x, const float* mask, float scale_f, int64_t valid, int64_t n,
                             float* y, bool stream, const float* fetch) {
@@ -339,7 +430,7 @@ struct NormalizationKernels {
     }
   }
 
-  static constexpr NormalizationIsa kTable = {&softmax_row, &layer_norm_rows};
+  static constexpr NormalizationIsa kTable = {&softmax_row, &softmax_rows, &layer_norm_rows};
 };
 
 }  // namespace

@@ -186,6 +186,54 @@ TEST_CASE("cpu membound: softmax with masks, scale, causal and special rows") {
   });
 }
 
+// The whole-row softmax (rows pipelined: a row's exp pass also takes the next row's max and
+// scales the previous row) must give exactly the bits of the row-by-row kernel, also around
+// rows it hands back to that kernel (+inf, all -inf) or fills (NaN), at the first and last
+// row, and in place.
+TEST_CASE("cpu membound: softmax_rows gives softmax_row's bits row for row") {
+  const std::pair<cpu::Isa, const cpu::NormalizationIsa*> tables[] = {
+      {cpu::Isa::avx2, &cpu::kNormalizationAvx2}, {cpu::Isa::avx512, &cpu::kNormalizationAvx512}};
+  std::vector<int64_t> sizes(std::begin(kSizes), std::end(kSizes));
+  sizes.push_back(16384);  // the longest row softmax_rows takes
+  uint32_t seed = 700;
+  for (const auto& [isa, t] : tables) {
+    if (!has(isa)) continue;
+    CAPTURE(int(isa));
+    for (int64_t n : sizes) {
+      CAPTURE(n);
+      const int64_t rows = n >= 4096 ? 4 : 9;
+      for (int layout = 0; layout < 3; ++layout) {  // where the special rows are
+        CAPTURE(layout);
+        std::mt19937 rng(seed++);
+        std::uniform_real_distribution<float> u(-40.0f, 40.0f);
+        std::vector<float> x(size_t(rows * n));
+        for (float& v : x) v = u(rng);
+        auto row = [&](int64_t r) { return x.data() + r * n; };
+        const int64_t last = rows - 1;
+        if (layout == 0) std::fill(row(0), row(1), -kInf);  // all -inf first
+        if (layout == 1) row(0)[n / 2] = kInf;              // +inf first
+        if (layout != 2) row(last)[n - 1] = kNaN;           // NaN last
+        if (layout == 2) {                                  // specials inside, in a row
+          std::fill(row(1), row(2), -kInf);
+          row(2)[0] = kNaN;
+          row(last - 1)[n / 3] = kInf;
+          for (int64_t j = 0; j < n; j += 2) row(last)[j] = -kInf;
+        }
+        for (float scale : {1.0f, 0.7f}) {
+          CAPTURE(scale);
+          std::vector<float> want(x.size()), got(x.size()), io(x);
+          for (int64_t r = 0; r < rows; ++r)
+            t->softmax_row(row(r), nullptr, 0, scale, n, n, want.data() + r * n, false, nullptr);
+          t->softmax_rows(x.data(), scale, n, rows, got.data(), 1);
+          CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
+          t->softmax_rows(io.data(), scale, n, rows, io.data(), 0);  // in place
+          CHECK(std::memcmp(io.data(), want.data(), io.size() * sizeof(float)) == 0);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("cpu membound: layer_norm with f32/f16/bf16 parameters and offset rows") {
   for_each_level([&](const Level& l) {
     // true: every output streamed where rows allow (d % 16 == 0), every input fetched ahead
