@@ -39,10 +39,23 @@ int64_t column_block_width(int64_t n) {
 // pass, and 1 and 2 threads give the same bits. On Zen 4 (1 MiB L2, two-step at n = 4096,
 // session 23) each 64-column block run as two 32-column halves took 1.16-1.40x the time at
 // n = 4096 on 1 thread, 1.01-1.15x on 2, and 0.95-1.26x at n = 1024: 64 kept there.
+//
+// Zen 5 (1 MiB L2, session 33; a loop over the blocks of [n, 512] in one process, widths
+// alternating, 1 thread, four runs): at n = 2048, where the two buffers of a 64-column block
+// (1 MiB) fill the L2, 32-column blocks took 0.92-0.96 of the time for the DCT-II and
+// 0.86-0.87 for the DCT-III; at n = 512 and 1024 (buffers of 256 / 512 KiB) 64 columns were
+// as fast or faster (32 columns: 0.97-1.16x). So where the 64-column buffers would take more
+// than 3/4 of the L2 and the 32-column ones would not, the blocks are 32 wide (n = 2048 with
+// a 1 MiB L2). Where even 32 would not fit (n >= 8192 here) the wide rows matter more: 64.
 int64_t column_plan_width(int64_t n) {
   const int64_t w = column_block_width(n);
   const bool in_range = n >= kColumnTwoStepFrom && n <= kColumnTwoStepUpTo;
-  return in_range && !column_two_step(n) ? std::max<int64_t>(16, w / 2) : w;
+  if (in_range) return column_two_step(n) ? w : std::max<int64_t>(16, w / 2);
+  const int64_t room = column_two_step_l2_bytes() / 4 * 3;
+  auto buffer_bytes = [&](int64_t width) {
+    return 2 * column_buffer_floats(n, width) * int64_t(sizeof(float));
+  };
+  return w == 64 && buffer_bytes(64) > room && buffer_bytes(32) <= room ? 32 : w;
 }
 
 int64_t& column_two_step_l2_bytes() {
