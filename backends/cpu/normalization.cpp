@@ -55,9 +55,9 @@ Status run_softmax(const KernelArgs& args, const NormalizationIsa& isa) {
   const bool stream = rows_streamable(py, n, y.desc.nbytes());
   // Rows ahead to fetch during a row's exp pass (NormalizationIsa::softmax_row).
   const int64_t ahead = std::max<int64_t>(1, kRowFetchAheadFloats / std::max<int64_t>(n, 1));
-  if (pm == nullptr && !at.causal && !stream && n <= kSoftmaxCachedRow) {
+  if (pm == nullptr && !at.causal && n <= (stream ? kSoftmaxStreamedRows : kSoftmaxCachedRow)) {
     parallel_ranges(args.pool, rows, row_grain(n), [&](int64_t r0, int64_t r1) {
-      isa.softmax_rows(px + r0 * n, at.scale, n, r1 - r0, py + r0 * n, ahead);
+      isa.softmax_rows(px + r0 * n, at.scale, n, r1 - r0, py + r0 * n, ahead, stream);
     });
     return {};
   }

@@ -19,6 +19,9 @@ inline constexpr int64_t kRowFetchAheadFloats = 2048;
 // Softmax rows up to this many logits (64 KB) stay in cache for three passes (max, exp,
 // scale); longer rows take the two-pass online softmax (NormalizationIsa::softmax_row).
 inline constexpr int64_t kSoftmaxCachedRow = 16384;
+// Rows up to this many logits are streamed by NormalizationIsa::softmax_rows (8 KiB: two of
+// them wait in a 16 KiB stack buffer); longer streamed rows go row by row (softmax_row).
+inline constexpr int64_t kSoftmaxStreamedRows = 2048;
 
 // How layer_norm_rows moves its rows (NormalizationIsa::layer_norm_rows says what each does).
 struct RowFlow {
@@ -41,11 +44,14 @@ struct NormalizationIsa {
   // three passes fetches the first `valid` floats there into L1 during its exp pass.
   void (*softmax_row)(const float* x, const float* mask, int mask_step, float scale, int64_t valid, int64_t n,
                       float* y, bool stream, const float* fetch);
-  // `rows` contiguous rows of n logits x[j] * scale, no mask, every logit valid, n <= kSoftmaxCachedRow,
-  // y not streamed: the same bits as softmax_row on each row, with the rows' passes
+  // `rows` contiguous rows of n logits x[j] * scale, no mask, every logit valid, n <=
+  // kSoftmaxCachedRow: the same bits as softmax_row on each row, with the rows' passes
   // overlapped (normalization_impl.h, softmax_rows_t). Each row fetches the row `ahead` rows
-  // on (when it is one of these rows; ahead 0: none) during its exp pass.
-  void (*softmax_rows)(const float* x, float scale, int64_t n, int64_t rows, float* y, int64_t ahead);
+  // on (when it is one of these rows; ahead 0: none) during its exp pass. `stream`: rows of at
+  // most kSoftmaxStreamedRows logits in whole vectors (y's rows start on vector boundaries: the caller
+  // checks) are written once with non-temporal stores, then an sfence.
+  void (*softmax_rows)(const float* x, float scale, int64_t n, int64_t rows, float* y, int64_t ahead,
+                       bool stream);
   // `rows` contiguous rows of d elements: the mean, then the variance (two passes over the
   // row), then y = (x - mean) / sqrt(var + eps) * gamma + beta. y may alias x. flow.stream:
   // the whole vectors of y are written with non-temporal stores (y and every row start on a

@@ -201,6 +201,17 @@ struct NormalizationKernels {
     return V::hmax(V::max(m0, m1));
   }
 
+  // softmax_cached's rows whose max is +inf (a NaN row) or -inf (zeros, or a NaN row when a
+  // logit is NaN: max may have dropped it).
+  template <MaskMode Mm>
+  static void fill_special_row(const float* x, T scale, int64_t n, float* y, float big) {
+    if (big == __builtin_inff()) return fill_row(y, 0, n, __builtin_nanf(""));
+    M nan = V::no_lanes();
+    for (int64_t j = 0; j < n; j += L)
+      nan = V::mask_or(nan, V::is_nan(logits<Mm>(x, nullptr, scale, j, V::first_n(n - j))));
+    fill_row(y, 0, n, V::any(nan) ? __builtin_nanf("") : 0.0f);
+  }
+
   // softmax_cached's last pass: y *= inv.
   static void scale_row(float* y, int64_t n, T inv) {
     int64_t j = 0;
@@ -211,26 +222,41 @@ struct NormalizationKernels {
     }
   }
 
-  // Whole rows without a mask, each row's three passes (softmax_cached, not streamed) run
+  // Whole rows without a mask, each row's three passes (softmax_cached) run
   // software-pipelined across rows: row r's exp pass also takes row r + 1's max and applies
   // row r - 1's 1 / sum, so no pass waits on the horizontal max or sum just before it. Every
   // element goes through the same operations as in softmax_cached, so the bits are the same.
-  // A row whose max is +-inf (a NaN or all -inf row) goes through softmax_cached itself.
+  // A row whose max is +-inf (a NaN or all -inf row) is filled as softmax_cached fills it.
+  // `stream` (rows of at most kSoftmaxStreamedRows logits in whole vectors; y's rows on
+  // lines, as the caller checks): the exps wait in the halves of one stack buffer, row by row
+  // in turn, and the scaling writes y once with non-temporal stores.
   template <MaskMode Mm>
-  static void softmax_rows_t(const float* x, T scale, int64_t n, int64_t rows, float* y, int64_t ahead) {
-    float* pending = nullptr;  // a row still to be multiplied by pending_inv
+  static void softmax_rows_t(const float* x, T scale, int64_t n, int64_t rows, float* y, int64_t ahead,
+                             bool stream) {
+    constexpr int64_t kHalf = kSoftmaxStreamedRows;
+    alignas(64) float exps[2 * kHalf];
+    const bool streamed = stream && n <= kHalf && n % L == 0;
+    float* pending = nullptr;             // the output row still to be multiplied by pending_inv
+    const float* pending_from = nullptr;  // where its exps are (pending itself unless streamed)
     T pending_inv = V::zero();
+    auto scale_pending = [&] {  // the whole row at once (rows without a neighbour to ride on)
+      if (pending == nullptr) return;
+      if (!streamed) return scale_row(pending, n, pending_inv);
+      for (int64_t j = 0; j < n; j += L)
+        V::stream(pending + j, V::mul(V::load(pending_from + j), pending_inv));
+    };
     float big = row_max<Mm>(x, scale, n);
     for (int64_t r = 0; r < rows; ++r, x += n, y += n) {
       const float* next = r + 1 < rows ? x + n : nullptr;
       const float* fetch = ahead > 0 && r + ahead < rows ? x + ahead * n : nullptr;
-      if (big == __builtin_inff() || big == -__builtin_inff()) {
-        if (pending != nullptr) scale_row(pending, n, pending_inv);
+      if (big == __builtin_inff() || big == -__builtin_inff()) {  // as softmax_cached
+        scale_pending();
         pending = nullptr;
-        softmax_cached<Mm>(x, nullptr, scale, n, n, y, false, fetch);
+        fill_special_row<Mm>(x, scale, n, y, big);
         if (next != nullptr) big = row_max<Mm>(next, scale, n);
         continue;
       }
+      float* const out = streamed ? exps + (r & 1) * kHalf : y;
       const T vbig = V::set1(big);
       T m0 = neg_inf(), m1 = m0, s0 = V::zero(), s1 = s0;
       int64_t j = 0;
@@ -243,22 +269,34 @@ struct NormalizationKernels {
           m1 = V::max(m1, logits<Mm>(next, nullptr, scale, j + L));
         }
         if (pending != nullptr) {
-          V::store(pending + j, V::mul(V::load(pending + j), pending_inv));
-          V::store(pending + j + L, V::mul(V::load(pending + j + L), pending_inv));
+          const T p0 = V::mul(V::load(pending_from + j), pending_inv);
+          const T p1 = V::mul(V::load(pending_from + j + L), pending_inv);
+          if (streamed) {
+            V::stream(pending + j, p0);
+            V::stream(pending + j + L, p1);
+          } else {
+            V::store(pending + j, p0);
+            V::store(pending + j + L, p1);
+          }
         }
         const T e0 = V::exp_neg(V::sub(logits<Mm>(x, nullptr, scale, j), vbig));
         const T e1 = V::exp_neg(V::sub(logits<Mm>(x, nullptr, scale, j + L), vbig));
-        V::store(y + j, e0);
-        V::store(y + j + L, e1);
+        V::store(out + j, e0);
+        V::store(out + j + L, e1);
         s0 = V::add(s0, e0);
         s1 = V::add(s1, e1);
       }
-      for (; j < n; j += L) {
+      for (; j < n; j += L) {  // streamed rows are whole vectors: k is then every lane
         const M k = V::first_n(n - j);
         if (next != nullptr) m0 = V::max(m0, logits<Mm>(next, nullptr, scale, j, k));
-        if (pending != nullptr) V::store_n(pending + j, k, V::mul(V::load_n(pending + j, k), pending_inv));
+        if (pending != nullptr) {
+          if (streamed)
+            V::stream(pending + j, V::mul(V::load(pending_from + j), pending_inv));
+          else
+            V::store_n(pending + j, k, V::mul(V::load_n(pending_from + j, k), pending_inv));
+        }
         const T e = V::exp_neg(V::sub(logits<Mm>(x, nullptr, scale, j, k), vbig));
-        V::store_n(y + j, k, e);
+        V::store_n(out + j, k, e);
         s0 = V::add(s0, e);
       }
       const float sum = V::hsum(V::add(s0, s1));
@@ -268,15 +306,18 @@ struct NormalizationKernels {
         pending = nullptr;
       } else {
         pending = y;
+        pending_from = out;
         pending_inv = V::set1(1.0f / sum);
       }
     }
-    if (pending != nullptr) scale_row(pending, n, pending_inv);
+    scale_pending();
+    if (streamed) _mm_sfence();
   }
 
-  static void softmax_rows(const float* x, float scale, int64_t n, int64_t rows, float* y, int64_t ahead) {
-    if (scale == 1.0f) return softmax_rows_t<MaskMode::raw>(x, V::set1(scale), n, rows, y, ahead);
-    softmax_rows_t<MaskMode::none>(x, V::set1(scale), n, rows, y, ahead);
+  static void softmax_rows(const float* x, float scale, int64_t n, int64_t rows, float* y, int64_t ahead,
+                           bool stream) {
+    if (scale == 1.0f) return softmax_rows_t<MaskMode::raw>(x, V::set1(scale), n, rows, y, ahead, stream);
+    softmax_rows_t<MaskMode::none>(x, V::set1(scale), n, rows, y, ahead, stream);
   }
 
   template <MaskMode Mm>

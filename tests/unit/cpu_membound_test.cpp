@@ -8,11 +8,14 @@
 
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <random>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "support/stream_min_bytes.h"
@@ -188,27 +191,33 @@ TEST_CASE("cpu membound: softmax with masks, scale, causal and special rows") {
 
 // The whole-row softmax (rows pipelined: a row's exp pass also takes the next row's max and
 // scales the previous row) must give exactly the bits of the row-by-row kernel, also around
-// rows it hands back to that kernel (+inf, all -inf) or fills (NaN), at the first and last
-// row, and in place.
+// rows it fills itself (+inf, NaN, all -inf), at the first and last row, in place, and with
+// its output streamed (rows of whole vectors up to kSoftmaxStreamedRows, on lines).
 TEST_CASE("cpu membound: softmax_rows gives softmax_row's bits row for row") {
   const std::pair<cpu::Isa, const cpu::NormalizationIsa*> tables[] = {
       {cpu::Isa::avx2, &cpu::kNormalizationAvx2}, {cpu::Isa::avx512, &cpu::kNormalizationAvx512}};
   std::vector<int64_t> sizes(std::begin(kSizes), std::end(kSizes));
-  sizes.push_back(16384);  // the longest row softmax_rows takes
+  sizes.insert(sizes.end(), {512, 2048, 16384});  // 16384: the longest row softmax_rows takes
   uint32_t seed = 700;
+  // 64-byte aligned rows of floats (streamed stores need whole lines).
+  auto lines = [](size_t floats) {
+    return std::unique_ptr<float[], decltype(&std::free)>(
+        static_cast<float*>(std::aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64)), &std::free);
+  };
   for (const auto& [isa, t] : tables) {
     if (!has(isa)) continue;
     CAPTURE(int(isa));
     for (int64_t n : sizes) {
       CAPTURE(n);
       const int64_t rows = n >= 4096 ? 4 : 9;
+      const size_t total = size_t(rows * n);
       for (int layout = 0; layout < 3; ++layout) {  // where the special rows are
         CAPTURE(layout);
         std::mt19937 rng(seed++);
         std::uniform_real_distribution<float> u(-40.0f, 40.0f);
-        std::vector<float> x(size_t(rows * n));
-        for (float& v : x) v = u(rng);
-        auto row = [&](int64_t r) { return x.data() + r * n; };
+        auto x = lines(total), want = lines(total), got = lines(total), io = lines(total);
+        for (size_t i = 0; i < total; ++i) x[i] = u(rng);
+        auto row = [&](int64_t r) { return x.get() + r * n; };
         const int64_t last = rows - 1;
         if (layout == 0) std::fill(row(0), row(1), -kInf);  // all -inf first
         if (layout == 1) row(0)[n / 2] = kInf;              // +inf first
@@ -218,16 +227,22 @@ TEST_CASE("cpu membound: softmax_rows gives softmax_row's bits row for row") {
           row(2)[0] = kNaN;
           row(last - 1)[n / 3] = kInf;
           for (int64_t j = 0; j < n; j += 2) row(last)[j] = -kInf;
+          row(last)[1] = kNaN;  // NaN among -inf
         }
         for (float scale : {1.0f, 0.7f}) {
           CAPTURE(scale);
-          std::vector<float> want(x.size()), got(x.size()), io(x);
           for (int64_t r = 0; r < rows; ++r)
-            t->softmax_row(row(r), nullptr, 0, scale, n, n, want.data() + r * n, false, nullptr);
-          t->softmax_rows(x.data(), scale, n, rows, got.data(), 1);
-          CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
-          t->softmax_rows(io.data(), scale, n, rows, io.data(), 0);  // in place
-          CHECK(std::memcmp(io.data(), want.data(), io.size() * sizeof(float)) == 0);
+            t->softmax_row(row(r), nullptr, 0, scale, n, n, want.get() + r * n, false, nullptr);
+          const bool streamable = n % 16 == 0 && n <= cpu::kSoftmaxStreamedRows;
+          for (bool stream : {false, true}) {
+            if (stream && !streamable) continue;
+            CAPTURE(stream);
+            t->softmax_rows(x.get(), scale, n, rows, got.get(), 1, stream);
+            CHECK(std::memcmp(got.get(), want.get(), total * sizeof(float)) == 0);
+            std::memcpy(io.get(), x.get(), total * sizeof(float));
+            t->softmax_rows(io.get(), scale, n, rows, io.get(), 0, stream);  // in place
+            CHECK(std::memcmp(io.get(), want.get(), total * sizeof(float)) == 0);
+          }
         }
       }
     }
