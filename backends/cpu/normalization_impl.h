@@ -117,6 +117,55 @@ struct NormalizationKernels {
     fill_row(y, j, n, 0.0f);
   }
 
+  // The max logit of lanes [0, valid). max may drop a NaN logit: then the row's sum is NaN,
+  // unless every other logit is -inf (fill_special_row).
+  template <MaskMode Mm>
+  static float row_max(const float* x, const float* mask, T scale, int64_t valid) {
+    T m0 = neg_inf(), m1 = m0;
+    int64_t j = 0;
+    for (; j + 2 * L <= valid; j += 2 * L) {
+      m0 = V::max(m0, logits<Mm>(x, mask, scale, j));
+      m1 = V::max(m1, logits<Mm>(x, mask, scale, j + L));
+    }
+    for (; j < valid; j += L) m0 = V::max(m0, logits<Mm>(x, mask, scale, j, V::first_n(valid - j)));
+    return V::hmax(V::max(m0, m1));
+  }
+
+  // A row whose max logit `big` is +inf (a NaN row) or -inf (zeros, or a NaN row when a
+  // logit is NaN: max may have dropped it).
+  template <MaskMode Mm>
+  static void fill_special_row(const float* x, const float* mask, T scale, int64_t valid, int64_t n, float* y,
+                               float big) {
+    if (big == __builtin_inff()) return fill_row(y, 0, n, __builtin_nanf(""));
+    M nan = V::no_lanes();
+    for (int64_t j = 0; j < valid; j += L)
+      nan = V::mask_or(nan, V::is_nan(logits<Mm>(x, mask, scale, j, V::first_n(valid - j))));
+    fill_row(y, 0, n, V::any(nan) ? __builtin_nanf("") : 0.0f);
+  }
+
+  // The exp pass's step over two whole vectors at j: out = exp(l - big), added to the two
+  // running sums.
+  template <MaskMode Mm>
+  static inline __attribute__((always_inline)) void exp_pair(const float* x, const float* mask, T scale,
+                                                             int64_t j, T vbig, float* out, T& s0, T& s1) {
+    const T e0 = V::exp_neg(V::sub(logits<Mm>(x, mask, scale, j), vbig));
+    const T e1 = V::exp_neg(V::sub(logits<Mm>(x, mask, scale, j + L), vbig));
+    V::store(out + j, e0);
+    V::store(out + j + L, e1);
+    s0 = V::add(s0, e0);
+    s1 = V::add(s1, e1);
+  }
+
+  // y *= inv over n floats (softmax_cached's last pass).
+  static void scale_row(float* y, int64_t n, T inv) {
+    int64_t j = 0;
+    for (; j + L <= n; j += L) V::store(y + j, V::mul(V::load(y + j), inv));
+    if (j < n) {
+      const M k = V::first_n(n - j);
+      V::store_n(y + j, k, V::mul(V::load_n(y + j, k), inv));
+    }
+  }
+
   // Rows that stay in cache (kCachedRow): the max first, then y = exp(l - max) with the sum,
   // then y *= 1 / sum -- one exp per element instead of the online pass's two; the extra
   // passes hit L1/L2. Streamed (whole rows of at most kStreamedRow, y on a vector boundary):
@@ -128,28 +177,16 @@ struct NormalizationKernels {
   template <MaskMode Mm>
   static void softmax_cached(const float* x, const float* mask, T scale, int64_t valid, int64_t n, float* y,
                              bool stream, const float* fetch) {
-    T m0 = neg_inf(), m1 = m0;
-    int64_t j = 0;
-    for (; j + 2 * L <= valid; j += 2 * L) {
-      m0 = V::max(m0, logits<Mm>(x, mask, scale, j));
-      m1 = V::max(m1, logits<Mm>(x, mask, scale, j + L));
-    }
-    for (; j < valid; j += L) m0 = V::max(m0, logits<Mm>(x, mask, scale, j, V::first_n(valid - j)));
-    // max may drop a NaN logit: then the sum below is NaN, unless every other logit is -inf.
-    const float big = V::hmax(V::max(m0, m1));
-    if (big == __builtin_inff()) return fill_row(y, 0, n, __builtin_nanf(""));  // +inf logit: NaN row
-    if (big == -__builtin_inff()) {
-      M nan = V::no_lanes();
-      for (j = 0; j < valid; j += L)
-        nan = V::mask_or(nan, V::is_nan(logits<Mm>(x, mask, scale, j, V::first_n(valid - j))));
-      return fill_row(y, 0, n, V::any(nan) ? __builtin_nanf("") : 0.0f);  // NaN row, or all -inf: zeros
-    }
+    const float big = row_max<Mm>(x, mask, scale, valid);
+    if (big == __builtin_inff() || big == -__builtin_inff())
+      return fill_special_row<Mm>(x, mask, scale, valid, n, y, big);
     const T vbig = V::set1(big);
     alignas(64) float row[kStreamedRow];
     const bool streamed = stream && valid == n && n <= kStreamedRow && n % L == 0;
     float* e_out = streamed ? row : y;
     T s0 = V::zero(), s1 = s0;
-    for (j = 0; j + 2 * L <= valid; j += 2 * L) {
+    int64_t j = 0;
+    for (; j + 2 * L <= valid; j += 2 * L) {
       // The exps leave the load ports idle: the rows ahead, line by line (Zen 3, AVX2,
       // alternating runs in one process, session 19: [4096,512] 0.72-0.86 of the time at 1
       // and 2 threads, [32768,512] 0.85-0.96, [512,512] and [1024,512] 0.96-1.01; a burst of
@@ -159,12 +196,7 @@ struct NormalizationKernels {
       if (fetch != nullptr)
         for (int e = 0; e < 2 * L; e += 16)
           _mm_prefetch(reinterpret_cast<const char*>(fetch + j + e), _MM_HINT_T0);
-      const T e0 = V::exp_neg(V::sub(logits<Mm>(x, mask, scale, j), vbig));
-      const T e1 = V::exp_neg(V::sub(logits<Mm>(x, mask, scale, j + L), vbig));
-      V::store(e_out + j, e0);
-      V::store(e_out + j + L, e1);
-      s0 = V::add(s0, e0);
-      s1 = V::add(s1, e1);
+      exp_pair<Mm>(x, mask, scale, j, vbig, e_out, s0, s1);
     }
     for (; j < valid; j += L) {
       const T e = V::exp_neg(V::sub(logits<Mm>(x, mask, scale, j, V::first_n(valid - j)), vbig));
@@ -180,46 +212,8 @@ struct NormalizationKernels {
       _mm_sfence();
       return;
     }
-    for (j = 0; j + L <= valid; j += L) V::store(y + j, V::mul(V::load(y + j), inv));
-    if (j < valid) {
-      const M k = V::first_n(valid - j);
-      V::store_n(y + j, k, V::mul(V::load_n(y + j, k), inv));
-    }
+    scale_row(y, valid, inv);
     fill_row(y, written, n, 0.0f);  // [valid, written) already holds zeros
-  }
-
-  // softmax_cached's first pass: the row's max logit (NaN handling as there).
-  template <MaskMode Mm>
-  static float row_max(const float* x, T scale, int64_t n) {
-    T m0 = neg_inf(), m1 = m0;
-    int64_t j = 0;
-    for (; j + 2 * L <= n; j += 2 * L) {
-      m0 = V::max(m0, logits<Mm>(x, nullptr, scale, j));
-      m1 = V::max(m1, logits<Mm>(x, nullptr, scale, j + L));
-    }
-    for (; j < n; j += L) m0 = V::max(m0, logits<Mm>(x, nullptr, scale, j, V::first_n(n - j)));
-    return V::hmax(V::max(m0, m1));
-  }
-
-  // softmax_cached's rows whose max is +inf (a NaN row) or -inf (zeros, or a NaN row when a
-  // logit is NaN: max may have dropped it).
-  template <MaskMode Mm>
-  static void fill_special_row(const float* x, T scale, int64_t n, float* y, float big) {
-    if (big == __builtin_inff()) return fill_row(y, 0, n, __builtin_nanf(""));
-    M nan = V::no_lanes();
-    for (int64_t j = 0; j < n; j += L)
-      nan = V::mask_or(nan, V::is_nan(logits<Mm>(x, nullptr, scale, j, V::first_n(n - j))));
-    fill_row(y, 0, n, V::any(nan) ? __builtin_nanf("") : 0.0f);
-  }
-
-  // softmax_cached's last pass: y *= inv.
-  static void scale_row(float* y, int64_t n, T inv) {
-    int64_t j = 0;
-    for (; j + L <= n; j += L) V::store(y + j, V::mul(V::load(y + j), inv));
-    if (j < n) {
-      const M k = V::first_n(n - j);
-      V::store_n(y + j, k, V::mul(V::load_n(y + j, k), inv));
-    }
   }
 
   // Whole rows without a mask, each row's three passes (softmax_cached) run
@@ -245,15 +239,15 @@ struct NormalizationKernels {
       for (int64_t j = 0; j < n; j += L)
         V::stream(pending + j, V::mul(V::load(pending_from + j), pending_inv));
     };
-    float big = row_max<Mm>(x, scale, n);
+    float big = row_max<Mm>(x, nullptr, scale, n);
     for (int64_t r = 0; r < rows; ++r, x += n, y += n) {
       const float* next = r + 1 < rows ? x + n : nullptr;
       const float* fetch = ahead > 0 && r + ahead < rows ? x + ahead * n : nullptr;
       if (big == __builtin_inff() || big == -__builtin_inff()) {  // as softmax_cached
         scale_pending();
         pending = nullptr;
-        fill_special_row<Mm>(x, scale, n, y, big);
-        if (next != nullptr) big = row_max<Mm>(next, scale, n);
+        fill_special_row<Mm>(x, nullptr, scale, n, n, y, big);
+        if (next != nullptr) big = row_max<Mm>(next, nullptr, scale, n);
         continue;
       }
       float* const out = streamed ? exps + (r & 1) * kHalf : y;
@@ -279,12 +273,7 @@ struct NormalizationKernels {
             V::store(pending + j + L, p1);
           }
         }
-        const T e0 = V::exp_neg(V::sub(logits<Mm>(x, nullptr, scale, j), vbig));
-        const T e1 = V::exp_neg(V::sub(logits<Mm>(x, nullptr, scale, j + L), vbig));
-        V::store(out + j, e0);
-        V::store(out + j + L, e1);
-        s0 = V::add(s0, e0);
-        s1 = V::add(s1, e1);
+        exp_pair<Mm>(x, nullptr, scale, j, vbig, out, s0, s1);
       }
       for (; j < n; j += L) {  // streamed rows are whole vectors: k is then every lane
         const M k = V::first_n(n - j);
@@ -373,6 +362,10 @@ struct NormalizationKernels {
   // [65536,512] 0.65-0.81 and 0.82-0.97, so Cfg::kLayerNormFetchFromMemory is off there
   // (fetching in the variance pass instead: 0.98-1.12x the normalise pass's time). The L3
   // case was even there (no fetch at [4096,512]: 0.96-1.02), so it kept the variance pass.
+  // Session 33 (Zen 5, a standalone copy of this loop against one that pipelines the rows as
+  // softmax_rows_t does: row r + 1's mean, row r's variance and row r - 1's normalise pass in
+  // one loop, the same bits): 0.75-0.76 of the time at [128,512] (in L2) but 0.96-1.00 at
+  // [4096,512] (from L3), where the target is measured: not landed yet.
 
   template <ParamType G, ParamType B>
   static void layer_norm_rows_t(const float* x, float* y, int64_t rows, int64_t d, float eps,
