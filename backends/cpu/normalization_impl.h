@@ -24,8 +24,6 @@ namespace {  // internal linkage: each ISA file owns its instantiations
 // raw: no mask and scale 1 (the logits are x itself).
 enum class MaskMode { raw, none, vector, scalar };
 
-// Rows up to this many elements (64 KB) take the cached three-pass path.
-constexpr int64_t kCachedRow = kSoftmaxCachedRow;
 // Rows of at most this many logits can be streamed (softmax_cached): the exps wait in a
 // stack buffer of this size (16 KiB) instead of in y.
 constexpr int64_t kStreamedRow = 4096;
@@ -156,17 +154,22 @@ struct NormalizationKernels {
     s1 = V::add(s1, e1);
   }
 
-  // y *= inv over n floats (softmax_cached's last pass).
-  static void scale_row(float* y, int64_t n, T inv) {
+  // y = from * inv over n floats (softmax_cached's last pass; from may be y). `streamed`:
+  // non-temporal stores, n a whole number of vectors, y on a vector boundary (no sfence here).
+  static void scale_row(float* y, const float* from, int64_t n, T inv, bool streamed) {
     int64_t j = 0;
-    for (; j + L <= n; j += L) V::store(y + j, V::mul(V::load(y + j), inv));
+    if (streamed) {
+      for (; j < n; j += L) V::stream(y + j, V::mul(V::load(from + j), inv));
+      return;
+    }
+    for (; j + L <= n; j += L) V::store(y + j, V::mul(V::load(from + j), inv));
     if (j < n) {
       const M k = V::first_n(n - j);
-      V::store_n(y + j, k, V::mul(V::load_n(y + j, k), inv));
+      V::store_n(y + j, k, V::mul(V::load_n(from + j, k), inv));
     }
   }
 
-  // Rows that stay in cache (kCachedRow): the max first, then y = exp(l - max) with the sum,
+  // Rows that stay in cache (kSoftmaxCachedRow): the max first, then y = exp(l - max) with the sum,
   // then y *= 1 / sum -- one exp per element instead of the online pass's two; the extra
   // passes hit L1/L2. Streamed (whole rows of at most kStreamedRow, y on a vector boundary):
   // the exps go to a stack buffer, and the last pass writes y once with non-temporal stores,
@@ -208,11 +211,11 @@ struct NormalizationKernels {
     if (sum != sum) return fill_row(y, 0, n, __builtin_nanf(""));  // a NaN logit
     const T inv = V::set1(1.0f / sum);
     if (streamed) {
-      for (j = 0; j < n; j += L) V::stream(y + j, V::mul(V::load(row + j), inv));
+      scale_row(y, row, n, inv, true);
       _mm_sfence();
       return;
     }
-    scale_row(y, valid, inv);
+    scale_row(y, y, valid, inv, false);
     fill_row(y, written, n, 0.0f);  // [valid, written) already holds zeros
   }
 
@@ -234,10 +237,7 @@ struct NormalizationKernels {
     const float* pending_from = nullptr;  // where its exps are (pending itself unless streamed)
     T pending_inv = V::zero();
     auto scale_pending = [&] {  // the whole row at once (rows without a neighbour to ride on)
-      if (pending == nullptr) return;
-      if (!streamed) return scale_row(pending, n, pending_inv);
-      for (int64_t j = 0; j < n; j += L)
-        V::stream(pending + j, V::mul(V::load(pending_from + j), pending_inv));
+      if (pending != nullptr) scale_row(pending, pending_from, n, pending_inv, streamed);
     };
     float big = row_max<Mm>(x, nullptr, scale, n);
     for (int64_t r = 0; r < rows; ++r, x += n, y += n) {
@@ -313,7 +313,7 @@ struct NormalizationKernels {
   static void softmax_row_t(const float* x, const float* mask, float scale_f, int64_t valid, int64_t n,
                             float* y, bool stream, const float* fetch) {
     const T scale = V::set1(scale_f);
-    if (valid <= kCachedRow) return softmax_cached<Mm>(x, mask, scale, valid, n, y, stream, fetch);
+    if (valid <= kSoftmaxCachedRow) return softmax_cached<Mm>(x, mask, scale, valid, n, y, stream, fetch);
     softmax_online<Mm>(x, mask, scale, valid, n, y);
   }
 
