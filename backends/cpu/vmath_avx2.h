@@ -12,8 +12,8 @@
 //                 (-103.97 < x < -87.34) are computed with one final rounding too.
 //                 x > 88.7228 -> +inf, x < -103.97 -> +0, +inf -> +inf, -inf -> +0, NaN -> NaN.
 //   exp_neg_ps    (internal, x <= 0) as exp_ps, but results below 2^-126 are flushed to +0; the
-//                 AVX-512 version (vmath_avx512.h: a 2^(j/16) table and a cubic) max 1.00 ulp
-//                 over all 2^31 sign-set patterns, every NaN pattern kept.
+//                 AVX-512 version (vmath_avx512.h: a 2^(j/32) table and a quadratic) max 1.76
+//                 ulp over all 2^31 sign-set patterns, every NaN pattern kept.
 //   tanh_ps       max 1.36 ulp (relative 1.5e-7); |x| < 0.625 uses an odd polynomial, so tiny
 //                 x keep full relative accuracy; |x| >= 9.5 -> +-1 exactly (as rounding gives
 //                 from 9.01 on); +-inf -> +-1, NaN -> NaN.

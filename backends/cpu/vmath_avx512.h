@@ -50,46 +50,52 @@ static inline __m512 exp_ps(__m512 x) {
 }
 
 // exp(x) for x <= 0 or NaN (softmax weights, the attention softmax, gelu_tanh), results below
-// 2^-126 (x < kExpMinNormal) flushed to +0 as in avx2::exp_neg_ps, in 11 vector operations
-// instead of exp_core's 12, 9 of them on the FMA pipes instead of 11:
-//  - one FMA with 1.5 2^19 rounds x / ln2 to a multiple of 1/16, k / 16, whose sixteenths are
-//    the sum's low four mantissa bits: they index vpermps into 2^(j/16) (kExp2Sixteenths), and
-//    scalef, which floors its exponent operand, applies 2^floor(k / 16) to the result;
-//  - r = x - (k / 16) ln2 (ln2 split in two: (k / 16) ln2_hi is exact for |k| < 2^12) lies in
-//    |r| <= ln2/32, where a cubic holds e^r to 1.7e-9 relative (kExpNegCubic);
+// 2^-126 (x < kExpMinNormal) flushed to +0 as in avx2::exp_neg_ps, in 10 vector operations
+// instead of exp_core's 12, 8 of them on the FMA pipes instead of 11:
+//  - one FMA with 1.5 2^18 rounds x / ln2 to a multiple of 1/32, k / 32, whose 32nds are the
+//    sum's low five mantissa bits: they index vpermt2ps into 2^(j/32) (kExp2Thirtyseconds),
+//    and scalef, which floors its exponent operand, applies 2^floor(k / 32) to the result;
+//  - r = x - (k / 32) ln2 (ln2 split in two: (k / 32) ln2_hi is exact for |k| < 2^12) lies in
+//    |r| <= ln2/64, where 1 + c1 r + c2 r^2 holds e^r to 5.5e-8 relative (kExpNegQuadratic);
+//    the table entry t folds in as t + (t r)(c1 + c2 r), three operations;
 //  - a NaN comes through r and scalef; lanes below kExpMinNormal (-inf included, whatever
 //    they computed) are zeroed by scalef's mask.
-// Max 1.00 ulp against double exp over every f32 with the sign bit set (checked exhaustively,
-// session 27; exp_core's 0.91 ulp had a degree-6 polynomial on |r| <= ln2/2); every NaN pattern
-// stays NaN. On the Zen 5 VM this core seems bound by all its vector operations together (about
-// three a cycle), not by the FMA pipes alone: a softmax row of 512 in L1 took 7.2-7.3 cycles
-// per vector against 8.4-9.1 with exp_core, and 8.0-8.2 with a variant of 8 FMA-pipe but 14
-// operations in all (k >> 4 added to the exponent as an integer, a min to keep NaN; the same
-// bits); [4096,512] 7.7-7.9 against 8.8-9.0 (session 27, alternating runs, an FMA-loop clock).
+// Max 1.76 ulp against double exp over every f32 with the sign bit set (checked exhaustively,
+// session 34). Session 27's version (a 2^(j/16) table and a cubic on |r| <= ln2/32, 11
+// operations) held 1.00 ulp; this one took 0.93-0.96 of its time in a softmax exp pass over a
+// row in L1, and the whole softmax of [4096,512] 0.96 of the time (Zen 5, session 34,
+// alternating variants in one process). On the Zen 5 VM these exps are bound by all their
+// vector operations together (about three a cycle), not by the FMA pipes alone: session 27
+// measured exp_core's 12 operations at 8.4-9.1 cycles per vector of a softmax row against
+// 7.2-7.3 for 11, and a variant of 8 FMA-pipe but 14 operations in all at 8.0-8.2.
 inline constexpr float kExpNegLog2e = 1.4426950216e+00f;  // 1 / ln2
 inline constexpr float kExpNegLn2Hi = 0.693115234375f;    // ln2 to 12 bits (2839 / 2^12)
 inline constexpr float kExpNegLn2Lo = 3.194618330e-05f;   // ln2 - kExpNegLn2Hi
-// e^r ~ 1 + r + c2 r^2 + c3 r^3: {c2, c3}, a relative minimax fit on |r| <= 1.01 ln2/32.
-inline constexpr float kExpNegCubic[2] = {5.000165105e-01f, 1.666672230e-01f};
-alignas(64) inline constexpr float kExp2Sixteenths[16] = {
-    1.000000000e+00f, 1.044273734e+00f, 1.090507746e+00f, 1.138788581e+00f,
-    1.189207077e+00f, 1.241857767e+00f, 1.296839595e+00f, 1.354255557e+00f,
-    1.414213538e+00f, 1.476826191e+00f, 1.542210817e+00f, 1.610490322e+00f,
-    1.681792855e+00f, 1.756252170e+00f, 1.834008098e+00f, 1.915206552e+00f};  // 2^(j/16) rounded to f32
+// e^r ~ 1 + c1 r + c2 r^2: {c1, c2}, a relative minimax fit on |r| <= 1.01 ln2/64.
+inline constexpr float kExpNegQuadratic[2] = {1.000014901e+00f, 5.000002384e-01f};
+alignas(64) inline constexpr float kExp2Thirtyseconds[32] = {
+    1.000000000e+00f, 1.021897197e+00f, 1.044273734e+00f, 1.067140460e+00f, 1.090507746e+00f,
+    1.114386797e+00f, 1.138788581e+00f, 1.163724899e+00f, 1.189207077e+00f, 1.215247393e+00f,
+    1.241857767e+00f, 1.269050956e+00f, 1.296839595e+00f, 1.325236678e+00f, 1.354255557e+00f,
+    1.383909941e+00f, 1.414213538e+00f, 1.445180774e+00f, 1.476826191e+00f, 1.509164453e+00f,
+    1.542210817e+00f, 1.575980902e+00f, 1.610490322e+00f, 1.645755529e+00f, 1.681792855e+00f,
+    1.718619347e+00f, 1.756252170e+00f, 1.794709086e+00f, 1.834008098e+00f, 1.874167681e+00f,
+    1.915206552e+00f, 1.957144141e+00f};  // 2^(j/32) rounded to f32
 
 static inline __m512 exp_neg_ps(__m512 x) {
   using namespace vmath;
-  const __m512 magic = _mm512_set1_ps(786432.0f);  // 1.5 2^19: the sum's last place is 1/16
+  const __m512 magic = _mm512_set1_ps(393216.0f);  // 1.5 2^18: the sum's last place is 1/32
   const __m512 t = _mm512_fmadd_ps(x, _mm512_set1_ps(kExpNegLog2e), magic);
-  const __m512 k16 = _mm512_sub_ps(t, magic);  // k / 16, exactly
-  __m512 r = _mm512_fnmadd_ps(k16, _mm512_set1_ps(kExpNegLn2Hi), x);
-  r = _mm512_fnmadd_ps(k16, _mm512_set1_ps(kExpNegLn2Lo), r);
-  const __m512 two_j16 = _mm512_permutexvar_ps(_mm512_castps_si512(t), _mm512_load_ps(kExp2Sixteenths));
-  __m512 q = _mm512_fmadd_ps(r, _mm512_set1_ps(kExpNegCubic[1]), _mm512_set1_ps(kExpNegCubic[0]));
-  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0f));
-  const __m512 p = _mm512_fmadd_ps(_mm512_mul_ps(two_j16, r), q, two_j16);                     // 2^(j/16) e^r
+  const __m512 k32 = _mm512_sub_ps(t, magic);  // k / 32, exactly
+  __m512 r = _mm512_fnmadd_ps(k32, _mm512_set1_ps(kExpNegLn2Hi), x);
+  r = _mm512_fnmadd_ps(k32, _mm512_set1_ps(kExpNegLn2Lo), r);
+  const __m512 two_j32 = _mm512_permutex2var_ps(_mm512_load_ps(kExp2Thirtyseconds), _mm512_castps_si512(t),
+                                                _mm512_load_ps(kExp2Thirtyseconds + 16));
+  const __m512 q =
+      _mm512_fmadd_ps(r, _mm512_set1_ps(kExpNegQuadratic[1]), _mm512_set1_ps(kExpNegQuadratic[0]));
+  const __m512 p = _mm512_fmadd_ps(_mm512_mul_ps(two_j32, r), q, two_j32);                     // 2^(j/32) e^r
   const __mmask16 normal = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kExpMinNormal), _CMP_NLT_UQ);  // or NaN
-  return _mm512_maskz_scalef_ps(normal, p, k16);  // p 2^floor(k / 16)
+  return _mm512_maskz_scalef_ps(normal, p, k32);  // p 2^floor(k / 32)
 }
 
 // 1 / d within ~1 ulp for finite d: rcp14 (relative error < 2^-14) and one Newton step,

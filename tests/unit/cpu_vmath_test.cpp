@@ -148,11 +148,11 @@ TEST_CASE("cpu membound: AVX2 exp_neg equals exp down to its flush threshold") {
   CHECK(test_support::exp_neg_mismatches_avx2(0x7fc00000u, 0x7fc00010u, 1) == 0);  // +NaN
 }
 
-// avx512::exp_neg_ps (a 2^(j/16) table and a cubic, vmath_avx512.h): within 1.00 ulp of exp
-// on sign-set patterns down to the flush threshold (exhaustive when checked once), densely
-// around that threshold and the first table edge (x = -ln2/32), +0 below the threshold, and
-// every NaN pattern sampled stays NaN.
-TEST_CASE("cpu membound: AVX-512 exp_neg within 1 ulp, flush to +0, NaN kept") {
+// avx512::exp_neg_ps (a 2^(j/32) table and a quadratic, vmath_avx512.h): within 1.76 ulp of
+// exp on sign-set patterns down to the flush threshold (exhaustive when checked once),
+// densely around that threshold and the first table edge (x = -ln2/64), +0 below the
+// threshold, and every NaN pattern sampled stays NaN.
+TEST_CASE("cpu membound: AVX-512 exp_neg within 1.76 ulp, flush to +0, NaN kept") {
   if (!has(cpu::Isa::avx512)) {
     MESSAGE("skipping: no AVX-512 on this machine");
     return;
@@ -161,9 +161,9 @@ TEST_CASE("cpu membound: AVX-512 exp_neg within 1 ulp, flush to +0, NaN kept") {
   for (const auto& r :
        {exp_neg_probe_avx512(0x80000000u, 0xffffffffu, 509),
         exp_neg_probe_avx512(0xc2aa0000u, 0xc2b00000u, 1),        // around -87.3
-        exp_neg_probe_avx512(0xbcb00000u, 0xbcb40000u, 1),        // around -ln2/32: first table edge
+        exp_neg_probe_avx512(0xbc2f0000u, 0xbc330000u, 1),        // around -ln2/64: first table edge
         exp_neg_probe_avx512(0x7f800001u, 0x7fffffffu, 4093)}) {  // +NaN payloads
     CHECK(r.bad == 0);
-    CHECK_MESSAGE(r.max_ulp <= 1.0, r.max_ulp, " ulp at x = ", r.worst_x);
+    CHECK_MESSAGE(r.max_ulp <= 1.76, r.max_ulp, " ulp at x = ", r.worst_x);
   }
 }
