@@ -36,10 +36,13 @@ struct NormalizationIsa {
   // element: the exponent is -|l - m| whether the running max m moves or not; per-lane state
   // merged in a fixed order), then y[j] = exp(l[j] - max) / sum. Shorter rows stay in cache,
   // so three cheaper passes win there: max, y = exp(l - max) with the sum, y *= 1 / sum (one
-  // exp per element instead of two). A row whose logits are all -inf gives zeros; a NaN or
-  // +inf logit gives a NaN row (as the reference). y may alias x. `stream`: a whole row of at
-  // most 4096 logits (valid == n, n a whole number of vectors, y on a vector boundary: the
-  // caller checks y and n) is written once with non-temporal stores, then an sfence.
+  // exp per element instead of two); on AVX-512, unmasked rows of at most 4096 logits shift
+  // by their first logit instead of the max where the sum shows that this is safe, and skip
+  // the max pass (normalization_impl.h, softmax_cached). A row whose logits are all -inf gives
+  // zeros; a NaN or +inf logit gives a NaN row (as the reference). y may alias x (the bits do
+  // not depend on it). `stream`: a whole row of at most 4096 logits (valid == n, n a whole
+  // number of vectors, y on a vector boundary: the caller checks y and n) is written once with
+  // non-temporal stores, then an sfence.
   // `fetch`: null, or input the caller reads next (a row ahead); a row short enough for the
   // three passes fetches the first `valid` floats there into L1 during its exp pass.
   void (*softmax_row)(const float* x, const float* mask, int mask_step, float scale, int64_t valid, int64_t n,

@@ -7,7 +7,8 @@
 namespace longrun::cpu {
 namespace {
 struct NormalizationAvx2 {
-  static constexpr bool kMaskEveryVector = false;  // unmasked whole vectors
+  static constexpr bool kShiftByFirstLogit = false;  // exp_neg_ps wraps above 88 (normalization_impl.h)
+  static constexpr bool kMaskEveryVector = false;    // unmasked whole vectors
   // layer_norm's input from beyond the last-level cache: fetched in the normalise pass
   static constexpr bool kLayerNormFetchFromMemory = true;
 };

@@ -7,7 +7,8 @@
 namespace longrun::cpu {
 namespace {
 struct NormalizationAvx512 {
-  static constexpr bool kMaskEveryVector = true;  // k-masked loads are free
+  static constexpr bool kShiftByFirstLogit = true;  // scalef overflows to +inf
+  static constexpr bool kMaskEveryVector = true;    // k-masked loads are free
   // layer_norm's input from beyond the last-level cache: no fetch (normalization_impl.h)
   static constexpr bool kLayerNormFetchFromMemory = false;
 };

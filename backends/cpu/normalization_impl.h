@@ -7,9 +7,11 @@
 // Cfg::kMaskEveryVector: whole vectors of logits also go through the masked path (AVX-512,
 // where a k-masked load costs nothing). This changes bits, not just speed: the blend after
 // the masked load keeps the compiler from contracting x * scale - max into one FMA, which it
-// does on the unmasked path (AVX2). Cfg::kLayerNormFetchFromMemory: layer_norm fetches its
-// input ahead when that comes from beyond the last-level cache (layer_norm_rows_t says why
-// AVX-512 does not).
+// does on the unmasked path (AVX2). Cfg::kShiftByFirstLogit: softmax rows without a mask
+// shift their logits by the first one, checked by the sum, instead of by the max (the comment
+// above softmax_cached says when that holds). Cfg::kLayerNormFetchFromMemory: layer_norm
+// fetches its input ahead when that comes from beyond the last-level cache (layer_norm_rows_t
+// says why AVX-512 does not).
 #pragma once
 
 #include <immintrin.h>
@@ -169,24 +171,38 @@ struct NormalizationKernels {
     }
   }
 
-  // Rows that stay in cache (kSoftmaxCachedRow): the max first, then y = exp(l - max) with the sum,
-  // then y *= 1 / sum -- one exp per element instead of the online pass's two; the extra
-  // passes hit L1/L2. Streamed (whole rows of at most kStreamedRow, y on a vector boundary):
-  // the exps go to a stack buffer, and the last pass writes y once with non-temporal stores,
-  // so y's lines are never read for ownership. The stack buffer with plain stores for rows
-  // that are not streamed (y written once instead of twice): 1.13-1.15x the time at
-  // [4096,512] on 1 thread, even at [128,512] and [1024,512] and on 2 threads (Zen 3,
-  // alternating runs in one process, session 21).
+  // The shift c of y = exp(l - c) / sum exp(l - c) (any c gives the same softmax; c must
+  // keep the exps from overflowing and the ones that matter from underflowing). The max logit
+  // does, at the cost of a pass over the row before the exps. Cfg::kShiftByFirstLogit, rows
+  // without a mask: the row's first logit instead, no pass, checked by the exps' sum. That
+  // logit adds exp(0) = 1, so the sum is at least 1: c is at most the max, and nothing that
+  // the max would keep is flushed. A sum of at most kShiftGuessSumMax means that no exp
+  // overflowed and 1 / sum is a normal number. Any other sum (a logit more than about 44 above
+  // the first, an inf or NaN logit) sends the row back to the max and a second exp pass. The
+  // exp must then hold for positive arguments up to kShiftGuessSumMax's log and overflow to
+  // +inf above (avx512::exp_neg_ps: checked exhaustively, max 1.76 ulp; the AVX2 one's integer
+  // exponent add wraps instead). Rows of 512 (Zen 5, AVX-512, session 34, alternating variants
+  // in one process): [4096,512] 0.95-0.96 of the time of the max pass's pipelined rows,
+  // [512,128] 0.92. Rows of at most kStreamedRow logits only: the guess's exps must not
+  // overwrite an input row that may still be needed, so in place they wait in a stack buffer
+  // of that size (the bits then do not depend on whether y aliases x).
+  static constexpr float kShiftGuessSumMax = 0x1p64f;
   template <MaskMode Mm>
-  static void softmax_cached(const float* x, const float* mask, T scale, int64_t valid, int64_t n, float* y,
-                             bool stream, const float* fetch) {
-    const float big = row_max<Mm>(x, mask, scale, valid);
-    if (big == __builtin_inff() || big == -__builtin_inff())
-      return fill_special_row<Mm>(x, mask, scale, valid, n, y, big);
-    const T vbig = V::set1(big);
-    alignas(64) float row[kStreamedRow];
-    const bool streamed = stream && valid == n && n <= kStreamedRow && n % L == 0;
-    float* e_out = streamed ? row : y;
+  static bool shift_by_first_logit(int64_t valid) {
+    return Cfg::kShiftByFirstLogit && (Mm == MaskMode::raw || Mm == MaskMode::none) && valid <= kStreamedRow;
+  }
+  template <MaskMode Mm>
+  static float first_logit(const float* x, T scale) {
+    return V::first(logits<Mm>(x, nullptr, scale, 0, V::first_n(1)));
+  }
+  static bool shift_guess_holds(float sum) { return sum <= kShiftGuessSumMax; }  // false for NaN
+
+  // The exp pass of softmax_cached: out = exp(l - shift) over lanes [0, valid) (and zeros up to
+  // the next whole vector, below n); returns the sum. `fetch`: as softmax_cached.
+  template <MaskMode Mm>
+  static float exp_pass(const float* x, const float* mask, T scale, int64_t valid, int64_t n, float shift,
+                        float* out, const float* fetch) {
+    const T vshift = V::set1(shift);
     T s0 = V::zero(), s1 = s0;
     int64_t j = 0;
     for (; j + 2 * L <= valid; j += 2 * L) {
@@ -199,15 +215,43 @@ struct NormalizationKernels {
       if (fetch != nullptr)
         for (int e = 0; e < 2 * L; e += 16)
           _mm_prefetch(reinterpret_cast<const char*>(fetch + j + e), _MM_HINT_T0);
-      exp_pair<Mm>(x, mask, scale, j, vbig, e_out, s0, s1);
+      exp_pair<Mm>(x, mask, scale, j, vshift, out, s0, s1);
     }
     for (; j < valid; j += L) {
-      const T e = V::exp_neg(V::sub(logits<Mm>(x, mask, scale, j, V::first_n(valid - j)), vbig));
-      V::store_n(e_out + j, V::first_n(n - j), e);  // lanes >= valid hold exp(-inf) = 0
+      const T e = V::exp_neg(V::sub(logits<Mm>(x, mask, scale, j, V::first_n(valid - j)), vshift));
+      V::store_n(out + j, V::first_n(n - j), e);  // lanes >= valid hold exp(-inf) = 0
       s0 = V::add(s0, e);
     }
-    const int64_t written = j;
-    const float sum = V::hsum(V::add(s0, s1));
+    return V::hsum(V::add(s0, s1));
+  }
+
+  // Rows that stay in cache (kSoftmaxCachedRow): the shift (the max, or the first logit
+  // checked by the sum), then y = exp(l - shift) with the sum, then y *= 1 / sum -- one exp per
+  // element instead of the online pass's two; the extra passes hit L1/L2. Streamed (whole
+  // rows of at most kStreamedRow, y on a vector boundary): the exps go to a stack buffer, and
+  // the last pass writes y once with non-temporal stores, so y's lines are never read for
+  // ownership. The stack buffer with plain stores for rows that are not streamed (y written
+  // once instead of twice): 1.13-1.15x the time at [4096,512] on 1 thread, even at [128,512]
+  // and [1024,512] and on 2 threads (Zen 3, alternating runs in one process, session 21).
+  template <MaskMode Mm>
+  static void softmax_cached(const float* x, const float* mask, T scale, int64_t valid, int64_t n, float* y,
+                             bool stream, const float* fetch) {
+    alignas(64) float row[kStreamedRow];
+    const bool streamed = stream && valid == n && n <= kStreamedRow && n % L == 0;
+    const bool by_first = shift_by_first_logit<Mm>(valid);
+    float* e_out = streamed || (by_first && y == x) ? row : y;
+    float sum = 0.0f;
+    bool have_sum = false;
+    if (by_first) {
+      sum = exp_pass<Mm>(x, mask, scale, valid, n, first_logit<Mm>(x, scale), e_out, fetch);
+      have_sum = shift_guess_holds(sum);
+    }
+    if (!have_sum) {
+      const float big = row_max<Mm>(x, mask, scale, valid);
+      if (big == __builtin_inff() || big == -__builtin_inff())
+        return fill_special_row<Mm>(x, mask, scale, valid, n, y, big);
+      sum = exp_pass<Mm>(x, mask, scale, valid, n, big, e_out, fetch);
+    }
     if (sum != sum) return fill_row(y, 0, n, __builtin_nanf(""));  // a NaN logit
     const T inv = V::set1(1.0f / sum);
     if (streamed) {
@@ -215,43 +259,53 @@ struct NormalizationKernels {
       _mm_sfence();
       return;
     }
-    scale_row(y, y, valid, inv, false);
-    fill_row(y, written, n, 0.0f);  // [valid, written) already holds zeros
+    scale_row(y, e_out, valid, inv, false);
+    fill_row(y, e_out == y ? (valid + L - 1) / L * L : valid, n, 0.0f);  // y's zeros up to a whole vector
   }
 
-  // Whole rows without a mask, each row's three passes (softmax_cached) run
-  // software-pipelined across rows: row r's exp pass also takes row r + 1's max and applies
-  // row r - 1's 1 / sum, so no pass waits on the horizontal max or sum just before it. Every
-  // element goes through the same operations as in softmax_cached, so the bits are the same.
-  // A row whose max is +-inf (a NaN or all -inf row) is filled as softmax_cached fills it.
-  // `stream` (rows of at most kSoftmaxStreamedRows logits in whole vectors; y's rows on
-  // lines, as the caller checks): the exps wait in the halves of one stack buffer, row by row
-  // in turn, and the scaling writes y once with non-temporal stores.
+  // Whole rows without a mask, each row's passes (softmax_cached) run software-pipelined
+  // across rows: row r's exp pass also applies row r - 1's 1 / sum and, where the shift is
+  // the max, takes row r + 1's max, so no pass waits on the horizontal max or sum just before
+  // it. Every element goes through the same operations as in softmax_cached, so the bits are
+  // the same. A row whose first-logit shift fails its check starts over as softmax_cached
+  // does (its max, then a second exp pass on its own); a row whose max is +-inf (a NaN or all
+  // -inf row) is filled as softmax_cached fills it. `stream` (rows of at most
+  // kSoftmaxStreamedRows logits in whole vectors; y's rows on lines, as the caller checks): the
+  // exps wait in the halves of one stack buffer, row by row in turn, and the scaling writes y
+  // once with non-temporal stores.
   template <MaskMode Mm>
   static void softmax_rows_t(const float* x, T scale, int64_t n, int64_t rows, float* y, int64_t ahead,
                              bool stream) {
+    const bool by_first = shift_by_first_logit<Mm>(n);
     constexpr int64_t kHalf = kSoftmaxStreamedRows;
-    alignas(64) float exps[2 * kHalf];
     const bool streamed = stream && n <= kHalf && n % L == 0;
+    const bool buffered = streamed || (by_first && y == x);  // exps in the halves of `exps`
+    if (buffered && n > kHalf) {                             // in place, too long for a half: row by row
+      for (int64_t r = 0; r < rows; ++r, x += n, y += n)
+        softmax_cached<Mm>(x, nullptr, scale, n, n, y, false,
+                           ahead > 0 && r + ahead < rows ? x + ahead * n : nullptr);
+      return;
+    }
+    alignas(64) float exps[2 * kHalf];
     float* pending = nullptr;             // the output row still to be multiplied by pending_inv
     const float* pending_from = nullptr;  // where its exps are (pending itself unless streamed)
     T pending_inv = V::zero();
     auto scale_pending = [&] {  // the whole row at once (rows without a neighbour to ride on)
       if (pending != nullptr) scale_row(pending, pending_from, n, pending_inv, streamed);
     };
-    float big = row_max<Mm>(x, nullptr, scale, n);
+    float big = by_first ? 0.0f : row_max<Mm>(x, nullptr, scale, n);
     for (int64_t r = 0; r < rows; ++r, x += n, y += n) {
-      const float* next = r + 1 < rows ? x + n : nullptr;
+      const float* next = !by_first && r + 1 < rows ? x + n : nullptr;  // whose max to take
       const float* fetch = ahead > 0 && r + ahead < rows ? x + ahead * n : nullptr;
-      if (big == __builtin_inff() || big == -__builtin_inff()) {  // as softmax_cached
+      if (!by_first && (big == __builtin_inff() || big == -__builtin_inff())) {  // as softmax_cached
         scale_pending();
         pending = nullptr;
         fill_special_row<Mm>(x, nullptr, scale, n, n, y, big);
         if (next != nullptr) big = row_max<Mm>(next, nullptr, scale, n);
         continue;
       }
-      float* const out = streamed ? exps + (r & 1) * kHalf : y;
-      const T vbig = V::set1(big);
+      float* const out = buffered ? exps + (r & 1) * kHalf : y;
+      const T vshift = V::set1(by_first ? first_logit<Mm>(x, scale) : big);
       T m0 = neg_inf(), m1 = m0, s0 = V::zero(), s1 = s0;
       int64_t j = 0;
       for (; j + 2 * L <= n; j += 2 * L) {
@@ -273,7 +327,7 @@ struct NormalizationKernels {
             V::store(pending + j + L, p1);
           }
         }
-        exp_pair<Mm>(x, nullptr, scale, j, vbig, out, s0, s1);
+        exp_pair<Mm>(x, nullptr, scale, j, vshift, out, s0, s1);
       }
       for (; j < n; j += L) {  // streamed rows are whole vectors: k is then every lane
         const M k = V::first_n(n - j);
@@ -284,15 +338,23 @@ struct NormalizationKernels {
           else
             V::store_n(pending + j, k, V::mul(V::load_n(pending_from + j, k), pending_inv));
         }
-        const T e = V::exp_neg(V::sub(logits<Mm>(x, nullptr, scale, j, k), vbig));
+        const T e = V::exp_neg(V::sub(logits<Mm>(x, nullptr, scale, j, k), vshift));
         V::store_n(out + j, k, e);
         s0 = V::add(s0, e);
       }
-      const float sum = V::hsum(V::add(s0, s1));
+      pending = nullptr;  // scaled in this pass
+      float sum = V::hsum(V::add(s0, s1));
       if (next != nullptr) big = V::hmax(V::max(m0, m1));
+      if (by_first && !shift_guess_holds(sum)) {  // start over from the max, as softmax_cached
+        const float row_big = row_max<Mm>(x, nullptr, scale, n);
+        if (row_big == __builtin_inff() || row_big == -__builtin_inff()) {
+          fill_special_row<Mm>(x, nullptr, scale, n, n, y, row_big);
+          continue;
+        }
+        sum = exp_pass<Mm>(x, nullptr, scale, n, n, row_big, out, nullptr);
+      }
       if (sum != sum) {  // a NaN logit
         fill_row(y, 0, n, __builtin_nanf(""));
-        pending = nullptr;
       } else {
         pending = y;
         pending_from = out;

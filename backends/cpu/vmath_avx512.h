@@ -61,13 +61,15 @@ static inline __m512 exp_ps(__m512 x) {
 //  - a NaN comes through r and scalef; lanes below kExpMinNormal (-inf included, whatever
 //    they computed) are zeroed by scalef's mask.
 // Max 1.76 ulp against double exp over every f32 with the sign bit set (checked exhaustively,
-// session 34). Session 27's version (a 2^(j/16) table and a cubic on |r| <= ln2/32, 11
-// operations) held 1.00 ulp; this one took 0.93-0.96 of its time in a softmax exp pass over a
-// row in L1, and the whole softmax of [4096,512] 0.96 of the time (Zen 5, session 34,
-// alternating variants in one process). On the Zen 5 VM these exps are bound by all their
-// vector operations together (about three a cycle), not by the FMA pipes alone: session 27
-// measured exp_core's 12 operations at 8.4-9.1 cycles per vector of a softmax row against
-// 7.2-7.3 for 11, and a variant of 8 FMA-pipe but 14 operations in all at 8.0-8.2.
+// session 34). It also holds for positive x up to 88.72 (max 1.76 ulp, exhaustively), and
+// overflows to +inf above, as scalef does (+inf -> +inf): the softmax's first-logit shift
+// relies on that (normalization_impl.h). Session 27's version (a 2^(j/16) table and a cubic on |r| <= ln2/32,
+// 11 operations) held 1.00 ulp; this one took 0.93-0.96 of its time in a softmax exp pass over a row in L1,
+// and the whole softmax of [4096,512] 0.96 of the time (Zen 5, session 34, alternating variants in one
+// process). On the Zen 5 VM these exps are bound by all their vector operations together (about three a
+// cycle), not by the FMA pipes alone: session 27 measured exp_core's 12 operations at 8.4-9.1 cycles per
+// vector of a softmax row against 7.2-7.3 for 11, and a variant of 8 FMA-pipe but 14 operations in all
+// at 8.0-8.2.
 inline constexpr float kExpNegLog2e = 1.4426950216e+00f;  // 1 / ln2
 inline constexpr float kExpNegLn2Hi = 0.693115234375f;    // ln2 to 12 bits (2839 / 2^12)
 inline constexpr float kExpNegLn2Lo = 3.194618330e-05f;   // ln2 - kExpNegLn2Hi

@@ -189,15 +189,20 @@ TEST_CASE("cpu membound: softmax with masks, scale, causal and special rows") {
   });
 }
 
-// The whole-row softmax (rows pipelined: a row's exp pass also takes the next row's max and
-// scales the previous row) must give exactly the bits of the row-by-row kernel, also around
-// rows it fills itself (+inf, NaN, all -inf), at the first and last row, in place, and with
-// its output streamed (rows of whole vectors up to kSoftmaxStreamedRows, on lines).
+// The whole-row softmax (rows pipelined: a row's exp pass also scales the previous row and,
+// where the shift is the max, takes the next row's max) must give exactly the bits of the
+// row-by-row kernel, also around rows it fills itself (+inf, NaN, all -inf), around rows
+// whose first-logit shift fails its check (AVX-512: the sum overflows, or exceeds 2^64) or
+// holds with logits above the first, at the first and last row, in place (n = 4096: row by
+// row), and with its output streamed (rows of whole vectors up to kSoftmaxStreamedRows, on
+// lines). The uniform logits in [-40, 40] alone make the first-logit check fail in some rows.
 TEST_CASE("cpu membound: softmax_rows gives softmax_row's bits row for row") {
   const std::pair<cpu::Isa, const cpu::NormalizationIsa*> tables[] = {
       {cpu::Isa::avx2, &cpu::kNormalizationAvx2}, {cpu::Isa::avx512, &cpu::kNormalizationAvx512}};
   std::vector<int64_t> sizes(std::begin(kSizes), std::end(kSizes));
-  sizes.insert(sizes.end(), {512, 2048, 16384});  // 16384: the longest row softmax_rows takes
+  // 3001: in place too long for the pipelined halves; 4097: above the first-logit shift's rows;
+  // 16384: the longest row softmax_rows takes.
+  sizes.insert(sizes.end(), {512, 2048, 3001, 4097, 16384});
   uint32_t seed = 700;
   // 64-byte aligned rows of floats (streamed stores need whole lines).
   auto lines = [](size_t floats) {
@@ -211,7 +216,7 @@ TEST_CASE("cpu membound: softmax_rows gives softmax_row's bits row for row") {
       CAPTURE(n);
       const int64_t rows = n >= 4096 ? 4 : 9;
       const size_t total = size_t(rows * n);
-      for (int layout = 0; layout < 3; ++layout) {  // where the special rows are
+      for (int layout = 0; layout < 4; ++layout) {  // where the special rows are
         CAPTURE(layout);
         std::mt19937 rng(seed++);
         std::uniform_real_distribution<float> u(-40.0f, 40.0f);
@@ -228,6 +233,14 @@ TEST_CASE("cpu membound: softmax_rows gives softmax_row's bits row for row") {
           row(last - 1)[n / 3] = kInf;
           for (int64_t j = 0; j < n; j += 2) row(last)[j] = -kInf;
           row(last)[1] = kNaN;  // NaN among -inf
+        }
+        if (layout == 3) {  // first logits far below the rest, or above
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t j = 0; j < n; ++j) row(r)[j] *= 0.25f;  // logits in [-10, 10]
+          row(0)[0] = -200.0f;                                   // the first-logit exps overflow
+          row(1)[0] = -50.0f;                                    // sum beyond 2^64, no overflow (n > 1)
+          row(2)[0] = 30.0f;                                     // the first is the max
+          row(3)[0] = -25.0f;  // the check holds, the max is far above the first
         }
         for (float scale : {1.0f, 0.7f}) {
           CAPTURE(scale);

@@ -42,4 +42,12 @@ ExpNegProbe exp_neg_probe_avx512(uint32_t first, uint32_t last, uint32_t step) {
   return res;
 }
 
+bool exp_neg_overflows_avx512() {
+  alignas(64) float in[16], got[16];
+  const float big[] = {88.73f, 89.0f, 100.0f, 1e30f, __builtin_inff()};
+  for (int i = 0; i < 16; ++i) in[i] = big[i % 5];
+  _mm512_store_ps(got, cpu::avx512::exp_neg_ps(_mm512_load_ps(in)));
+  return std::all_of(got, got + 16, [](float y) { return y == __builtin_inff(); });
+}
+
 }  // namespace longrun::test_support

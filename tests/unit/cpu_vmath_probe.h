@@ -16,6 +16,8 @@ struct ExpNegProbe {
   uint64_t bad = 0;
 };
 ExpNegProbe exp_neg_probe_avx512(uint32_t first, uint32_t last, uint32_t step);
+// Whether avx512::exp_neg_ps gives +inf at 88.73, 89, 100, 1e30 and +inf.
+bool exp_neg_overflows_avx512();
 
 uint64_t exp_neg_mismatches_avx2(uint32_t first, uint32_t last, uint32_t step);
 

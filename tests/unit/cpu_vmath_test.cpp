@@ -151,7 +151,8 @@ TEST_CASE("cpu membound: AVX2 exp_neg equals exp down to its flush threshold") {
 // avx512::exp_neg_ps (a 2^(j/32) table and a quadratic, vmath_avx512.h): within 1.76 ulp of
 // exp on sign-set patterns down to the flush threshold (exhaustive when checked once),
 // densely around that threshold and the first table edge (x = -ln2/64), +0 below the
-// threshold, and every NaN pattern sampled stays NaN.
+// threshold, and every NaN pattern sampled stays NaN; also for positive x up to the overflow,
+// and +inf beyond it.
 TEST_CASE("cpu membound: AVX-512 exp_neg within 1.76 ulp, flush to +0, NaN kept") {
   if (!has(cpu::Isa::avx512)) {
     MESSAGE("skipping: no AVX-512 on this machine");
@@ -160,10 +161,12 @@ TEST_CASE("cpu membound: AVX-512 exp_neg within 1.76 ulp, flush to +0, NaN kept"
   using test_support::exp_neg_probe_avx512;
   for (const auto& r :
        {exp_neg_probe_avx512(0x80000000u, 0xffffffffu, 509),
-        exp_neg_probe_avx512(0xc2aa0000u, 0xc2b00000u, 1),        // around -87.3
-        exp_neg_probe_avx512(0xbc2f0000u, 0xbc330000u, 1),        // around -ln2/64: first table edge
-        exp_neg_probe_avx512(0x7f800001u, 0x7fffffffu, 4093)}) {  // +NaN payloads
+        exp_neg_probe_avx512(0xc2aa0000u, 0xc2b00000u, 1),       // around -87.3
+        exp_neg_probe_avx512(0xbc2f0000u, 0xbc330000u, 1),       // around -ln2/64: first table edge
+        exp_neg_probe_avx512(0x7f800001u, 0x7fffffffu, 4093),    // +NaN payloads
+        exp_neg_probe_avx512(0x00000000u, 0x42b17200u, 509)}) {  // 0 <= x <= 88.72 (the softmax's shift)
     CHECK(r.bad == 0);
     CHECK_MESSAGE(r.max_ulp <= 1.76, r.max_ulp, " ulp at x = ", r.worst_x);
   }
+  CHECK(test_support::exp_neg_overflows_avx512());  // +inf from 88.73 up, +inf included
 }
