@@ -91,6 +91,13 @@ lr_status lr_session_options_set_spin_us(lr_session_options* options, uint32_t u
   });
 }
 
+lr_status lr_session_options_set_auto_affinity(lr_session_options* options, int enabled) {
+  return with_options("lr_session_options_set_auto_affinity", options, [&](lr_session_options& o) {
+    o.session.auto_affinity = enabled != 0;
+    return LR_OK;
+  });
+}
+
 lr_status lr_session_options_set_memory_limit(lr_session_options* options, uint64_t bytes) {
   return with_options("lr_session_options_set_memory_limit", options, [&](lr_session_options& o) {
     if (bytes > uint64_t(INT64_MAX))

@@ -78,6 +78,9 @@ class CpuBackend final : public Backend {
     return "cpu (" + std::string(cpu::isa_name(state_.isa)) + ", " + std::to_string(pool_->num_threads()) +
            " thread" + (pool_->num_threads() == 1 ? "" : "s") +
            (pool_->affinity().empty() ? "" : ", CPUs " + cpu_list_text(pool_->affinity())) +
+           (pool_->follow_cpus().empty()
+                ? ""
+                : ", following the caller on CPUs " + cpu_list_text(pool_->follow_cpus())) +
            (pool_->spin_us() == 0 ? "" : ", workers spin " + std::to_string(pool_->spin_us()) + " us") + ")";
   }
 
@@ -109,6 +112,7 @@ Result<std::unique_ptr<Backend>> create_cpu_backend(const BackendOptions& option
   pool_options.threads = options.threads;
   pool_options.cpus = options.affinity;
   pool_options.spin_us = options.spin_us;
+  pool_options.auto_affinity = options.auto_affinity;
   LR_ASSIGN_OR_RETURN(auto pool, make_thread_pool(pool_options));
   return std::unique_ptr<Backend>(new CpuBackend(isa, std::move(pool), options.external_arena));
 }

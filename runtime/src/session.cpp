@@ -177,6 +177,7 @@ Result<std::unique_ptr<Session>> Session::create(GraphFactory factory, std::vect
   bo.external_arena = options.external_arena;
   bo.affinity = options.affinity;
   bo.spin_us = options.spin_us;
+  bo.auto_affinity = options.auto_affinity;
   bo.deterministic = options.deterministic;
   LR_ASSIGN_OR_RETURN(auto backend, create_backend(options.backend, bo));
   auto impl = std::make_unique<Impl>();

@@ -66,7 +66,12 @@ Result<std::unique_ptr<ThreadPool>> make_thread_pool(const ThreadPoolOptions& op
   if (options.cpus.empty()) {
     if (threads == 0) threads = std::clamp(detail::tbb_default_concurrency(), 1, kMaxThreads);
     if (threads <= 1) return make_serial_thread_pool();
-    return detail::make_tbb_thread_pool(threads, {}, options.spin_us);
+    std::vector<int> follow;  // "Following the caller" (thread_pool.h)
+    if (options.auto_affinity) {
+      std::vector<int> allowed = allowed_cpus();
+      if (int64_t(allowed.size()) == threads) follow = std::move(allowed);
+    }
+    return detail::make_tbb_thread_pool(threads, {}, options.spin_us, std::move(follow));
   }
   LR_RETURN_IF_ERROR(detail::validate_cpu_list(options.cpus));
   if (threads == 0) threads = std::min<int>(int(options.cpus.size()), kMaxThreads);

@@ -74,7 +74,7 @@ thread_local std::vector<SavedMask> saved_masks;
 void pin_current_thread(int cpu) {
   SavedMask saved;
   CPU_ZERO(&saved.mask);
-  if (sched_getaffinity(0, sizeof(saved.mask), &saved.mask) == 0) {
+  if (cpu >= 0 && sched_getaffinity(0, sizeof(saved.mask), &saved.mask) == 0) {
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(cpu, &one);
@@ -91,9 +91,12 @@ void unpin_current_thread() {
   saved_masks.pop_back();
   if (saved.pinned) sched_setaffinity(0, sizeof(saved.mask), &saved.mask);
 }
+
+int current_cpu() { return sched_getcpu(); }
 #else
 void pin_current_thread(int) {}
 void unpin_current_thread() {}
+int current_cpu() { return -1; }
 #endif
 
 }  // namespace detail

@@ -13,8 +13,11 @@ namespace longrun::detail {
 Status validate_cpu_list(const std::vector<int>& cpus);
 
 // Pins the calling thread to one CPU until the matching unpin_current_thread(), which
-// restores the mask it had before. Calls nest (a per-thread stack of saved masks).
+// restores the mask it had before. Calls nest (a per-thread stack of saved masks). A
+// negative cpu leaves the thread as it is (its unpin then does nothing).
 void pin_current_thread(int cpu);
 void unpin_current_thread();
+// The CPU the calling thread is running on (sched_getcpu), or -1 where unknown.
+int current_cpu();
 
 }  // namespace longrun::detail

@@ -5,7 +5,9 @@
 //
 // Affinity: a task_scheduler_observer on the arena pins each thread as it enters (the
 // thread in slot i to cpus[i % n]; the caller of parallel_for takes slot 0) and restores its
-// previous mask as it leaves, for workers and the calling thread alike.
+// previous mask as it leaves, for workers and the calling thread alike. Following the caller
+// (thread_pool.h): the caller is pinned to the CPU it entered on, and the worker in slot i
+// to the (i - 1)-th of the other CPUs.
 #include "thread_pool_tbb.h"
 
 #include <oneapi/tbb/blocked_range.h>
@@ -16,6 +18,7 @@
 #include <oneapi/tbb/task_group.h>
 #include <oneapi/tbb/task_scheduler_observer.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -27,47 +30,76 @@ namespace {
 
 class PinningObserver final : public tbb::task_scheduler_observer {
  public:
-  PinningObserver(tbb::task_arena& arena, std::vector<int> cpus)
-      : tbb::task_scheduler_observer(arena), cpus_(std::move(cpus)) {}
+  PinningObserver(tbb::task_arena& arena, std::vector<int> cpus, bool follow_caller)
+      : tbb::task_scheduler_observer(arena), cpus_(std::move(cpus)), follow_caller_(follow_caller) {}
 
   // A worker counts as inside from before its pin until after its unpin, so stop() never
-  // sees zero while one is pinned.
+  // sees zero while one is pinned. One that enters once stop() has begun is not pinned: stop()
+  // may already have seen zero and be about to stop observing, and its exit would then go
+  // unnoticed, leaving it pinned for whatever it runs next (seen once in the unit tests'
+  // full run). Both sides are sequentially consistent, so of a worker's count and stop()'s
+  // flag at least one sees the other.
   void on_scheduler_entry(bool is_worker) override {
-    if (is_worker) workers_inside_.fetch_add(1, std::memory_order_acq_rel);
-    const int slot = tbb::this_task_arena::current_thread_index();
-    pin_current_thread(cpus_[size_t(slot < 0 ? 0 : slot) % cpus_.size()]);
+    if (is_worker) workers_inside_.fetch_add(1, std::memory_order_seq_cst);
+    if (stopping_.load(std::memory_order_seq_cst)) return pin_current_thread(-1);  // its unpin: a no-op
+    const int slot = std::max(tbb::this_task_arena::current_thread_index(), 0);
+    if (!follow_caller_) return pin_current_thread(cpus_[size_t(slot) % cpus_.size()]);
+    if (!is_worker) {
+      const int cpu = current_cpu();  // -1: unknown, the caller stays as it is
+      caller_cpu_.store(cpu, std::memory_order_relaxed);
+      return pin_current_thread(cpu);
+    }
+    pin_current_thread(other_cpu(caller_cpu_.load(std::memory_order_relaxed), slot - 1));
   }
   void on_scheduler_exit(bool is_worker) override {
     unpin_current_thread();
     if (is_worker) workers_inside_.fetch_sub(1, std::memory_order_acq_rel);
   }
 
-  // Call after the arena is terminated (no worker joins any more): stops observing once the
-  // workers inside have left (they do when there is no work, within microseconds), so none
-  // misses its exit notification and stays pinned. Bounded: a worker that has not left after
+  // Call after the arena is terminated (a worker already on its way may still join; it is
+  // then not pinned, above): stops observing once the workers inside have left (they do when
+  // there is no work, within microseconds), so none misses its exit notification and stays
+  // pinned. Bounded: a worker that has not left after
   // two seconds keeps its pin rather than hang the caller.
   void stop() {
+    stopping_.store(true, std::memory_order_seq_cst);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    while (workers_inside_.load(std::memory_order_acquire) > 0 && std::chrono::steady_clock::now() < deadline)
+    while (workers_inside_.load(std::memory_order_seq_cst) > 0 && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::microseconds(100));
     observe(false);
   }
 
  private:
+  // The k-th (mod their count) of the CPUs other than `taken` (all of them when `taken` is
+  // not one of them, e.g. -1).
+  int other_cpu(int taken, int k) const {
+    const bool listed = std::find(cpus_.begin(), cpus_.end(), taken) != cpus_.end();
+    const int64_t others = int64_t(cpus_.size()) - (listed ? 1 : 0);
+    if (others <= 0) return taken;
+    int64_t want = std::max(k, 0) % others;
+    for (int c : cpus_)
+      if (c != taken && want-- == 0) return c;
+    return taken;  // not reached
+  }
+
   std::vector<int> cpus_;
+  bool follow_caller_;
+  std::atomic<int> caller_cpu_{-1};  // the CPU the caller of the latest call entered on
   std::atomic<int> workers_inside_{0};
+  std::atomic<bool> stopping_{false};
 };
 
 class TbbThreadPool final : public ThreadPool {
  public:
-  TbbThreadPool(int threads, std::vector<int> cpus, int spin_us)
+  TbbThreadPool(int threads, std::vector<int> cpus, int spin_us, std::vector<int> follow)
       : threads_(threads),
         spin_(std::chrono::microseconds(spin_us)),
         cpus_(std::move(cpus)),
+        follow_(cpus_.empty() ? std::move(follow) : std::vector<int>{}),
         arena_(threads) {
     arena_.initialize();
-    if (!cpus_.empty()) {
-      observer_ = std::make_unique<PinningObserver>(arena_, cpus_);
+    if (!cpus_.empty() || !follow_.empty()) {
+      observer_ = std::make_unique<PinningObserver>(arena_, cpus_.empty() ? follow_ : cpus_, cpus_.empty());
       observer_->observe(true);
     }
   }
@@ -87,6 +119,7 @@ class TbbThreadPool final : public ThreadPool {
   int num_threads() const override { return threads_; }
   int spin_us() const override { return threads_ > 1 ? int(spin_.count()) : 0; }
   const std::vector<int>& affinity() const override { return cpus_; }
+  const std::vector<int>& follow_cpus() const override { return follow_; }
 
   void parallel_for(int64_t n, int64_t grain,
                     const std::function<void(int64_t begin, int64_t end)>& fn) override {
@@ -99,7 +132,7 @@ class TbbThreadPool final : public ThreadPool {
       thread_pool_chunk_range(n, chunks, c, &begin, &end);
       fn(begin, end);
     };
-    if (chunks == 1 && cpus_.empty()) {  // nothing to share: skip the arena round trip
+    if (chunks == 1 && cpus_.empty()) {  // nothing to share: skip the arena round trip (and any pinning)
       run_chunk(0);
       return;
     }
@@ -170,16 +203,18 @@ class TbbThreadPool final : public ThreadPool {
   std::atomic<bool> stopping_{false};
   tbb::task_group keepers_;
   std::vector<int> cpus_;
+  std::vector<int> follow_;  // follow_cpus()
   tbb::task_arena arena_;
-  std::unique_ptr<PinningObserver> observer_;  // set when cpus_ is not empty
+  std::unique_ptr<PinningObserver> observer_;  // set when cpus_ or follow_ is not empty
 };
 
 }  // namespace
 
 int tbb_default_concurrency() { return tbb::info::default_concurrency(); }
 
-std::unique_ptr<ThreadPool> make_tbb_thread_pool(int threads, std::vector<int> cpus, int spin_us) {
-  return std::make_unique<TbbThreadPool>(threads, std::move(cpus), spin_us);
+std::unique_ptr<ThreadPool> make_tbb_thread_pool(int threads, std::vector<int> cpus, int spin_us,
+                                                 std::vector<int> follow) {
+  return std::make_unique<TbbThreadPool>(threads, std::move(cpus), spin_us, std::move(follow));
 }
 
 }  // namespace longrun::detail

@@ -3,7 +3,9 @@
 // thread count, says where it runs, leaves the calling thread's mask as it was, and bad CPU
 // lists fail at lr_session_create naming the CPU. (Where each chunk runs is checked on the
 // pool itself: tests/unit/thread_pool_affinity_test.cpp.) Spinning workers
-// (lr_session_options_set_spin_us) likewise leave the logits unchanged.
+// (lr_session_options_set_spin_us) likewise leave the logits unchanged, and so does a
+// session that follows its caller (lr_session_options_set_auto_affinity, on by default where
+// the threads are as many as the allowed CPUs) or does not.
 #include <doctest/doctest.h>
 #include <pthread.h>
 #include <sched.h>
@@ -27,8 +29,8 @@ cpu_set_t caller_mask() {
   return set;
 }
 
-// The logits of a plain (unpinned, non-spinning) 2-thread cpu session: what every pinned or
-// spinning variant must give bit for bit.
+// The logits of a plain (no CPU list, non-spinning) 2-thread cpu session: what every pinned
+// or spinning variant must give bit for bit.
 std::vector<float> plain_logits(lr_model* model, const lr_tensor* ids) {
   OptionsPtr opts = make_options("cpu", 2);
   SessionPtr plain = make_session(model, opts.get());
@@ -130,7 +132,8 @@ TEST_CASE("C API spin: spinning workers give the same logits; out-of-range and n
   SessionPtr session = make_session(model.get(), opts.get());
   const char* desc = nullptr;
   REQUIRE(lr_session_backend(session.get(), &desc) == LR_OK);
-  CHECK(std::string(desc).find("2 threads, workers spin 500 us") != std::string::npos);
+  CHECK(std::string(desc).find("2 threads, ") != std::string::npos);
+  CHECK(std::string(desc).find("workers spin 500 us") != std::string::npos);
   check_runs_match(session.get(), ids.get(), expected);
 
   CHECK(lr_session_options_set_spin_us(opts.get(), 1000001) == LR_OUT_OF_RANGE);
@@ -143,4 +146,33 @@ TEST_CASE("C API spin: spinning workers give the same logits; out-of-range and n
   CHECK(lr_session_create(model.get(), ref.get(), &s) == LR_UNSUPPORTED);
   CHECK(s == nullptr);
   CHECK(std::string(lr_last_error()).find("spin_us applies to the cpu backend only") != std::string::npos);
+}
+
+TEST_CASE("C API auto affinity: following the caller or not gives the same logits; the session says which") {
+  const std::vector<int> allowed = longrun::allowed_cpus();
+  ModelPtr model = load_model(small_model_path());
+  TensorPtr ids = ids_tensor(make_ids(2 * 200, 3), 2, 200);
+  const std::vector<float> expected = plain_logits(model.get(), ids.get());
+  for (int enabled : {1, 0}) {
+    CAPTURE(enabled);
+    OptionsPtr opts = make_options("cpu", 0);  // as many threads as allowed CPUs
+    REQUIRE(lr_session_options_set_auto_affinity(opts.get(), enabled) == LR_OK);
+    SessionPtr session = make_session(model.get(), opts.get());
+    const char* desc = nullptr;
+    REQUIRE(lr_session_backend(session.get(), &desc) == LR_OK);
+    const bool follows = std::string(desc).find("following the caller on CPUs " +
+                                                longrun::cpu_list_text(allowed)) != std::string::npos;
+    CHECK(follows == (enabled == 1 && allowed.size() >= 2));
+    const cpu_set_t before = caller_mask();
+    lr_status st;
+    const std::vector<float> got = run_logits(session.get(), ids.get(), &st);
+    REQUIRE(st == LR_OK);
+    const cpu_set_t after = caller_mask();
+    CHECK(CPU_EQUAL(&before, &after));  // the caller is not left pinned
+    if (allowed.size() == 2) {          // the same thread count as plain_logits: the same bits
+      REQUIRE(got.size() == expected.size());
+      CHECK(std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)) == 0);
+    }
+  }
+  CHECK(lr_session_options_set_auto_affinity(nullptr, 1) == LR_INVALID_ARGUMENT);
 }

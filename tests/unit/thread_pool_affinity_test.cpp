@@ -1,7 +1,9 @@
 // Thread-pool affinity: a pool over a 1-CPU and a 2-CPU list runs every chunk on a listed CPU
 // with the thread pinned to exactly one of them, leaves the calling thread's mask as it was,
 // gives the same chunks as an unpinned pool, hands its oneTBB workers back unpinned, and
-// rejects CPUs the process may not use, naming them.
+// rejects CPUs the process may not use, naming them. A pool without a list as wide as the
+// allowed CPUs follows its caller (auto_affinity): the caller pinned to the CPU it is on, the
+// workers to the others; narrower or wider pools, or auto_affinity off, pin nothing.
 #include <doctest/doctest.h>
 #include <pthread.h>
 #include <sched.h>
@@ -112,9 +114,61 @@ TEST_CASE("thread pool affinity: workers leave a pinned pool unpinned") {
     REQUIRE(pinned.ok());
     run_recorded(**pinned, 64);
   }  // destroyed: its workers have left the arena and got their masks back
-  auto plain = make_thread_pool(2);
+  ThreadPoolOptions unpinned;
+  unpinned.threads = 2;
+  unpinned.auto_affinity = false;
+  auto plain = make_thread_pool(unpinned);
   REQUIRE(plain.ok());
   for (const ChunkRecord& r : run_recorded(**plain, 64)) CHECK(r.mask == allowed);
+}
+
+TEST_CASE("thread pool affinity: a pool as wide as the allowed CPUs follows its caller") {
+  const std::vector<int> allowed = allowed_cpus();
+  if (allowed.size() < 2) {
+    MESSAGE("only one CPU allowed here: there is no pool to spread");
+    return;
+  }
+  const std::vector<int> caller_before = thread_mask();
+  {
+    ThreadPoolOptions options;
+    options.threads = int(allowed.size());
+    auto made = make_thread_pool(options);
+    REQUIRE(made.ok());
+    ThreadPool& pool = **made;
+    CHECK(pool.affinity().empty());
+    CHECK(pool.follow_cpus() == allowed);
+    for (int call = 0; call < 3; ++call) {
+      CAPTURE(call);
+      const std::vector<ChunkRecord> records = run_recorded(pool, 64);
+      REQUIRE(records.size() == size_t(thread_pool_chunk_count(64, 1, pool.num_threads())));
+      int caller_cpu = -1;
+      for (const ChunkRecord& r : records) {
+        REQUIRE(r.mask.size() == 1);  // every thread pinned to one allowed CPU while it works
+        CHECK(std::find(allowed.begin(), allowed.end(), r.mask[0]) != allowed.end());
+        if (!pthread_equal(r.thread, pthread_self())) continue;
+        if (caller_cpu < 0) caller_cpu = r.mask[0];
+        CHECK(r.mask[0] == caller_cpu);  // the caller stays on one CPU for the whole call
+      }
+      // A fresh pool's workers all join this first call after the caller: none shares its CPU.
+      if (call == 0 && caller_cpu >= 0)
+        for (const ChunkRecord& r : records)
+          if (!pthread_equal(r.thread, pthread_self())) CHECK(r.mask[0] != caller_cpu);
+      CHECK(thread_mask() == caller_before);  // the caller is not left pinned
+    }
+  }
+  // A pool of another width, or one with auto_affinity off, pins nothing.
+  for (const auto& [threads, auto_affinity] :
+       std::vector<std::pair<int, bool>>{{int(allowed.size()) + 1, true}, {int(allowed.size()), false}}) {
+    CAPTURE(threads);
+    CAPTURE(auto_affinity);
+    ThreadPoolOptions options;
+    options.threads = threads;
+    options.auto_affinity = auto_affinity;
+    auto made = make_thread_pool(options);
+    REQUIRE(made.ok());
+    CHECK((*made)->follow_cpus().empty());
+    for (const ChunkRecord& r : run_recorded(**made, 64)) CHECK(r.mask == allowed);
+  }
 }
 
 TEST_CASE("thread pool affinity: CPUs outside the process's set, negative or repeated are refused by name") {

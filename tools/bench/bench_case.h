@@ -40,8 +40,9 @@ struct Engine {
   std::string backend;
   std::string isa;
   int threads = 1;
-  std::vector<int> cpus;  // cpu only: pin the pool's threads (BackendOptions::affinity)
-  int spin_us = 0;        // cpu only: BackendOptions::spin_us
+  std::vector<int> cpus;      // cpu only: pin the pool's threads (BackendOptions::affinity)
+  int spin_us = 0;            // cpu only: BackendOptions::spin_us
+  bool auto_affinity = true;  // cpu only: BackendOptions::auto_affinity
 };
 
 // One measurable peer: `reset` (untimed, may be empty) runs before every timed `run`.

@@ -15,11 +15,13 @@ Result<std::unique_ptr<Backend>> make_backend(const Engine& engine) {
   options.isa = engine.isa;
   options.affinity = engine.cpus;
   options.spin_us = engine.spin_us;
+  options.auto_affinity = engine.auto_affinity;
   return create_backend(engine.backend, options);
 }
 
-std::string pool_settings_text(const std::vector<int>& cpus, int spin_us) {
+std::string pool_settings_text(const std::vector<int>& cpus, int spin_us, bool auto_affinity) {
   return (cpus.empty() ? "" : " pinned to CPUs " + cpu_list_text(cpus)) +
+         (cpus.empty() && !auto_affinity ? ", no auto affinity" : "") +
          (spin_us == 0 ? "" : ", workers spin " + std::to_string(spin_us) + " us");
 }
 

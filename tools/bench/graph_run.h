@@ -27,9 +27,9 @@ struct EngineLabel {
 };
 EngineLabel engine_label(const Backend& backend, const Engine& engine);
 
-// The pool settings for a title: " pinned to CPUs 0-1, workers spin 500 us" (either part
-// only when set; "" for neither).
-std::string pool_settings_text(const std::vector<int>& cpus, int spin_us);
+// The pool settings for a title: " pinned to CPUs 0-1, workers spin 500 us" (each part
+// only when set; ", no auto affinity" when that is off without a list; "" for none).
+std::string pool_settings_text(const std::vector<int>& cpus, int spin_us, bool auto_affinity);
 
 class GraphRun {
  public:

@@ -44,6 +44,9 @@ void usage(std::FILE* f) {
       "  --spin-us S        cpu only: our pool's workers busy-wait S us (0 .. 1000000) after\n"
       "                     each parallel section instead of sleeping (SessionOptions::spin_us;\n"
       "                     default 0); the peers keep their own policies\n"
+      "  --no-auto-affinity cpu only: without --cpus, never pin our pool's threads (by default a\n"
+      "                     pool of as many threads as allowed CPUs pins each call's caller to its\n"
+      "                     CPU and the workers to the others: SessionOptions::auto_affinity)\n"
       "  --op LIST          ops to run (default: all listed below)\n"
       "  --n LIST           sequence lengths N, overriding every op's defaults\n"
       "  --shape TEXT       only the cases whose shape (as printed) contains TEXT, e.g. ^T\n"
@@ -163,6 +166,8 @@ OpsOptions parse_ops(int argc, char** argv) {
       for (const std::string& c : split(a, value())) o.cpus.push_back(int(integer(a, c, 0, 1 << 16)));
     } else if (a == "--spin-us") {
       o.spin_us = int(integer(a, value(), 0, longrun::kMaxSpinUs));
+    } else if (a == "--no-auto-affinity") {
+      o.auto_affinity = false;
     } else if (a == "--op") {
       const std::vector<std::string> known = longrun::bench::bench_ops();
       for (const std::string& op : split(a, value())) {
@@ -232,6 +237,8 @@ void models_usage(std::FILE* f) {
       "  --cpus LIST        cpu only: pin the pool's threads to these CPUs (BackendOptions::affinity)\n"
       "  --spin-us S        cpu only: the pool's workers busy-wait S us (0 .. 1000000) after each\n"
       "                     parallel section instead of sleeping (SessionOptions::spin_us)\n"
+      "  --no-auto-affinity cpu only: without --cpus, never pin the pool's threads\n"
+      "                     (SessionOptions::auto_affinity)\n"
       "  --preset LIST      presets to run (default: all below); a preset's baseline runs too\n"
       "  --arch A --config JSON\n"
       "                     benchmark any registered arch with this longrun.config instead\n"
@@ -284,6 +291,8 @@ longrun::bench::ModelsOptions parse_models(int argc, char** argv) {
       for (const std::string& c : split(a, value())) o.cpus.push_back(int(integer(a, c, 0, 1 << 16)));
     } else if (a == "--spin-us") {
       o.spin_us = int(integer(a, value(), 0, longrun::kMaxSpinUs));
+    } else if (a == "--no-auto-affinity") {
+      o.auto_affinity = false;
     } else if (a == "--preset") {
       o.presets = split(a, value());
     } else if (a == "--arch") {
@@ -354,6 +363,9 @@ void pool_usage(std::FILE* f) {
       "  --chunk-us C       busy time per chunk in microseconds (default 50)\n"
       "  --spin-us S        keep the workers spinning S us after each call (ThreadPoolOptions::\n"
       "                     spin_us; default 0: oneTBB lets them sleep)\n"
+      "  --no-auto-affinity without --cpus, never pin (by default a pool of as many threads as\n"
+      "                     allowed CPUs pins each call's caller to its CPU and the workers to the\n"
+      "                     others: ThreadPoolOptions::auto_affinity)\n"
       "  --baseline         also, per gap, R wake-ups of one plain thread blocked on a condition\n"
       "                     variable after the same sleep, the caller busy for the ideal time:\n"
       "                     p50 / p90 wake latency and how many woke on the caller's CPU (the\n"
@@ -385,6 +397,8 @@ longrun::bench::PoolOptions parse_pool(int argc, char** argv) {
       o.chunk_us = int(integer(a, value(), 1, 1000000));
     } else if (a == "--spin-us") {
       o.spin_us = int(integer(a, value(), 0, longrun::kMaxSpinUs));
+    } else if (a == "--no-auto-affinity") {
+      o.auto_affinity = false;
     } else if (a == "--baseline") {
       o.baseline = true;
     } else if (a == "--json") {

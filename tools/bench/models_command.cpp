@@ -207,7 +207,7 @@ struct Runner {
 
   void run_one(const Job& job, int64_t n, int threads, const Workload& w, bool show_output) {
     ModelRow r = base_row(job, n, threads);
-    const Engine engine{o.backend, o.isa, threads, o.cpus, o.spin_us};
+    const Engine engine{o.backend, o.isa, threads, o.cpus, o.spin_us, o.auto_affinity};
     Result<std::unique_ptr<GraphRun>> run = GraphRun::create(w.graph, w.inputs, engine);
     if (!run.ok()) {
       fail(r, run.status());
@@ -336,9 +336,9 @@ int run_models(const ModelsOptions& o) {
   for (int t : o.threads) threads += (threads.empty() ? "" : ",") + std::to_string(t);
   const std::string title =
       "longrun-bench models: backend " + o.backend + (isa_label == "-" ? "" : ", isa " + isa_label) +
-      ", threads " + threads + pool_settings_text(o.cpus, o.spin_us) + ", batch " + std::to_string(o.batch) +
-      "; random weights (seed " + std::to_string(o.seed) + "); median of " + std::to_string(o.repeat) +
-      " runs after " + std::to_string(o.warmup) +
+      ", threads " + threads + pool_settings_text(o.cpus, o.spin_us, o.auto_affinity) + ", batch " +
+      std::to_string(o.batch) + "; random weights (seed " + std::to_string(o.seed) + "); median of " +
+      std::to_string(o.repeat) + " runs after " + std::to_string(o.warmup) +
       " warm-up runs; ratio = baseline ms / model ms (> 1: the model is faster)" +
       (o.backend == "cuda" ? "\n  cuda times: device events around the nodes (input/output copies excluded)"
                            : "");

@@ -15,6 +15,7 @@ struct ModelsOptions {
   std::vector<int> threads = {1};
   std::vector<int> cpus;             // cpu only: pin the pool's threads (BackendOptions::affinity)
   int spin_us = 0;                   // cpu only: keep the pool's workers spinning (BackendOptions::spin_us)
+  bool auto_affinity = true;         // cpu only: BackendOptions::auto_affinity
   std::vector<std::string> presets;  // empty (and no --arch) = every preset
   std::string arch, config;          // an ad-hoc model instead of presets (--arch, --config)
   std::vector<int64_t> ns;           // overrides the presets' sequence lengths

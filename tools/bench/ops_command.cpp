@@ -88,7 +88,7 @@ struct Run {
       // External peers depend only on the thread count: measured once per count.
       std::vector<std::optional<Result<Timing>>> cached(c.peers.size());
       for (const std::string& isa : o.isas) {
-        const Engine e{o.backend, isa, threads, o.cpus, o.spin_us};
+        const Engine e{o.backend, isa, threads, o.cpus, o.spin_us, o.auto_affinity};
         Row r = base_row(c, e);
         Result<std::unique_ptr<GraphRun>> run = GraphRun::create(c.graph, c.inputs, e);
         if (!run.ok()) {
@@ -101,7 +101,7 @@ struct Run {
         Result<Timing> t = measure([&] { return (*run)->run(); }, nullptr, o.warmup, o.repeat,
                                    [&] { return (*run)->last_device_ms(); });
         // Peers run with the threads the backend really used (the reference backend is serial).
-        const Engine peer_engine{o.backend, isa, label.threads, o.cpus, o.spin_us};
+        const Engine peer_engine{o.backend, isa, label.threads, o.cpus, o.spin_us, o.auto_affinity};
         std::vector<std::optional<PairedRatio>> paired(c.peers.size());
         if (t.ok() && o.paired) paired = pair_with_peers(c, **run, peer_engine);
         run->reset();  // frees the arena before the peers allocate theirs
@@ -140,8 +140,8 @@ std::string title(const OpsOptions& o, const std::string& isas) {
   std::string threads;
   for (int t : o.threads) threads += (threads.empty() ? "" : ",") + std::to_string(t);
   std::string t = "longrun-bench ops: backend " + o.backend + (isas.empty() ? "" : ", isa " + isas) +
-                  ", threads " + threads + pool_settings_text(o.cpus, o.spin_us) + "; median of " +
-                  std::to_string(o.repeat) + " runs after " + std::to_string(o.warmup) +
+                  ", threads " + threads + pool_settings_text(o.cpus, o.spin_us, o.auto_affinity) +
+                  "; median of " + std::to_string(o.repeat) + " runs after " + std::to_string(o.warmup) +
                   " warm-up runs; ratio = peer ms / longrun ms (> 1: longrun is faster)";
   if (o.paired)
     t += "\n  paired: median (min-max) of " + std::to_string(o.repeat) +

@@ -12,8 +12,9 @@ struct OpsOptions {
   std::string backend = "cpu";
   std::vector<std::string> isas = {""};  // "" = the backend's best
   std::vector<int> threads = {1};
-  std::vector<int> cpus;  // pin our pool's threads (the peers' threads stay unpinned)
-  int spin_us = 0;        // keep our pool's workers spinning (BackendOptions::spin_us)
+  std::vector<int> cpus;      // pin our pool's threads (the peers' threads stay unpinned)
+  int spin_us = 0;            // keep our pool's workers spinning (BackendOptions::spin_us)
+  bool auto_affinity = true;  // BackendOptions::auto_affinity
   CaseSelection cases;
   int repeat = 7;
   int warmup = 2;

@@ -114,6 +114,7 @@ int run_pool(const PoolOptions& o) {
   po.threads = o.threads;
   po.cpus = o.cpus;
   po.spin_us = o.spin_us;
+  po.auto_affinity = o.auto_affinity;
   Result<std::unique_ptr<ThreadPool>> made = make_thread_pool(po);
   if (!made.ok()) {
     std::fprintf(stderr, "longrun-bench: %s: %s\n", o.cpus.empty() ? "--threads" : "--threads / --cpus",
@@ -129,10 +130,13 @@ int run_pool(const PoolOptions& o) {
   const double ideal_ms = double(chunks) * o.chunk_us / threads / 1000.0;
   std::fprintf(
       table,
-      "longrun-bench pool: %d thread%s%s%s, %lld chunks of %d us busy time per call, %d calls per "
+      "longrun-bench pool: %d thread%s%s%s%s, %lld chunks of %d us busy time per call, %d calls per "
       "idle gap (medians); join = when the last thread started its first chunk\n",
       threads, threads == 1 ? "" : "s",
       o.cpus.empty() ? "" : (" pinned to CPUs " + cpu_list_text(o.cpus)).c_str(),
+      pool.follow_cpus().empty()
+          ? ""
+          : (" following the caller on CPUs " + cpu_list_text(pool.follow_cpus())).c_str(),
       pool.spin_us() == 0 ? "" : (", workers spin " + std::to_string(pool.spin_us()) + " us").c_str(),
       static_cast<long long>(chunks), o.chunk_us, o.rounds);
   std::fprintf(table, "%8s %10s %9s %8s %10s %10s %7s %7s%s\n", "gap us", "median ms", "ideal ms", "threads",

@@ -16,6 +16,7 @@ struct PoolOptions {
   int rounds = 101;                                     // calls per gap, medians reported
   int chunk_us = 50;                                    // busy time of each of 4 x threads chunks
   int spin_us = 0;                                      // ThreadPoolOptions::spin_us
+  bool auto_affinity = true;                            // ThreadPoolOptions::auto_affinity
   bool baseline = false;                                // also a plain condition-variable wake-up
   std::string json;                                     // "" = none, "-" = stdout
 };

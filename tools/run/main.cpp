@@ -39,7 +39,7 @@ void usage() {
   std::printf(
       "usage: longrun-run --model MODEL.safetensors (--input IN.safetensors | --ids \"ID ID ...\" ... |\n"
       "                   --text \"TEXT\" ...)\n"
-      "                   [--backend %s] [--threads N] [--cpus LIST] [--spin-us US]\n"
+      "                   [--backend %s] [--threads N] [--cpus LIST] [--spin-us US] [--no-auto-affinity]\n"
       "                   [--isa scalar|avx2|avx512]\n"
       "                   [--output OUT.safetensors] [--memory] [--profile] [--repeat K] [--debug-outputs]\n"
       "\n"
@@ -64,6 +64,9 @@ void usage() {
       "                     microseconds (0 .. 1000000; default 0) instead of sleeping, so the\n"
       "                     next kernel starts on every thread at once (costs CPU time while idle;\n"
       "                     on VMs use it with --cpus)\n"
+      "  --no-auto-affinity cpu backend, no --cpus: never pin (by default, when the threads are as\n"
+      "                     many as the CPUs this process may use, each parallel kernel pins the\n"
+      "                     calling thread to its CPU and the workers to the others)\n"
       "  --isa NAME         cpu backend: force an ISA level (default: the best this CPU has)\n"
       "  --output PATH      write every output tensor to PATH (safetensors); without it a summary is\n"
       "                     printed (shape and first values of each output)\n"
@@ -93,6 +96,7 @@ struct Options {
   int threads = 1;
   std::vector<int> cpus;
   int spin_us = 0;
+  bool auto_affinity = true;
   std::string isa;
   std::string output;
   bool memory = false;
@@ -208,6 +212,8 @@ int parse(int argc, char** argv, Options* o, bool* done) {
         return 2;
       }
       o->spin_us = int(us);
+    } else if (a == "--no-auto-affinity") {
+      o->auto_affinity = false;
     } else if (a == "--isa") {
       if (!value(&v)) return 2;
       o->isa = v;
@@ -412,6 +418,7 @@ int run(const Options& o) {
   so.threads = o.threads;
   so.affinity = o.cpus;
   so.spin_us = o.spin_us;
+  so.auto_affinity = o.auto_affinity;
   so.isa = o.isa;
   if (o.generation.enabled) return longrun_run::run_generation(*model_r, inputs, so, o.generation);
   auto session_r = model.create_session(so, names);

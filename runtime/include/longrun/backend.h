@@ -61,6 +61,10 @@ struct BackendOptions {
   // cpu only: keep the pool's workers spinning this many microseconds after each parallel
   // section (ThreadPoolOptions::spin_us). Other backends reject a non-zero value (unsupported).
   int spin_us = 0;
+  // cpu only: without `affinity`, a pool of as many threads as this process has CPUs pins
+  // each parallel section's threads, the caller to its current CPU and the workers to the
+  // others (ThreadPoolOptions::auto_affinity). Other backends ignore it.
+  bool auto_affinity = true;
   // cpu only: with isa "" use "avx2" (or "scalar" without AVX2) instead of the best level,
   // ignoring LONGRUN_CPU_ISA, so one binary runs the same kernels on every AVX2 machine.
   bool deterministic = false;

@@ -135,7 +135,8 @@ LR_API lr_status lr_session_options_set_threads(lr_session_options* options, int
  * kernel runs in parallel, the thread in pool slot i (slot 0 is the thread that called
  * lr_session_run) is pinned to cpus[i % count]; each thread's previous CPU mask is restored
  * when it leaves the pool, so the caller's thread is not left pinned after the call. More
- * threads than CPUs share them. count = 0 (default) clears the list: no pinning. Checked at
+ * threads than CPUs share them. count = 0 (default) clears the list: no pinning to a list
+ * (lr_session_options_set_auto_affinity then decides). Checked at
  * lr_session_create: an id that is negative, listed twice or not in the CPUs this process
  * may use (sched_getaffinity) fails with LR_INVALID_ARGUMENT naming the CPU and the allowed
  * set; LR_UNSUPPORTED for the reference and cuda backends, or where the OS cannot pin
@@ -152,6 +153,14 @@ LR_API lr_status lr_session_options_set_affinity(lr_session_options* options, co
  * LR_OUT_OF_RANGE; a non-zero value with the reference or cuda backend fails at
  * lr_session_create with LR_UNSUPPORTED. */
 LR_API lr_status lr_session_options_set_spin_us(lr_session_options* options, uint32_t us);
+/* cpu backend, no affinity list: with enabled = 1 (default), a session whose threads are as
+ * many as the CPUs this process may use (threads = 0, or that count) pins each parallel
+ * section's threads while it runs: the thread that called lr_session_run to the CPU it is on
+ * (it is never moved) and each worker to another of those CPUs; every thread's previous mask
+ * is restored after. Unpinned, a woken worker was measured landing on the caller's own vCPU,
+ * slower than one thread. enabled = 0: no pinning without a list. Other backends ignore it.
+ * Outputs do not depend on it. */
+LR_API lr_status lr_session_options_set_auto_affinity(lr_session_options* options, int enabled);
 /* cpu backend: force "scalar", "avx2" or "avx512" (default: the best this CPU has). */
 LR_API lr_status lr_session_options_set_isa(lr_session_options* options, const char* isa);
 /* Determinism switch. Outputs are always bitwise reproducible for the same build, ISA level

@@ -36,8 +36,8 @@ struct SessionOptions {
   // cpu only: pin the pool's threads, the calling thread included while it runs kernels, to
   // these CPU ids (thread i on affinity[i % size]; the caller's own mask is restored after
   // each parallel section). Each id must be one this process may use: otherwise create()
-  // fails with invalid_argument naming the CPU. Empty: no pinning (threads run where the
-  // process's mask lets them). Results do not depend on it (only on the thread count).
+  // fails with invalid_argument naming the CPU. Empty: no list (`auto_affinity` below
+  // decides). Results do not depend on it (only on the thread count).
   std::vector<int> affinity;
   // cpu only: after each parallel section the pool's workers keep busy-waiting for this many
   // microseconds (0 .. 1000000) instead of going back to sleep, so a kernel that starts
@@ -48,6 +48,13 @@ struct SessionOptions {
   // Use it with `affinity` on VMs: unpinned, a spinning worker was measured sharing the
   // caller's vCPU and running a kernel slower than one thread.
   int spin_us = 0;
+  // cpu only: without `affinity`, a pool of as many threads as this process has CPUs (threads
+  // = 0, or that count) pins each parallel section's threads while it runs: the calling
+  // thread to the CPU it is on (it is never moved) and each worker to another of those CPUs,
+  // restoring every mask after. Unpinned, a woken worker was measured landing on the caller's
+  // own vCPU (README "Threads, affinity and spinning"). false: no pinning without a list.
+  // Results do not depend on it.
+  bool auto_affinity = true;
   // The determinism switch (README "Determinism contract"): the cpu ISA defaults to "avx2"
   // ("scalar" without AVX2) instead of the best level, and threads = 0 without `affinity` is
   // refused (invalid_argument), so the same options run the same kernels with the same work

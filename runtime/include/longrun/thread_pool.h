@@ -11,6 +11,14 @@
 // when it leaves the pool's arena, so the caller of parallel_for is not left pinned and a
 // oneTBB worker that later serves another (unpinned) pool runs where it did before.
 //
+// Following the caller (ThreadPoolOptions::auto_affinity, on by default): a pool without a
+// CPU list whose thread count equals the number of CPUs this process may use pins each
+// call's threads the same scoped way, the calling thread to the CPU it is running on and
+// the workers to the other allowed CPUs, one each. Unpinned, a woken worker was measured
+// landing on the caller's own vCPU in nearly every call (longrun-bench pool --baseline; the
+// guest scheduler then takes milliseconds to separate them), so a two-thread call of a short
+// kernel ran slower than one thread. The caller is never moved: it keeps the CPU it was on.
+//
 // Spinning (ThreadPoolOptions::spin_us): by default an idle pool's workers go back to
 // oneTBB, which soon lets them sleep, and a call that comes a little later starts on the
 // caller alone while the workers wake up: tens of microseconds to milliseconds on a VM, more
@@ -33,8 +41,14 @@ class ThreadPool {
  public:
   virtual ~ThreadPool() = default;
   virtual int num_threads() const = 0;
-  // The CPUs the pool's threads are pinned to (empty: not pinned).
+  // The CPUs the pool's threads are pinned to (empty: not pinned to a list).
   virtual const std::vector<int>& affinity() const = 0;
+  // The CPUs a pool that follows its caller spreads each call's threads over (empty: it
+  // does not; see "Following the caller" above).
+  virtual const std::vector<int>& follow_cpus() const {
+    static const std::vector<int> none;
+    return none;
+  }
   // How long the workers busy-wait after each call, in microseconds (0: they may sleep).
   virtual int spin_us() const { return 0; }
   // Calls fn(begin, end) over disjoint chunks covering [0, n), split by the chunking rule
@@ -54,14 +68,19 @@ inline constexpr int kMaxSpinUs = 1000000;  // ThreadPoolOptions::spin_us, Sessi
 struct ThreadPoolOptions {
   // 1 (serial) .. 1024; 0 = all hardware threads, or cpus.size() when cpus is given.
   int threads = 1;
-  // CPU ids to pin to (empty: no pinning). Each must be in the process's allowed CPU set
-  // (sched_getaffinity) and appear once; more threads than CPUs share them round-robin.
+  // CPU ids to pin to (empty: no list; auto_affinity decides). Each must be in the process's
+  // allowed CPU set (sched_getaffinity) and appear once; more threads than CPUs share them
+  // round-robin.
   std::vector<int> cpus;
   // After each parallel_for, keep the pool's workers busy-waiting in the pool for this many
   // microseconds (0 .. 1000000; default 0: they go back to oneTBB, which lets them sleep).
   // Costs up to threads - 1 CPUs spinning for that long after every call. No effect on a
   // one-thread pool.
   int spin_us = 0;
+  // Without `cpus`: when the thread count equals the number of CPUs this process may use,
+  // pin each call's threads, the caller to its current CPU and the workers to the others
+  // (see "Following the caller" above). false: never pin without a list.
+  bool auto_affinity = true;
 };
 
 // threads <= 1 (and no CPU list) gives the serial pool; threads == 0 means "all hardware
