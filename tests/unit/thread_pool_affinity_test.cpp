@@ -9,6 +9,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -57,6 +58,17 @@ std::vector<ChunkRecord> run_recorded(ThreadPool& pool, int64_t n) {
   return records;
 }
 
+// A pool of these options (the test fails if it cannot be made).
+std::unique_ptr<ThreadPool> make_pool(int threads, std::vector<int> cpus = {}, bool auto_affinity = true) {
+  ThreadPoolOptions options;
+  options.threads = threads;
+  options.cpus = std::move(cpus);
+  options.auto_affinity = auto_affinity;
+  auto made = make_thread_pool(options);
+  REQUIRE(made.ok());
+  return std::move(*made);
+}
+
 std::vector<std::pair<int64_t, int64_t>> ranges_of(const std::vector<ChunkRecord>& r) {
   std::vector<std::pair<int64_t, int64_t>> out;
   for (const auto& x : r) out.push_back(x.range);
@@ -76,12 +88,8 @@ TEST_CASE("thread pool affinity: 1- and 2-CPU lists pin every chunk, restore the
     for (int threads : {0, 1, 2, 3}) {
       CAPTURE(cpu_list_text(cpus));
       CAPTURE(threads);
-      ThreadPoolOptions options;
-      options.threads = threads;
-      options.cpus = cpus;
-      auto made = make_thread_pool(options);
-      REQUIRE(made.ok());
-      ThreadPool& pool = **made;
+      const std::unique_ptr<ThreadPool> made = make_pool(threads, cpus);
+      ThreadPool& pool = *made;
       CHECK(pool.num_threads() == (threads == 0 ? int(cpus.size()) : threads));
       CHECK(pool.affinity() == cpus);
       const std::vector<int> caller_before = thread_mask();
@@ -107,19 +115,9 @@ TEST_CASE("thread pool affinity: 1- and 2-CPU lists pin every chunk, restore the
 TEST_CASE("thread pool affinity: workers leave a pinned pool unpinned") {
   const std::vector<int> allowed = allowed_cpus();
   {
-    ThreadPoolOptions options;
-    options.threads = 2;
-    options.cpus = {allowed[0]};
-    auto pinned = make_thread_pool(options);
-    REQUIRE(pinned.ok());
-    run_recorded(**pinned, 64);
+    run_recorded(*make_pool(2, {allowed[0]}), 64);
   }  // destroyed: its workers have left the arena and got their masks back
-  ThreadPoolOptions unpinned;
-  unpinned.threads = 2;
-  unpinned.auto_affinity = false;
-  auto plain = make_thread_pool(unpinned);
-  REQUIRE(plain.ok());
-  for (const ChunkRecord& r : run_recorded(**plain, 64)) CHECK(r.mask == allowed);
+  for (const ChunkRecord& r : run_recorded(*make_pool(2, {}, false), 64)) CHECK(r.mask == allowed);
 }
 
 TEST_CASE("thread pool affinity: a pool as wide as the allowed CPUs follows its caller") {
@@ -130,11 +128,8 @@ TEST_CASE("thread pool affinity: a pool as wide as the allowed CPUs follows its 
   }
   const std::vector<int> caller_before = thread_mask();
   {
-    ThreadPoolOptions options;
-    options.threads = int(allowed.size());
-    auto made = make_thread_pool(options);
-    REQUIRE(made.ok());
-    ThreadPool& pool = **made;
+    const std::unique_ptr<ThreadPool> made = make_pool(int(allowed.size()));
+    ThreadPool& pool = *made;
     CHECK(pool.affinity().empty());
     CHECK(pool.follow_cpus() == allowed);
     for (int call = 0; call < 3; ++call) {
@@ -161,13 +156,9 @@ TEST_CASE("thread pool affinity: a pool as wide as the allowed CPUs follows its 
        std::vector<std::pair<int, bool>>{{int(allowed.size()) + 1, true}, {int(allowed.size()), false}}) {
     CAPTURE(threads);
     CAPTURE(auto_affinity);
-    ThreadPoolOptions options;
-    options.threads = threads;
-    options.auto_affinity = auto_affinity;
-    auto made = make_thread_pool(options);
-    REQUIRE(made.ok());
-    CHECK((*made)->follow_cpus().empty());
-    for (const ChunkRecord& r : run_recorded(**made, 64)) CHECK(r.mask == allowed);
+    const std::unique_ptr<ThreadPool> made = make_pool(threads, {}, auto_affinity);
+    CHECK(made->follow_cpus().empty());
+    for (const ChunkRecord& r : run_recorded(*made, 64)) CHECK(r.mask == allowed);
   }
 }
 
