@@ -225,6 +225,20 @@ struct NormalizationKernels {
     return V::hsum(V::add(s0, s1));
   }
 
+  // The exp pass shifted by the max (the first pass, or after a first-logit shift failed its
+  // check): false when the max is +-inf, the row then filled as fill_special_row fills it.
+  template <MaskMode Mm>
+  static bool exp_pass_from_max(const float* x, const float* mask, T scale, int64_t valid, int64_t n,
+                                float* y, float* out, const float* fetch, float* sum) {
+    const float big = row_max<Mm>(x, mask, scale, valid);
+    if (big == __builtin_inff() || big == -__builtin_inff()) {
+      fill_special_row<Mm>(x, mask, scale, valid, n, y, big);
+      return false;
+    }
+    *sum = exp_pass<Mm>(x, mask, scale, valid, n, big, out, fetch);
+    return true;
+  }
+
   // Rows that stay in cache (kSoftmaxCachedRow): the shift (the max, or the first logit
   // checked by the sum), then y = exp(l - shift) with the sum, then y *= 1 / sum -- one exp per
   // element instead of the online pass's two; the extra passes hit L1/L2. Streamed (whole
@@ -246,12 +260,7 @@ struct NormalizationKernels {
       sum = exp_pass<Mm>(x, mask, scale, valid, n, first_logit<Mm>(x, scale), e_out, fetch);
       have_sum = shift_guess_holds(sum);
     }
-    if (!have_sum) {
-      const float big = row_max<Mm>(x, mask, scale, valid);
-      if (big == __builtin_inff() || big == -__builtin_inff())
-        return fill_special_row<Mm>(x, mask, scale, valid, n, y, big);
-      sum = exp_pass<Mm>(x, mask, scale, valid, n, big, e_out, fetch);
-    }
+    if (!have_sum && !exp_pass_from_max<Mm>(x, mask, scale, valid, n, y, e_out, fetch, &sum)) return;
     if (sum != sum) return fill_row(y, 0, n, __builtin_nanf(""));  // a NaN logit
     const T inv = V::set1(1.0f / sum);
     if (streamed) {
@@ -345,14 +354,10 @@ struct NormalizationKernels {
       pending = nullptr;  // scaled in this pass
       float sum = V::hsum(V::add(s0, s1));
       if (next != nullptr) big = V::hmax(V::max(m0, m1));
-      if (by_first && !shift_guess_holds(sum)) {  // start over from the max, as softmax_cached
-        const float row_big = row_max<Mm>(x, nullptr, scale, n);
-        if (row_big == __builtin_inff() || row_big == -__builtin_inff()) {
-          fill_special_row<Mm>(x, nullptr, scale, n, n, y, row_big);
-          continue;
-        }
-        sum = exp_pass<Mm>(x, nullptr, scale, n, n, row_big, out, nullptr);
-      }
+      // A failed first-logit shift starts over from the max, as in softmax_cached.
+      if (by_first && !shift_guess_holds(sum) &&
+          !exp_pass_from_max<Mm>(x, nullptr, scale, n, n, y, out, nullptr, &sum))
+        continue;
       if (sum != sum) {  // a NaN logit
         fill_row(y, 0, n, __builtin_nanf(""));
       } else {

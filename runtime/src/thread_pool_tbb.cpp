@@ -59,8 +59,8 @@ class PinningObserver final : public tbb::task_scheduler_observer {
   // Call after the arena is terminated (a worker already on its way may still join; it is
   // then not pinned, above): stops observing once the workers inside have left (they do when
   // there is no work, within microseconds), so none misses its exit notification and stays
-  // pinned. Bounded: a worker that has not left after
-  // two seconds keeps its pin rather than hang the caller.
+  // pinned. Bounded: a worker that has not left after two seconds keeps its pin rather than
+  // hang the caller.
   void stop() {
     stopping_.store(true, std::memory_order_seq_cst);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
