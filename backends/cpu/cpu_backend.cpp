@@ -71,7 +71,9 @@ class CpuBackend final : public Backend {
                          options.memory_budget_bytes);
   }
   Status execute(Prepared& prepared, const Bindings& bindings, RunHooks* hooks) override {
-    return host::execute(prepared, bindings, hooks, pool_.get());
+    Status status;  // one pin of the caller for the whole run (ThreadPool::run_inside)
+    pool_->run_inside([&] { status = host::execute(prepared, bindings, hooks, pool_.get()); });
+    return status;
   }
   Status synchronize() override { return {}; }
   std::string description() const override {

@@ -149,6 +149,17 @@ class TbbThreadPool final : public ThreadPool {
     if (spin_.count() > 0 && !BusyScope::inside()) keep_workers();  // not after a nested call
   }
 
+  // Only a pinning pool needs the arena around fn: its observer pins the caller as it
+  // enters and unpins it as it leaves, and the parallel_for calls inside fn, already in the
+  // arena, enter no further. Not a BusyScope: between fn's calls the caller is not busy for
+  // the pool, so its top-level calls still leave the workers spinning.
+  void run_inside(const std::function<void()>& fn) override {
+    if (observer_)
+      arena_.execute(fn);
+    else
+      fn();
+  }
+
  private:
   // Spinning (spin_us > 0): one keeper task per worker slot, enqueued into the arena after
   // each call. A worker that takes one stays in the arena busy-waiting until the next call's

@@ -4,6 +4,7 @@
 // rejects CPUs the process may not use, naming them. A pool without a list as wide as the
 // allowed CPUs follows its caller (auto_affinity): the caller pinned to the CPU it is on, the
 // workers to the others; narrower or wider pools, or auto_affinity off, pin nothing.
+// run_inside pins the caller once for all the parallel_for calls inside it.
 #include <doctest/doctest.h>
 #include <pthread.h>
 #include <sched.h>
@@ -159,6 +160,48 @@ TEST_CASE("thread pool affinity: a pool as wide as the allowed CPUs follows its 
     const std::unique_ptr<ThreadPool> made = make_pool(threads, {}, auto_affinity);
     CHECK(made->follow_cpus().empty());
     for (const ChunkRecord& r : run_recorded(*made, 64)) CHECK(r.mask == allowed);
+  }
+}
+
+TEST_CASE("thread pool affinity: run_inside pins the caller once for all the calls it makes") {
+  const std::vector<int> allowed = allowed_cpus();
+  const std::vector<int> caller_before = thread_mask();
+  struct PoolCase {
+    std::unique_ptr<ThreadPool> pool;
+    bool pins_caller;
+  };
+  std::vector<PoolCase> pools;
+  pools.push_back({make_pool(2, {allowed.back()}), true});                           // a CPU list
+  if (allowed.size() >= 2) pools.push_back({make_pool(int(allowed.size())), true});  // following
+  pools.push_back({make_pool(2, {}, false), false});                                 // never pins
+  for (PoolCase& c : pools) {
+    CAPTURE(c.pins_caller);
+    CAPTURE(cpu_list_text(c.pool->affinity()));
+    int calls = 0;
+    c.pool->run_inside([&] {
+      const std::vector<int> inside = thread_mask();
+      if (!c.pins_caller) {
+        CHECK(inside == caller_before);
+      } else {
+        REQUIRE(inside.size() == 1);  // pinned on entry ...
+        if (!c.pool->affinity().empty()) CHECK(inside[0] == c.pool->affinity()[0]);
+      }
+      for (int call = 0; call < 3; ++call, ++calls) {
+        CAPTURE(call);
+        const std::vector<ChunkRecord> records = run_recorded(*c.pool, 64);
+        REQUIRE(records.size() == size_t(thread_pool_chunk_count(64, 1, c.pool->num_threads())));
+        CHECK(ranges_of(records) == ranges_of(run_recorded(*make_pool(2, {}, false), 64)));
+        for (const ChunkRecord& r : records) {
+          if (!c.pins_caller) continue;
+          REQUIRE(r.mask.size() == 1);
+          if (pthread_equal(r.thread, pthread_self())) CHECK(r.mask == inside);  // ... for every call
+        }
+        CHECK(thread_mask() == inside);  // still pinned between the calls
+      }
+      c.pool->run_inside([&] { CHECK(thread_mask() == inside); });  // nesting changes nothing
+    });
+    CHECK(calls == 3);
+    CHECK(thread_mask() == caller_before);  // restored when fn returns
   }
 }
 

@@ -56,6 +56,13 @@ class ThreadPool {
   // never exceeds ceil(n / g)). Returns when all chunks are done. fn must not throw.
   virtual void parallel_for(int64_t n, int64_t grain,
                             const std::function<void(int64_t begin, int64_t end)>& fn) = 0;
+  // Runs fn on the calling thread, with the thread counted inside the pool for all of it:
+  // a pool that pins (a CPU list, or following the caller) pins the caller once here,
+  // instead of once in every parallel_for that fn makes, and restores its mask when fn
+  // returns. For a run of many short parallel sections (a session run). The pool's own
+  // parallel_for calls inside fn behave exactly as outside (same chunks, same workers).
+  // Pools that never pin just call fn.
+  virtual void run_inside(const std::function<void()>& fn) { fn(); }
 };
 
 // The chunking rule every pool uses: chunk count = min(ceil(n / grain), 4 * threads), then
