@@ -99,6 +99,11 @@ std::shared_ptr<const ColumnPlan> make_column_plan(bool inverse, int64_t n, int6
   const int64_t h = n / 2;
   const double pi = std::numbers::pi, sign = inverse ? 1.0 : -1.0;
   pl->fft = fft_twiddles(h, sign);
+  if (!inverse) {
+    pl->shuffled.resize(static_cast<size_t>(n));
+    for (int64_t t = 0; t < n; ++t)
+      pl->shuffled[size_t(t)] = int32_t(2 * t < n ? 2 * t : 2 * (n - 1 - t) + 1);
+  }
   if (column_two_step(n)) {
     int64_t n2 = 1;
     while (n2 * n2 * 2 <= h) n2 *= 2;  // h = 2048: split 32, n2 64

@@ -306,7 +306,8 @@ struct ColumnKernels {
     return 2 * h * w * L * int64_t(sizeof(float)) >= kCopyPassBytes;
   }
 
-  // Source row of position t of Makhoul's shuffled column of length n (v_t = x_row).
+  // Source row of position t of Makhoul's shuffled column of length n (v_t = x_row); the
+  // DCT-II reads it from ColumnPlan::shuffled instead (dct.h says why).
   static int64_t shuffled_source(int64_t t, int64_t n) { return 2 * t < n ? 2 * t : 2 * (n - 1 - t) + 1; }
 
   // DCT-II: z_j = v_2j + i v_2j+1, Z = FFT_h(z); for 0 < k < h with A = Z_k, B = Z_{h-k}:
@@ -317,15 +318,15 @@ struct ColumnKernels {
                    float* work) {
     const Cols cols(width);
     const int64_t n = pl.n, h = n / 2, w = cols.w, keep = pl.rows_out;
+    const int32_t* src = pl.shuffled.data();
     auto first = [&](int64_t j, int64_t v, T& re, T& im) {
-      re = cols.load(x + shuffled_source(2 * j, n) * xs, v);
-      im = cols.load(x + shuffled_source(2 * j + 1, n) * xs, v);
+      re = cols.load(x + src[2 * j] * xs, v);
+      im = cols.load(x + src[2 * j + 1] * xs, v);
     };
     auto fetch_first = [&](int64_t j, int64_t part, int64_t r) {  // the rows of z_j, z_{j + part}, ...
       if (j >= part) return;
       for (int64_t u = 0; u < r; ++u)
-        for (int64_t t = 2 * (j + u * part); t < 2 * (j + u * part) + 2; ++t)
-          cols.fetch(x + shuffled_source(t, n) * xs);
+        for (int64_t t = 2 * (j + u * part); t < 2 * (j + u * part) + 2; ++t) cols.fetch(x + src[t] * xs);
     };
     auto none = [](int64_t, int64_t, T, T) {};
     auto no_fetch = [](int64_t, int64_t, int64_t) {};
@@ -336,12 +337,12 @@ struct ColumnKernels {
     if (two_step || copy_pass(h, w)) {
       for (int64_t j = 0; j < h; ++j) {
         if (j + kCopyAheadL2 < h) {
-          cols.fetch_to_l2(x + shuffled_source(2 * (j + kCopyAheadL2), n) * xs);
-          cols.fetch_to_l2(x + shuffled_source(2 * (j + kCopyAheadL2) + 1, n) * xs);
+          cols.fetch_to_l2(x + src[2 * (j + kCopyAheadL2)] * xs);
+          cols.fetch_to_l2(x + src[2 * (j + kCopyAheadL2) + 1] * xs);
         }
         if (j + kCopyAheadL1 < h) {
-          cols.fetch(x + shuffled_source(2 * (j + kCopyAheadL1), n) * xs);
-          cols.fetch(x + shuffled_source(2 * (j + kCopyAheadL1) + 1, n) * xs);
+          cols.fetch(x + src[2 * (j + kCopyAheadL1)] * xs);
+          cols.fetch(x + src[2 * (j + kCopyAheadL1) + 1] * xs);
         }
         for (int64_t v = 0; v < w; ++v) {
           T re, im;
