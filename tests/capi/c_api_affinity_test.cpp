@@ -5,14 +5,17 @@
 // pool itself: tests/unit/thread_pool_affinity_test.cpp.) Spinning workers
 // (lr_session_options_set_spin_us) likewise leave the logits unchanged, and so does a
 // session that follows its caller (lr_session_options_set_auto_affinity, on by default where
-// the threads are as many as the allowed CPUs) or does not.
+// the threads are as many as the allowed CPUs) or does not, also with sessions run side by
+// side from several threads.
 #include <doctest/doctest.h>
 #include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "longrun/thread_pool.h"
@@ -175,4 +178,45 @@ TEST_CASE("C API auto affinity: following the caller or not gives the same logit
     }
   }
   CHECK(lr_session_options_set_auto_affinity(nullptr, 1) == LR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("C API auto affinity: sessions following their callers run side by side from four threads") {
+  // Each run enters its session's pool once (ThreadPool::run_inside): four threads with a
+  // session each, and the same four on one shared session, must all give the first run's
+  // bits and leave every calling thread's mask as it was.
+  constexpr int kThreads = 4, kRuns = 12;
+  ModelPtr model = load_model(small_model_path());
+  TensorPtr ids = ids_tensor(make_ids(2 * 200, 5), 2, 200);
+  OptionsPtr opts = make_options("cpu", 0);  // as many threads as allowed CPUs: follows its caller
+  SessionPtr shared = make_session(model.get(), opts.get());
+  lr_status st;
+  const std::vector<float> expected = run_logits(shared.get(), ids.get(), &st);
+  REQUIRE(st == LR_OK);
+  std::atomic<int> failures{0}, mismatches{0}, masks_changed{0};
+  auto run_and_check = [&](lr_session* session) {
+    const cpu_set_t before = caller_mask();
+    lr_status s;
+    const std::vector<float> got = run_logits(session, ids.get(), &s);
+    const cpu_set_t after = caller_mask();
+    if (s != LR_OK) return void(++failures);
+    if (got.size() != expected.size() ||
+        std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)) != 0)
+      ++mismatches;
+    if (!CPU_EQUAL(&before, &after)) ++masks_changed;
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&] {
+      lr_session* own = nullptr;
+      if (lr_session_create(model.get(), opts.get(), &own) != LR_OK) return void(++failures);
+      for (int r = 0; r < kRuns; ++r) {
+        run_and_check(own);
+        run_and_check(shared.get());
+      }
+      lr_session_free(own);
+    });
+  for (std::thread& t : threads) t.join();
+  CHECK(failures.load() == 0);
+  CHECK(mismatches.load() == 0);
+  CHECK(masks_changed.load() == 0);
 }
