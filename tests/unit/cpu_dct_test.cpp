@@ -249,6 +249,10 @@ TEST_CASE("cpu_dct: column route, power-of-two lengths") {
     REQUIRE(cpu::dct_detail::column_plan_width(2048) == 64);
     REQUIRE(cpu::dct_detail::column_plan_width(8192) == 64);
     check_case(OpKind::dct, DctAttrs{.axis = 0, .keep = 24}, {4096, 130});
+    // Every output (the two-step post pass walks k in tiles, two_step_post_order), and all
+    // but the last n/2 - 3.
+    check_case(OpKind::dct, DctAttrs{.axis = 0}, {4096, 66});
+    check_case(OpKind::dct, DctAttrs{.axis = 0, .keep = 2051}, {4096, 17});
     check_case(OpKind::idct, IdctAttrs{.axis = 0, .n = 4096}, {30, 130});
     check_case(OpKind::spectral_filter,
                SpectralFilterAttrs{.axis = 0, .keep = 30, .method = SpectralMethod::fft}, {4096, 70});
