@@ -96,9 +96,10 @@ void run_sequence_dft(const SequenceDft& dft, const DctLoops& loops, float* in, 
 // columns, so no column is ever paired with another and no transpose is needed. A real
 // column of length n = 2h travels as the complex sequence z_j = v_2j + i v_2j+1 (v the
 // Makhoul-shuffled column; the shuffle is folded into the first FFT pass's loads) through a
-// radix-4 Stockham FFT of length h; the split into the real spectrum and the DCT twiddle run
-// in one pass that writes the output rows. The DCT-III runs the same steps backwards, the
-// pre-twiddle folded into the first pass and the unshuffle into the last one.
+// radix-8 / radix-4 Stockham FFT of length h; the split into the real spectrum and the DCT
+// twiddle run in one pass that writes the output rows (with the FFT's last pass where that is
+// a radix-2 one and every output is kept). The DCT-III runs the same steps backwards, the
+// pre-twiddle in a pass before the FFT and the unshuffle in its last pass.
 struct ColumnPlan {
   bool inverse = false;     // DCT-III
   int64_t n = 0;            // transform length, a power of two >= kColumnMinLength

@@ -229,8 +229,10 @@ struct ColumnKernels {
 
   // The length-h FFT (h >= 8; h = 8 is one radix-8 pass): the first pass reads through `first`,
   // the last writes through `last` when `to_last`, else into scratch; returns the scratch
-  // buffer holding the result (when !to_last).
-  template <bool kInverse, class First, class Last, class FetchFirst, class FetchLast>
+  // buffer holding the result (when !to_last). kSkipRadix2: a last radix-2 pass is left out
+  // (ends_in_radix2(h); the caller folds it into the pass that reads the result).
+  template <bool kInverse, bool kSkipRadix2 = false, class First, class Last, class FetchFirst,
+            class FetchLast>
   static Buf fft(int64_t h, int64_t w, const float* tw, const First& first, const FetchFirst& fetch_first,
                  const Last& last, const FetchLast& fetch_last, bool to_last, Buf a, Buf b) {
     auto from = [](const Buf& buf) {
@@ -241,7 +243,7 @@ struct ColumnKernels {
     };
     Buf in = a, out = b;
     bool is_first = true;
-    for (int64_t n = h, s = 1; n > 1;) {
+    for (int64_t n = h, s = 1; n > 1 && !(kSkipRadix2 && n == 2);) {
       const int64_t r = column_fft_radix(n);
       const bool is_last = n == r;
       auto pass = [&](const auto& load, const auto& store, const auto& fetch) {
@@ -269,6 +271,12 @@ struct ColumnKernels {
       std::swap(in, out);
     }
     return in;
+  }
+
+  // Whether the passes of a length-h FFT end in a radix-2 one (h = 16, 128, 1024, ...).
+  static constexpr bool ends_in_radix2(int64_t h) {
+    while (h >= 8) h /= column_fft_radix(h);
+    return h == 2;
   }
 
   // The two-step FFT of ColumnPlan::split (dct.h), in place in `a`: with h = n1 n2,
@@ -332,8 +340,19 @@ struct ColumnKernels {
   //   2 Re V_k = S + wc T - ws D,  2 Im V_k = Q - wc D - ws T
   // (S, D = Ar +- Br, T, Q = Ai +- Bi; wc - i ws = e^{-2 pi i k/n}), and
   //   X_k = c/2 (cos 2V_r + sin 2V_i),  X_{n-k} = c/2 (sin 2V_r - cos 2V_i)  (angle pi k/2n).
-  static void dct2(const ColumnPlan& pl, const float* x, int64_t xs, float* y, int64_t ys, int64_t width,
-                   float* work) {
+  // kFoldRadix2 (folds_radix2): the FFT's last radix-2 pass runs inside the post pass
+  // (post_radix2).
+  //
+  // dct2 and dct3 are flattened (every call inside inlined, so each transform's passes are
+  // compiled with its own loads and stores): left to its heuristics, GCC 12 inlined some FFT
+  // instantiations and not others, and which ones moved with any change to this file (the
+  // DCT-III took 0.94 or 1.04x the time after edits to the DCT-II only). Zen 5, 1 thread,
+  // [n, 512] in its blocks, alternating with the unflattened code in one process (15-30
+  // rounds): AVX-512 0.72-1.03 of the time over n = 16 .. 8192 (DCT-II 0.94 at n = 4096,
+  // 0.72 at 2048 with the fold; DCT-III 0.87 / 0.93), AVX2 0.62-0.92; 77 KB more code.
+  template <bool kFoldRadix2>
+  [[gnu::flatten]] static void dct2(const ColumnPlan& pl, const float* x, int64_t xs, float* y, int64_t ys,
+                                    int64_t width, float* work) {
     const Cols cols(width);
     const int64_t n = pl.n, h = n / 2, w = cols.w, keep = pl.rows_out;
     const int32_t* src = pl.shuffled.data();
@@ -375,9 +394,13 @@ struct ColumnKernels {
         z = fft<false>(h, w, pl.fft.data(), from_a, no_fetch, none, no_fetch, false, a, b);
       }
     } else {
-      z = fft<false>(h, w, pl.fft.data(), first, fetch_first, none, no_fetch, false, a, b);
+      z = fft<false, kFoldRadix2>(h, w, pl.fft.data(), first, fetch_first, none, no_fetch, false, a, b);
     }
     const float* e = pl.edge.data();
+    if constexpr (kFoldRadix2) {
+      post_radix2(cols, z, e, n, y, ys);
+      return;
+    }
     for (int64_t v = 0; v < w; ++v) {  // k = 0 and k = h: V_0 = Zr + Zi, V_h = Zr - Zi
       T zr, zi;
       z.load(0, v, zr, zi);
@@ -412,19 +435,89 @@ struct ColumnKernels {
       dct2_post(cols, z, k, h - k, e + 4 * k, k, n, keep, y, ys);
     }
   }
-  // The DCT-II's outputs X_k and X_{n-k} (those below keep) from A = Z_k and B = Z_{h-k} at
-  // elements a, b of z; c = ColumnPlan::edge + 4 k.
+  // The DCT-II post pass's constants of coefficient k, broadcast: c = ColumnPlan::edge + 4 k.
+  struct PostConstants {
+    T wc, ws, ca, sb;
+    explicit PostConstants(const float* c)
+        : wc(V::set1(c[0])), ws(V::set1(c[1])), ca(V::set1(c[2])), sb(V::set1(c[3])) {}
+  };
+  // The DCT-II's outputs X_k and X_{n-k} (those below keep) of column vector v from A = Z_k
+  // and B = Z_{h-k}.
+  static void post_values(const Cols& cols, const PostConstants& c, int64_t k, int64_t n, int64_t keep,
+                          float* y, int64_t ys, int64_t v, T ar, T ai, T br, T bi) {
+    const T s = V::add(ar, br), d = V::sub(ar, br), t = V::add(ai, bi), q = V::sub(ai, bi);
+    const T vr = V::fnmadd(c.ws, d, V::fmadd(c.wc, t, s)), vi = V::fnmadd(c.ws, t, V::fnmadd(c.wc, d, q));
+    if (k < keep) cols.store(y + k * ys, v, V::fmadd(c.ca, vr, V::mul(c.sb, vi)));
+    if (n - k < keep) cols.store(y + (n - k) * ys, v, V::fnmadd(c.ca, vi, V::mul(c.sb, vr)));
+  }
+  // The same with A and B read from elements a and b of z.
   static void dct2_post(const Cols& cols, const Buf& z, int64_t a, int64_t b, const float* c, int64_t k,
                         int64_t n, int64_t keep, float* y, int64_t ys) {
-    const T wc = V::set1(c[0]), ws = V::set1(c[1]), ca = V::set1(c[2]), sb = V::set1(c[3]);
+    const PostConstants pc(c);
     for (int64_t v = 0; v < cols.w; ++v) {
       T ar, ai, br, bi;
       z.load(a, v, ar, ai);
       z.load(b, v, br, bi);
-      const T s = V::add(ar, br), d = V::sub(ar, br), t = V::add(ai, bi), q = V::sub(ai, bi);
-      const T vr = V::fnmadd(ws, d, V::fmadd(wc, t, s)), vi = V::fnmadd(ws, t, V::fnmadd(wc, d, q));
-      if (k < keep) cols.store(y + k * ys, v, V::fmadd(ca, vr, V::mul(sb, vi)));
-      if (n - k < keep) cols.store(y + (n - k) * ys, v, V::fnmadd(ca, vi, V::mul(sb, vr)));
+      post_values(cols, pc, k, n, keep, y, ys, v, ar, ai, br, bi);
+    }
+  }
+
+  // Whether a DCT-II block takes dct2<true>: the whole-buffer FFT read straight from the rows
+  // (no copy pass), ending in a radix-2 pass, every output kept.
+  static bool folds_radix2(const ColumnPlan& pl, int64_t w) {
+    return !pl.split && pl.rows_out == pl.n && ends_in_radix2(pl.n / 2) && !copy_pass(pl.n / 2, w);
+  }
+  // The DCT-II post pass with the FFT's last radix-2 pass folded in (folds_radix2): z holds
+  // the FFT before that pass, whose butterflies give Z_q = z_q + z_{q+g} and Z_{q+g} = z_q -
+  // z_{q+g} (g = h/2). The post pass needs Z_k with Z_{h-k}, so one step reads z at q, q + g,
+  // g - q and h - q and finishes k = q, h - q, g - q and g + q: one pass over the buffer
+  // fewer, the same arithmetic (bitwise the same outputs). Zen 5, 1 thread, both flattened,
+  // in-process A/B against the separate pass: [2048, 512] (32-column blocks) 0.84 of the
+  // time, [256, 512] 0.87, [32, 512] 1.0.
+  static void post_radix2(const Cols& cols, const Buf& z, const float* e, int64_t n, float* y, int64_t ys) {
+    const int64_t h = n / 2, g = h / 2, w = cols.w;
+    auto post = [&](int64_t k, const PostConstants& c, int64_t v, T ar, T ai, T br, T bi) {
+      post_values(cols, c, k, n, n, y, ys, v, ar, ai, br, bi);
+    };
+    const PostConstants cg(e + 4 * g);
+    for (int64_t v = 0; v < w; ++v) {  // q = 0: Z_0 (k = 0 and h: V_0 = Zr + Zi, V_h = Zr - Zi), Z_g (A = B)
+      T ar, ai, br, bi;
+      z.load(0, v, ar, ai);
+      z.load(g, v, br, bi);
+      const T zr = V::add(ar, br), zi = V::add(ai, bi);
+      cols.store(y, v, V::mul(V::set1(e[0]), V::add(zr, zi)));
+      cols.store(y + h * ys, v, V::mul(V::set1(e[1]), V::sub(zr, zi)));
+      const T mr = V::sub(ar, br), mi = V::sub(ai, bi);
+      post(g, cg, v, mr, mi, mr, mi);
+    }
+    for (int64_t q = 1; 2 * q <= g; ++q) {
+      if (const int64_t f = q + kPostAhead; 2 * f < g)
+        for (int64_t k : {f, h - f, g - f, g + f}) {
+          cols.fetch_for_write(y + k * ys);
+          cols.fetch_for_write(y + (n - k) * ys);
+        }
+      const PostConstants c1(e + 4 * q), c2(e + 4 * (h - q)), c3(e + 4 * (g - q)), c4(e + 4 * (g + q));
+      for (int64_t v = 0; v < w; ++v) {
+        T ar, ai, br, bi;
+        z.load(q, v, ar, ai);
+        z.load(q + g, v, br, bi);
+        const T zqr = V::add(ar, br), zqi = V::add(ai, bi);  // Z_q
+        const T zgr = V::sub(ar, br), zgi = V::sub(ai, bi);  // Z_{g+q}
+        if (2 * q == g) {  // q = h/4: g - q = q, so the other pair is this one
+          post(q, c1, v, zqr, zqi, zgr, zgi);
+          post(h - q, c2, v, zgr, zgi, zqr, zqi);
+          continue;
+        }
+        T cr, ci, dr, di;
+        z.load(g - q, v, cr, ci);
+        z.load(h - q, v, dr, di);
+        const T zcr = V::add(cr, dr), zci = V::add(ci, di);  // Z_{g-q}
+        const T zdr = V::sub(cr, dr), zdi = V::sub(ci, di);  // Z_{h-q}
+        post(q, c1, v, zqr, zqi, zdr, zdi);
+        post(h - q, c2, v, zdr, zdi, zqr, zqi);
+        post(g - q, c3, v, zcr, zci, zgr, zgi);
+        post(g + q, c4, v, zgr, zgi, zcr, zci);
+      }
     }
   }
 
@@ -434,8 +527,8 @@ struct ColumnKernels {
   // is v_2j + i v_2j+1 (z_0 and z_h are real: Y_0 = (h_0 X_0 + sqrt2 g X_h) + i (h_0 X_0 -
   // sqrt2 g X_h)). The last FFT pass writes v straight to the unshuffled output rows, or, for
   // large buffers (copy_pass, two-step), one pass after the FFT does.
-  static void dct3(const ColumnPlan& pl, const float* x, int64_t xs, float* y, int64_t ys, int64_t width,
-                   float* work) {
+  [[gnu::flatten]] static void dct3(const ColumnPlan& pl, const float* x, int64_t xs, float* y, int64_t ys,
+                                    int64_t width, float* work) {
     const Cols cols(width);
     const int64_t n = pl.n, h = n / 2, w = cols.w, used = pl.rows_in;
     const float* e = pl.edge.data();
@@ -528,8 +621,10 @@ struct ColumnKernels {
                   float* work) {
     if (pl.inverse)
       dct3(pl, x, xs, y, ys, width, work);
+    else if (folds_radix2(pl, (width + L - 1) / L))
+      dct2<true>(pl, x, xs, y, ys, width, work);
     else
-      dct2(pl, x, xs, y, ys, width, work);
+      dct2<false>(pl, x, xs, y, ys, width, work);
   }
 };
 
