@@ -268,8 +268,11 @@ struct SparseAttention {
 
   // Work items [begin, end): (b, h, block of sparse_block_q() queries), each in two passes
   // (sparse_attention.h says why). False (at once) when an index is out of range; the
-  // outputs are then unspecified.
-  static bool run(const AttentionProblem& p, int64_t begin, int64_t end, float* scratch) {
+  // outputs are then unspecified. Flattened (everything but the dots, called through a
+  // pointer, inlined): paired ratio against dense attention at N = 4096, k = 205 (Zen 5,
+  // five alternating runs of two binaries) 5.39-5.58 against 4.82-5.36 on 1 thread
+  // (medians 5.46 / 5.26), 5.44-5.49 against 5.24-5.34 on 2 (two runs).
+  [[gnu::flatten]] static bool run(const AttentionProblem& p, int64_t begin, int64_t end, float* scratch) {
     const SparseScratchLayout lay = sparse_scratch_layout(p.Nq, p.Nk, p.kk, p.hd);
     const int64_t bq = sparse_block_q(p.Nq, p.Nk, p.kk, p.hd);
     const int64_t nqb = (p.Nq + bq - 1) / bq;
