@@ -99,13 +99,17 @@ void run_sequence_dft(const SequenceDft& dft, const DctLoops& loops, float* in, 
 // radix-8 / radix-4 Stockham FFT of length h; the split into the real spectrum and the DCT
 // twiddle run in one pass that writes the output rows (with the FFT's last pass where that is
 // a radix-2 one and every output is kept). The DCT-III runs the same steps backwards, the
-// pre-twiddle in a pass before the FFT and the unshuffle in its last pass.
+// pre-twiddle in a pass before the FFT (with the FFT's first pass, radix 2, at n = 2048) and
+// the unshuffle in its last pass.
 struct ColumnPlan {
-  bool inverse = false;     // DCT-III
-  int64_t n = 0;            // transform length, a power of two >= kColumnMinLength
-  int64_t rows_in = 0;      // DCT-II: n; DCT-III: input coefficients used (<= n)
-  int64_t rows_out = 0;     // DCT-II: coefficients kept (<= n); DCT-III: n
-  std::vector<float> fft;   // per radix-8 / radix-4 pass, per butterfly: w^t for t = 1 .. r-1 (re, im)
+  bool inverse = false;    // DCT-III
+  int64_t n = 0;           // transform length, a power of two >= kColumnMinLength
+  int64_t rows_in = 0;     // DCT-II: n; DCT-III: input coefficients used (<= n)
+  int64_t rows_out = 0;    // DCT-II: coefficients kept (<= n); DCT-III: n
+  std::vector<float> fft;  // per radix-8 / radix-4 pass, per butterfly: w^t for t = 1 .. r-1 (re, im)
+  // DCT-III with h = n/2 = 2 * 8^m: the twiddles of the length-h/2 passes that follow a first
+  // radix-2 pass (as `fft`); empty otherwise (dct_columns_impl.h, pre_radix2).
+  std::vector<float> fft_half;
   std::vector<float> edge;  // DCT-II: 4 per k < n/2; DCT-III: 6 per k < n/2
   // The two-step FFT (kColumnTwoStepFrom <= n <= kColumnTwoStepUpTo): h = n/2 = split *
   // (h / split); `fft1` and `fft2` are the twiddles of the length-split and length-(h / split)
@@ -146,6 +150,11 @@ bool column_two_step(int64_t n);  // whether a plan of length n takes the two-st
 // The radix of the FFT pass on sub-sequences of length len (a power of two > 1): 8 while
 // len >= 8, so a length-2048 FFT is 8, 8, 8, 4 (four passes through L2, not six); then 4 or 2.
 constexpr int64_t column_fft_radix(int64_t len) { return len >= 8 ? 8 : len; }
+// Whether those passes end in a radix-2 one (len = 16, 128, 1024, ...: 2 * 8^m).
+constexpr bool column_fft_ends_in_radix2(int64_t len) {
+  while (len >= 8) len /= column_fft_radix(len);
+  return len == 2;
+}
 bool column_route_fits(int64_t n);  // a power of two >= kColumnMinLength
 std::shared_ptr<const ColumnPlan> make_column_plan(bool inverse, int64_t n, int64_t rows_in,
                                                    int64_t rows_out);

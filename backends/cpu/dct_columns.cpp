@@ -99,6 +99,11 @@ std::shared_ptr<const ColumnPlan> make_column_plan(bool inverse, int64_t n, int6
   const int64_t h = n / 2;
   const double pi = std::numbers::pi, sign = inverse ? 1.0 : -1.0;
   pl->fft = fft_twiddles(h, sign);
+  // The DCT-III's radix-2-first FFT (dct_columns_impl.h, pre_radix2, AVX-512 only) from
+  // h = 1024: Zen 5, 1 thread, in-process A/B against the separate pre pass under load
+  // (a CI run beside it): [2048, 512] 0.91-0.93 of the time, [256, 512] 0.98-1.02,
+  // [32, 512] 1.04-1.06.
+  if (inverse && h >= 1024 && column_fft_ends_in_radix2(h)) pl->fft_half = fft_twiddles(h / 2, sign);
   if (!inverse) {
     pl->shuffled.resize(static_cast<size_t>(n));
     for (int64_t t = 0; t < n; ++t)

@@ -230,11 +230,12 @@ struct ColumnKernels {
   // The length-h FFT (h >= 8; h = 8 is one radix-8 pass): the first pass reads through `first`,
   // the last writes through `last` when `to_last`, else into scratch; returns the scratch
   // buffer holding the result (when !to_last). kSkipRadix2: a last radix-2 pass is left out
-  // (ends_in_radix2(h); the caller folds it into the pass that reads the result).
+  // (column_fft_ends_in_radix2(h); the caller folds it into the pass that reads the result).
   template <bool kInverse, bool kSkipRadix2 = false, class First, class Last, class FetchFirst,
             class FetchLast>
   static Buf fft(int64_t h, int64_t w, const float* tw, const First& first, const FetchFirst& fetch_first,
-                 const Last& last, const FetchLast& fetch_last, bool to_last, Buf a, Buf b) {
+                 const Last& last, const FetchLast& fetch_last, bool to_last, Buf a, Buf b,
+                 int64_t s_first = 1) {
     auto from = [](const Buf& buf) {
       return [buf](int64_t j, int64_t v, T& re, T& im) { buf.load(j, v, re, im); };
     };
@@ -243,7 +244,7 @@ struct ColumnKernels {
     };
     Buf in = a, out = b;
     bool is_first = true;
-    for (int64_t n = h, s = 1; n > 1 && !(kSkipRadix2 && n == 2);) {
+    for (int64_t n = h, s = s_first; n > 1 && !(kSkipRadix2 && n == 2);) {
       const int64_t r = column_fft_radix(n);
       const bool is_last = n == r;
       auto pass = [&](const auto& load, const auto& store, const auto& fetch) {
@@ -271,12 +272,6 @@ struct ColumnKernels {
       std::swap(in, out);
     }
     return in;
-  }
-
-  // Whether the passes of a length-h FFT end in a radix-2 one (h = 16, 128, 1024, ...).
-  static constexpr bool ends_in_radix2(int64_t h) {
-    while (h >= 8) h /= column_fft_radix(h);
-    return h == 2;
   }
 
   // The two-step FFT of ColumnPlan::split (dct.h), in place in `a`: with h = n1 n2,
@@ -465,7 +460,7 @@ struct ColumnKernels {
   // Whether a DCT-II block takes dct2<true>: the whole-buffer FFT read straight from the rows
   // (no copy pass), ending in a radix-2 pass, every output kept.
   static bool folds_radix2(const ColumnPlan& pl, int64_t w) {
-    return !pl.split && pl.rows_out == pl.n && ends_in_radix2(pl.n / 2) && !copy_pass(pl.n / 2, w);
+    return !pl.split && pl.rows_out == pl.n && column_fft_ends_in_radix2(pl.n / 2) && !copy_pass(pl.n / 2, w);
   }
   // The DCT-II post pass with the FFT's last radix-2 pass folded in (folds_radix2): z holds
   // the FFT before that pass, whose butterflies give Z_q = z_q + z_{q+g} and Z_{q+g} = z_q -
@@ -521,12 +516,70 @@ struct ColumnKernels {
     }
   }
 
+  // Whether a DCT-III block takes dct3<true>: the whole-buffer FFT writing the rows itself (no
+  // copy pass), of a length 2 * 8^m (ColumnPlan::fft_half), with AVX-512 only: a step holds
+  // eight input rows and four Y values per column vector, too many for 16 AVX2 registers
+  // (Zen 5, 1 thread, [2048, 512], in-process A/B against the separate pre pass: AVX-512
+  // 0.95-0.98 of the time on a quiet VM, 0.91-0.93 under load; AVX2 1.64-1.76x).
+  static bool dct3_folds_radix2(const ColumnPlan& pl, int64_t w) {
+    return L == 16 && !pl.split && !pl.fft_half.empty() && !copy_pass(pl.n / 2, w);
+  }
+  // The DCT-III pre pass with the FFT's first pass folded in (dct3_folds_radix2): that FFT
+  // runs radix 2 first (Stockham, n = h, s = 1): y_2p = Y_p + Y_{p+g}, y_2p+1 = (Y_p -
+  // Y_{p+g}) w^p (g = h/2, w = e^{2 pi i/h}), then radix 8 from s = 2 (ColumnPlan::fft_half).
+  // Y_p, Y_{h-p}, Y_{g-p} and Y_{g+p} come from the same eight rows, so one step finishes
+  // butterflies p and g - p, writing the first buffer: one pass over it fewer.
+  template <class Coef, class Pre>
+  static void pre_radix2(const Cols& cols, const ColumnPlan& pl, const float* x, int64_t xs, const Coef& coef,
+                         const Pre& pre, float* work) {
+    const int64_t n = pl.n, h = n / 2, g = h / 2, w = cols.w, used = pl.rows_in;
+    const float* e = pl.edge.data();
+    const Buf a{work, w};
+    // w^p = e^{2 pi i p/h}: cos and sin of the angle of edge row 2p.
+    auto butterfly = [&](int64_t p, int64_t v, T ar, T ai, T br, T bi) {
+      T dr = V::sub(ar, br), di = V::sub(ai, bi);
+      if (p > 0) cmul(dr, di, V::set1(e[12 * p + 4]), V::set1(e[12 * p + 5]));
+      a.store(2 * p, v, V::add(ar, br), V::add(ai, bi));
+      a.store(2 * p + 1, v, dr, di);
+    };
+    for (int64_t p = 0; 2 * p <= g; ++p) {
+      if (const int64_t f = p + kPostAhead / 2; 2 * f <= g)
+        for (int64_t r : {f, n - f, h - f, h + f, g - f, 3 * g + f, g + f, 3 * g - f})
+          if (r < used) cols.fetch(x + r * xs);
+      for (int64_t v = 0; v < w; ++v) {
+        T yr, yi, zr, zi;
+        if (p == 0) {  // Y_0 and Y_g
+          const T c0 = V::mul(V::set1(e[0]), coef(0, v)), ch = V::mul(V::set1(e[1]), coef(h, v));
+          const T xg = coef(g, v), x3g = coef(3 * g, v);
+          pre(g, xg, x3g, xg, x3g, zr, zi);
+          butterfly(0, v, V::add(c0, ch), V::sub(c0, ch), zr, zi);
+          continue;
+        }
+        const T a0 = coef(p, v), b0 = coef(n - p, v), a2 = coef(h - p, v), b2 = coef(h + p, v);
+        pre(p, a0, b0, a2, b2, yr, yi);      // Y_p
+        pre(h - p, a2, b2, a0, b0, zr, zi);  // Y_{h-p}
+        if (2 * p == g) {                    // p + g = h - p
+          butterfly(p, v, yr, yi, zr, zi);
+          continue;
+        }
+        const T c = coef(g - p, v), d = coef(3 * g + p, v), c2 = coef(g + p, v), d2 = coef(3 * g - p, v);
+        T ur, ui, tr, ti;
+        pre(g - p, c, d, c2, d2, ur, ui);  // Y_{g-p}
+        pre(g + p, c2, d2, c, d, tr, ti);  // Y_{g+p}
+        butterfly(p, v, yr, yi, tr, ti);
+        butterfly(g - p, v, ur, ui, zr, zi);
+      }
+    }
+  }
+
   // DCT-III: z_k = e^{i a_k}(h_k X_k - i g X_{n-k}) (a_k = pi k/2n, g = 1/sqrt(2n), h_0 =
   // 1/sqrt n) is the spectrum of the shuffled output; its length-h backward FFT of
   //   Y_k = (z_k + conj z_{h-k}) + i e^{2 pi i k/n} (z_k - conj z_{h-k})
   // is v_2j + i v_2j+1 (z_0 and z_h are real: Y_0 = (h_0 X_0 + sqrt2 g X_h) + i (h_0 X_0 -
   // sqrt2 g X_h)). The last FFT pass writes v straight to the unshuffled output rows, or, for
   // large buffers (copy_pass, two-step), one pass after the FFT does.
+  // kFoldRadix2 (dct3_folds_radix2): the FFT runs radix 2 first, that pass inside the pre pass.
+  template <bool kFoldRadix2>
   [[gnu::flatten]] static void dct3(const ColumnPlan& pl, const float* x, int64_t xs, float* y, int64_t ys,
                                     int64_t width, float* work) {
     const Cols cols(width);
@@ -544,9 +597,29 @@ struct ColumnKernels {
       re = V::fnmadd(cf, di, V::fnmadd(sf, dr, sr));
       im = V::fnmadd(sf, di, V::fmadd(cf, dr, si));
     };
+    auto no_fetch = [](int64_t, int64_t, int64_t) {};
+    auto fetch_last = [&](int64_t o, int64_t stride, int64_t r) {  // the rows of v_{o + t stride}
+      if (o >= stride) return;
+      for (int64_t t = 0; t < r && o + t * stride < h; ++t) {
+        cols.fetch_for_write(y + shuffled_source(2 * (o + t * stride), n) * ys);
+        cols.fetch_for_write(y + shuffled_source(2 * (o + t * stride) + 1, n) * ys);
+      }
+    };
+    auto last = [&](int64_t j, int64_t v, T re, T im) {
+      cols.store(y + shuffled_source(2 * j, n) * ys, v, re);
+      cols.store(y + shuffled_source(2 * j + 1, n) * ys, v, im);
+    };
+    if constexpr (kFoldRadix2) {
+      pre_radix2(cols, pl, x, xs, coef, pre, work);
+      const Buffers bufs(pl, w, work);
+      auto from_a = [&](int64_t j, int64_t v, T& re, T& im) { bufs.a.load(j, v, re, im); };
+      fft<true>(h / 2, w, pl.fft_half.data(), from_a, no_fetch, last, fetch_last, true, bufs.a, bufs.b, 2);
+      return;
+    }
     // Y_k and Y_{h-k} read the same four rows: one pass in row order fills the first buffer
     // (reading each input row once), and the FFT starts from there.
     const Buf ybuf{work, w};
+    auto first = [&](int64_t j, int64_t v, T& re, T& im) { ybuf.load(j, v, re, im); };
     const bool far = copy_pass(h, w);  // rows fetched at two distances (kCopyAheadL2)
     for (int64_t k = 0; 2 * k <= h; ++k) {
       if (const int64_t f = k + kCopyAheadL2; far && 2 * f <= h)
@@ -570,19 +643,6 @@ struct ColumnKernels {
         ybuf.store(h - k, v, re, im);
       }
     }
-    auto first = [&](int64_t j, int64_t v, T& re, T& im) { ybuf.load(j, v, re, im); };
-    auto no_fetch = [](int64_t, int64_t, int64_t) {};
-    auto fetch_last = [&](int64_t o, int64_t stride, int64_t r) {  // the rows of v_{o + t stride}
-      if (o >= stride) return;
-      for (int64_t t = 0; t < r && o + t * stride < h; ++t) {
-        cols.fetch_for_write(y + shuffled_source(2 * (o + t * stride), n) * ys);
-        cols.fetch_for_write(y + shuffled_source(2 * (o + t * stride) + 1, n) * ys);
-      }
-    };
-    auto last = [&](int64_t j, int64_t v, T re, T im) {
-      cols.store(y + shuffled_source(2 * j, n) * ys, v, re);
-      cols.store(y + shuffled_source(2 * j + 1, n) * ys, v, im);
-    };
     const Buffers bufs(pl, w, work);
     const bool two_step = pl.split != 0;
     if (!two_step && !copy_pass(h, w)) {
@@ -619,8 +679,10 @@ struct ColumnKernels {
 
   static void run(const ColumnPlan& pl, const float* x, int64_t xs, float* y, int64_t ys, int64_t width,
                   float* work) {
-    if (pl.inverse)
-      dct3(pl, x, xs, y, ys, width, work);
+    if (pl.inverse && dct3_folds_radix2(pl, (width + L - 1) / L))
+      dct3<true>(pl, x, xs, y, ys, width, work);
+    else if (pl.inverse)
+      dct3<false>(pl, x, xs, y, ys, width, work);
     else if (folds_radix2(pl, (width + L - 1) / L))
       dct2<true>(pl, x, xs, y, ys, width, work);
     else

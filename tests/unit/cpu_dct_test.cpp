@@ -259,7 +259,9 @@ TEST_CASE("cpu_dct: column route, power-of-two lengths") {
                SpectralFilterAttrs{.axis = 0, .keep = 30, .method = SpectralMethod::fft}, {4096, 70});
   }
   // A 1 MiB L2: n = 2048 in 32-column blocks (the 64-column buffers would fill it), shorter
-  // and longer lengths in 64; a 32-column block, a 32-column one and a 6-column tail.
+  // and longer lengths in 64; a 32-column block, a 32-column one and a 6-column tail. At
+  // n = 2048 the DCT-II folds its last FFT pass into the post pass and the DCT-III its first
+  // into the pre pass (dct_columns_impl.h).
   {
     test_support::ScopedOverride<int64_t> scoped(cpu::dct_detail::column_two_step_l2_bytes(), int64_t(1)
                                                                                                   << 20);
@@ -269,6 +271,7 @@ TEST_CASE("cpu_dct: column route, power-of-two lengths") {
     REQUIRE(cpu::dct_detail::column_plan_width(8192) == 64);
     check_case(OpKind::dct, DctAttrs{.axis = 0}, {2048, 70});
     check_case(OpKind::idct, IdctAttrs{.axis = 0, .n = 2048}, {2048, 70});
+    check_case(OpKind::idct, IdctAttrs{.axis = 0, .n = 2048}, {40, 33});  // zero-padded
   }
 }
 
