@@ -33,7 +33,7 @@ int64_t column_block_width(int64_t n) {
 
 // On Zen 3 (512 KiB L2, so no two-step at n = 4096), alternating runs in one process:
 // [4096, 512] DCT-II / DCT-III in 32-column blocks (512 KiB of buffer per core, and below
-// kCopyPassBytes, so no gather / scatter pass) took 0.80-0.93 of the 64-column time on 2
+// kColumnCopyPassBytes, so no gather / scatter pass) took 0.80-0.93 of the 64-column time on 2
 // threads (sessions 17 and 18) and 0.92-1.03 on 1 (DCT-III 1.01-1.03). One width for every
 // thread count: the 64-column blocks' gather pass rounds differently from the direct first
 // pass, and 1 and 2 threads give the same bits. On Zen 4 (1 MiB L2, two-step at n = 4096,
@@ -102,8 +102,10 @@ std::shared_ptr<const ColumnPlan> make_column_plan(bool inverse, int64_t n, int6
   // The DCT-III's radix-2-first FFT (dct_columns_impl.h, pre_radix2, AVX-512 only) from
   // h = 1024: Zen 5, 1 thread, in-process A/B against the separate pre pass under load
   // (a CI run beside it): [2048, 512] 0.91-0.93 of the time, [256, 512] 0.98-1.02,
-  // [32, 512] 1.04-1.06.
-  if (inverse && h >= 1024 && column_fft_ends_in_radix2(h)) pl->fft_half = fft_twiddles(h / 2, sign);
+  // [32, 512] 1.04-1.06. Not where even a block of 16 columns takes the copy pass, which
+  // the fold needs to be absent (n = 16384: 33 KB unused).
+  if (inverse && h >= 1024 && column_fft_ends_in_radix2(h) && !column_copy_pass(h, 16))
+    pl->fft_half = fft_twiddles(h / 2, sign);
   if (!inverse) {
     pl->shuffled.resize(static_cast<size_t>(n));
     for (int64_t t = 0; t < n; ++t)

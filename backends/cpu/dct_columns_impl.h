@@ -51,7 +51,7 @@ struct ColumnKernels {
   };
   static constexpr int64_t kAhead = 64;  // complex rows
   // The DCT-II post / DCT-III pre pass fetches its rows kPostAhead k steps ahead; from
-  // kCopyPassBytes on, the DCT-III pre pass fetches as the copy passes do (below). Against
+  // kColumnCopyPassBytes on, the DCT-III pre pass fetches as the copy passes do (below). Against
   // kPostAhead (Zen 4, session 23, alternating runs in one process): DCT-III [4096, 512]
   // 0.82-1.02 of the time (six runs, median ~0.87), [8192, 512] 0.80-0.90; the AVX2 code on
   // the same machine 0.90-1.01 and 0.76-0.91. The same for the DCT-II post pass was even at 4096
@@ -67,7 +67,7 @@ struct ColumnKernels {
   // (k in order) took 1.02-1.05x. The DCT-III's scatter pass in these tiles took 1.05-1.14x
   // (its output rows 4j, 4j + 2 are near each other in j order): it keeps j in order.
   static constexpr int64_t kTwoStepPostTile = 4, kTwoStepPostAhead = 8;
-  // The copy passes of kCopyPassBytes (the DCT-II's gather before the FFT, the DCT-III's
+  // The copy passes of kColumnCopyPassBytes (the DCT-II's gather before the FFT, the DCT-III's
   // scatter after it) fetch their rows kCopyAheadL2 steps ahead into L2 and kCopyAheadL1
   // steps ahead into L1 (the scatter: for writing). From one step to the next their rows lie
   // 4 row strides (8 KiB at 512 columns) apart, so every step crosses a 4 KiB page, which
@@ -82,13 +82,6 @@ struct ColumnKernels {
   //   0.86-1.01 and 0.85-1.04), DCT-III 0.93-0.99 and 0.85-0.97 (five runs; AVX2 0.92-1.00);
   //   48 steps into L2 alone took the filter 1.14-1.20x.
   static constexpr int64_t kCopyAheadL2 = 48, kCopyAheadL1 = 8;
-  // From this FFT buffer size (bytes; n >= 4096 with 64 columns) the DCT-II gathers its
-  // shuffled input rows into the first buffer in one sequential pass before the FFT, and the
-  // DCT-III writes its FFT result to scratch and scatters it to the unshuffled rows after,
-  // instead of the first / last FFT pass touching 16 rows a megabyte or more apart per
-  // butterfly. Measured on Zen 4 (1 MiB L2), 1 and 2 threads, alternating runs: [4096, 512]
-  // 6-13 % faster both ways, [8192, 512] 14-23 %; at n <= 2048 the extra pass cost 2-6 %.
-  static constexpr int64_t kCopyPassBytes = 1024 * 1024;
 
   // A sequence in scratch: element j is 2w vectors at p + 2 j w L, plus one cache line of
   // padding after every 16 elements (kColumnPadFloats, dct.h says why).
@@ -323,9 +316,7 @@ struct ColumnKernels {
   };
 
   // Whether a length-2h transform of w vectors of columns takes the separate copy pass.
-  static bool copy_pass(int64_t h, int64_t w) {
-    return 2 * h * w * L * int64_t(sizeof(float)) >= kCopyPassBytes;
-  }
+  static bool copy_pass(int64_t h, int64_t w) { return column_copy_pass(h, w * L); }
 
   // Source row of position t of Makhoul's shuffled column of length n (v_t = x_row); the
   // DCT-II reads it from ColumnPlan::shuffled instead (dct.h says why).
@@ -396,11 +387,10 @@ struct ColumnKernels {
       post_radix2(cols, z, e, n, y, ys);
       return;
     }
-    for (int64_t v = 0; v < w; ++v) {  // k = 0 and k = h: V_0 = Zr + Zi, V_h = Zr - Zi
+    for (int64_t v = 0; v < w; ++v) {
       T zr, zi;
       z.load(0, v, zr, zi);
-      cols.store(y, v, V::mul(V::set1(e[0]), V::add(zr, zi)));
-      if (h < keep) cols.store(y + h * ys, v, V::mul(V::set1(e[1]), V::sub(zr, zi)));
+      edge_values(cols, e, h < keep, y, h * ys, v, zr, zi);
     }
     if (two_step) {
       // Z_k lies at two_step_at(k): k in tiles (two_step_post_order) reads runs of adjacent
@@ -436,6 +426,13 @@ struct ColumnKernels {
     explicit PostConstants(const float* c)
         : wc(V::set1(c[0])), ws(V::set1(c[1])), ca(V::set1(c[2])), sb(V::set1(c[3])) {}
   };
+  // The DCT-II's outputs X_0 = e[0] (Zr + Zi) and, with keep_h, X_h = e[1] (Zr - Zi) (at y
+  // and y + yh) of column vector v from Z_0.
+  static void edge_values(const Cols& cols, const float* e, bool keep_h, float* y, int64_t yh, int64_t v,
+                          T zr, T zi) {
+    cols.store(y, v, V::mul(V::set1(e[0]), V::add(zr, zi)));
+    if (keep_h) cols.store(y + yh, v, V::mul(V::set1(e[1]), V::sub(zr, zi)));
+  }
   // The DCT-II's outputs X_k and X_{n-k} (those below keep) of column vector v from A = Z_k
   // and B = Z_{h-k}.
   static void post_values(const Cols& cols, const PostConstants& c, int64_t k, int64_t n, int64_t keep,
@@ -479,9 +476,7 @@ struct ColumnKernels {
       T ar, ai, br, bi;
       z.load(0, v, ar, ai);
       z.load(g, v, br, bi);
-      const T zr = V::add(ar, br), zi = V::add(ai, bi);
-      cols.store(y, v, V::mul(V::set1(e[0]), V::add(zr, zi)));
-      cols.store(y + h * ys, v, V::mul(V::set1(e[1]), V::sub(zr, zi)));
+      edge_values(cols, e, true, y, h * ys, v, V::add(ar, br), V::add(ai, bi));
       const T mr = V::sub(ar, br), mi = V::sub(ai, bi);
       post(g, cg, v, mr, mi, mr, mi);
     }

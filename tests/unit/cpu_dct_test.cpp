@@ -12,6 +12,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -238,7 +239,7 @@ TEST_CASE("cpu_dct: column route, power-of-two lengths") {
   check_case(OpKind::idct, IdctAttrs{.axis = 0, .n = 8192}, {40, 33});
   check_case(OpKind::dct, DctAttrs{.axis = 0, .keep = 20}, {8192, 33});
   // The n = 8192 cases above (33 columns: 40 lanes) take the separate gather / scatter pass
-  // (dct_columns_impl.h, kCopyPassBytes). n = 4096: with the two-step FFT (an L2 that holds
+  // (dct.h, kColumnCopyPassBytes). n = 4096: with the two-step FFT (an L2 that holds
   // its buffer) in 64-column blocks and a 2-column tail; without it in 32-column blocks
   // (column_plan_width) with whole-buffer passes, while the filter's forward half keeps 64
   // columns and the gather pass.
@@ -272,6 +273,17 @@ TEST_CASE("cpu_dct: column route, power-of-two lengths") {
     check_case(OpKind::dct, DctAttrs{.axis = 0}, {2048, 70});
     check_case(OpKind::idct, IdctAttrs{.axis = 0, .n = 2048}, {2048, 70});
     check_case(OpKind::idct, IdctAttrs{.axis = 0, .n = 2048}, {40, 33});  // zero-padded
+  }
+  // Only inverse plans whose blocks can take that fold carry its twiddles: n = 2048 (h = 2 *
+  // 8^3), not 16384 (h = 2 * 8^4, where even a 16-column block takes the scatter pass), not
+  // the forward transform, not n = 1024 (h = 8^3: no radix-2 pass), not n = 256 (h = 2 * 8^2,
+  // below h = 1024 where the fold did not pay).
+  for (const auto& [inverse, n, has] :
+       {std::tuple{true, 2048, true}, std::tuple{true, 16384, false}, std::tuple{false, 2048, false},
+        std::tuple{true, 1024, false}, std::tuple{true, 256, false}}) {
+    CAPTURE(inverse);
+    CAPTURE(n);
+    CHECK(cpu::dct_detail::make_column_plan(inverse, n, n, n)->fft_half.empty() == !has);
   }
 }
 
