@@ -50,6 +50,9 @@ void usage(std::FILE* f) {
       "  --op LIST          ops to run (default: all listed below)\n"
       "  --n LIST           sequence lengths N, overriding every op's defaults\n"
       "  --shape TEXT       only the cases whose shape (as printed) contains TEXT, e.g. ^T\n"
+      "  --sparse-keys K    sparse_attention draws each query's keys from the first K key\n"
+      "                     rows (k <= K <= N) instead of all N: rows that stay in cache, a\n"
+      "                     ceiling for the random case (its shape then ends in keys<K)\n"
       "  --repeat R         timed runs per measurement, median reported (default 7, min 5)\n"
       "  --warmup W         untimed runs first (default 2)\n"
       "  --json FILE|-      also write one JSON object per line (- = stdout; the table then\n"
@@ -186,6 +189,8 @@ OpsOptions parse_ops(int argc, char** argv) {
     } else if (a == "--shape") {
       o.cases.shape = value();
       if (o.cases.shape.empty()) usage_error("--shape: empty text");
+    } else if (a == "--sparse-keys") {
+      o.cases.sparse_keys = integer(a, value(), 1, 1 << 20);
     } else if (a == "--repeat") {
       o.repeat = int(integer(a, value(), 5, 100000));
       repeat_set = true;

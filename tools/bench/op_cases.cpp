@@ -221,16 +221,17 @@ void attention_cases(int64_t n, std::vector<CaseSpec>* out) {
   });
 }
 
-// kk distinct random keys per query, in random order (as top-k selection would give).
-BufferPtr random_indices(int64_t rows, int64_t n, int64_t kk, uint32_t seed) {
+// kk distinct random keys in [0, range) per query (range >= kk), in random order (as top-k
+// selection would give).
+BufferPtr random_indices(int64_t rows, int64_t range, int64_t kk, uint32_t seed) {
   auto buf = std::make_shared<HostBuffer>(size_t(rows * kk) * sizeof(int32_t));
   auto* idx = reinterpret_cast<int32_t*>(buf->data());
-  std::vector<int64_t> seen(size_t(n), -1);  // row that last picked each key
+  std::vector<int64_t> seen(size_t(range), -1);  // row that last picked each key
   uint64_t s = seed;
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < kk;) {
       s = s * 6364136223846793005ull + 1442695040888963407ull;  // 64-bit LCG
-      const int64_t key = int64_t((s >> 33) % uint64_t(n));
+      const int64_t key = int64_t((s >> 33) % uint64_t(range));
       if (seen[size_t(key)] == r) continue;
       seen[size_t(key)] = r;
       idx[r * kk + j++] = int32_t(key);
@@ -238,17 +239,22 @@ BufferPtr random_indices(int64_t rows, int64_t n, int64_t kk, uint32_t seed) {
   return buf;
 }
 
-void sparse_attention_cases(int64_t n, std::vector<CaseSpec>* out) {
+// keys: the key rows the indices are drawn from (the first `keys`; n: all of them).
+void sparse_attention_case(int64_t n, int64_t keys, std::vector<CaseSpec>* out) {
   const int64_t kk = ceil_frac(n, kSparse);
-  const std::string shape = heads_shape(n) + " k" + std::to_string(kk);
-  add(out, "sparse_attention", shape, n, [n, kk, shape]() -> Result<BenchCase> {
+  const std::string shape =
+      heads_shape(n) + " k" + std::to_string(kk) + (keys < n ? " keys<" + std::to_string(keys) : "");
+  add(out, "sparse_attention", shape, n, [n, kk, keys, shape]() -> Result<BenchCase> {
+    if (keys < kk || keys > n)
+      return invalid_argument("--sparse-keys " + std::to_string(keys) + ": " + shape + " needs " +
+                              std::to_string(kk) + " .. " + std::to_string(n));
     CaseMaker m("sparse_attention", shape, n);
     const TensorDesc d(DType::f32, {1, kHeads, n, kHd});
     BufferPtr q = random_f32(kHeads * n * kHd, 30), k = random_f32(kHeads * n * kHd, 31),
               v = random_f32(kHeads * n * kHd, 32);
     const ValueId qi = m.input("q", d, q), ki = m.input("k", d, k), vi = m.input("v", d, v);
     const ValueId ii =
-        m.input("idx", TensorDesc(DType::i32, {1, kHeads, n, kk}), random_indices(kHeads * n, n, kk, 33));
+        m.input("idx", TensorDesc(DType::i32, {1, kHeads, n, kk}), random_indices(kHeads * n, keys, kk, 33));
     // The peer: dense attention over the same q, k, v on the same engine.
     GraphBuilder dense;
     const ValueId dq = dense.input("q", d), dk = dense.input("k", d), dv = dense.input("v", d);
@@ -262,6 +268,7 @@ void sparse_attention_cases(int64_t n, std::vector<CaseSpec>* out) {
                     std::move(peers));
   });
 }
+void sparse_attention_cases(int64_t n, std::vector<CaseSpec>* out) { sparse_attention_case(n, n, out); }
 
 // The Combiner axial joint softmax at segment 128: both passes (direct keys of the row, then
 // the column slots), and the column pass alone continuing a given direct state (the
@@ -413,7 +420,12 @@ std::vector<CaseSpec> select_cases(const CaseSelection& sel) {
     const std::vector<int64_t> ns = !sel.ns.empty() ? sel.ns
                                     : sel.quick     ? std::vector<int64_t>{f->quick}
                                                     : f->sizes;
-    for (int64_t n : ns) f->add(n, &specs);
+    for (int64_t n : ns) {
+      if (f->op == OpKind::sparse_attention && sel.sparse_keys > 0)
+        sparse_attention_case(n, sel.sparse_keys, &specs);
+      else
+        f->add(n, &specs);
+    }
   }
   if (!sel.shape.empty())
     std::erase_if(specs, [&](const CaseSpec& c) { return c.shape.find(sel.shape) == std::string::npos; });

@@ -16,6 +16,9 @@ struct CaseSelection {
   std::vector<int64_t> ns;       // empty: each op's default N (or its --quick N)
   std::string shape;             // non-empty: only cases whose shape string contains it
   bool quick = false;
+  // > 0: sparse_attention draws each query's keys from the first sparse_keys key rows, not
+  // from all N (a ceiling: K and V rows that stay in cache); its shape then ends in " keys<K".
+  int64_t sparse_keys = 0;
 };
 
 // Ops that have bench cases, in op_list.inc order.

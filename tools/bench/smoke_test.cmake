@@ -169,10 +169,23 @@ if(NOT rc EQUAL 0 OR NOT o MATCHES "workers spin 1000 us")
   message(FATAL_ERROR "longrun-bench pool --spin-us 1000 exited ${rc}\n${o}${e}")
 endif()
 
+# --sparse-keys K: sparse_attention's keys come from the first K rows, and the shape says so;
+# a K below the case's k fails that case by name (exit 1).
+execute_process(COMMAND ${BENCH} ops --quick --op sparse_attention --n 256 --sparse-keys 32 --repeat 5 --json -
+                RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e)
+if(NOT rc EQUAL 0 OR NOT o MATCHES "\"shape\":\"B1 H8 N256 hd64 k13 keys<32\"")
+  message(FATAL_ERROR "longrun-bench ops --sparse-keys 32 exited ${rc}\n${o}${e}")
+endif()
+execute_process(COMMAND ${BENCH} ops --quick --op sparse_attention --n 256 --sparse-keys 8 --repeat 5
+                RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e)
+if(NOT rc EQUAL 1 OR NOT o MATCHES "--sparse-keys 8: .* needs 13 .. 256")
+  message(FATAL_ERROR "longrun-bench ops --sparse-keys 8 exited ${rc}, expected 1 naming the range\n${o}${e}")
+endif()
+
 # Usage errors name the flag and exit 2.
 foreach(args "ops;--repeat;3" "ops;--op;no_such_op" "ops;--backend;nope" "ops;--n;12x" "nope"
              "ops;--cpus;x" "ops;--cpus;65535;--op;add" "ops;--backend;reference;--cpus;0"
-             "ops;--spin-us;1000001" "ops;--backend;reference;--spin-us;10" "pool;--spin-us;-1"
+             "ops;--spin-us;1000001" "ops;--backend;reference;--spin-us;10" "ops;--sparse-keys;0" "pool;--spin-us;-1"
              "pool;--rounds;2" "pool;--gaps;1,x" "pool;--cpus;x" "pool;--bogus")
   execute_process(COMMAND ${BENCH} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e)
   if(NOT rc EQUAL 2)
