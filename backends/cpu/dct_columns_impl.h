@@ -111,6 +111,65 @@ struct ColumnKernels {
     void operator()(int64_t j, int64_t v, T re, T im) const { buf.store(j, v, re, im); }
   };
 
+  // The R elements first + u step (u < R) of a pass's butterflies, reached through its load
+  // or store functor F. Through a Buf (BufLoad, BufStore: the passes within scratch) each
+  // is one add from the first element's address: Buf::at (a multiply, a shift and the pad)
+  // for every element, column vector and half bound those passes (a microbenchmark of one
+  // radix-8 pass with its arithmetic removed ran as slowly as the real one). The offsets are
+  // the same for every butterfly of a pass, pad lines included: h, s and the steps are
+  // powers of two, and a step that is a multiple of the pad's 16 elements crosses u step / 16
+  // pads from any element, while a shorter one divides 16 and the butterflies' first elements
+  // lie below it within their 16 (inputs j < h/r, outputs o % 16 < s, or o % 16 + (r - 1) s
+  // < 16 where s < 16 / r), so they cross the pads the first butterfly crosses. Zen 5, one
+  // radix-8 pass alone over two buffers (h = 64 .. 1024, 32 or 64 columns): 0.78-0.87 of the
+  // time of Buf::at per element. The passes store by offset into any Buf but load by offset
+  // only between two Bufs: the DCT-III's last pass (a Buf into the output rows) loading by
+  // offset took its [2048, 512] 1.11x and [1024, 512] 1.04x the time, while the first pass
+  // (the input rows into a Buf) storing by offset took the DCT-II's 0.96 (in-process A/B, 1
+  // thread). kBuf: by offset (F is BufLoad or BufStore).
+  template <int R, class F, bool kBuf>
+  struct Elements {
+    struct ByIndex {  // any functor: element by element
+      const F& f;
+      int64_t first, step;
+      void load(int u, int64_t v, T& re, T& im) const { f(first + step * u, v, re, im); }
+      void store(int u, int64_t v, T re, T im) const { f(first + step * u, v, re, im); }
+    };
+    struct ByOffset {  // a Buf: the first element's address plus off[u]
+      float* p;
+      const int64_t* off;
+      int64_t wl;  // the imaginary half's offset (w L floats)
+      void load(int u, int64_t v, T& re, T& im) const {
+        const float* e = p + off[u] + v * L;
+        re = V::load(e), im = V::load(e + wl);
+      }
+      void store(int u, int64_t v, T re, T im) const {
+        float* e = p + off[u] + v * L;
+        V::store(e, re), V::store(e + wl, im);
+      }
+    };
+    const F& f;
+    int64_t step;
+    int64_t off[R] = {};  // kBuf: floats from element 0 to element u step
+    Elements(const F& fn, int64_t st) : f(fn), step(st) {
+      if constexpr (kBuf)
+        for (int u = 0; u < R; ++u) off[u] = f.buf.at(st * u) - f.buf.at(0);
+    }
+    // The butterfly whose first element is `first`.
+    auto at(int64_t first) const {
+      if constexpr (kBuf)
+        return ByOffset{f.buf.at(first), off, f.buf.w * L};
+      else
+        return ByIndex{f, first, step};
+    }
+  };
+
+  // A pass's inputs (by offset only between two Bufs) and outputs (by offset into any Buf).
+  template <int R, class Load, class Store>
+  using Inputs = Elements<R, Load, std::is_same_v<Load, BufLoad> && std::is_same_v<Store, BufStore>>;
+  template <int R, class Store>
+  using Outputs = Elements<R, Store, std::is_same_v<Store, BufStore>>;
+
   // (re, im) * (wr, wi).
   static void cmul(T& re, T& im, T wr, T wi) {
     const T r = V::fnmadd(im, wi, V::mul(re, wr));
@@ -126,6 +185,8 @@ struct ColumnKernels {
   static void radix4(int64_t n, int64_t s, int64_t w, const float* tw, const Load& load, const Store& store,
                      const Fetch& fetch) {
     const int64_t n1 = n / 4;
+    const Inputs<4, Load, Store> in(load, s * n1);
+    const Outputs<4, Store> out(store, s);
     for (int64_t p = 0; p < n1; ++p) {
       const float* t = tw + 6 * p;
       const T w1r = V::set1(t[0]), w1i = V::set1(t[1]), w2r = V::set1(t[2]), w2i = V::set1(t[3]),
@@ -133,14 +194,16 @@ struct ColumnKernels {
       for (int64_t q = 0; q < s; ++q) {
         const int64_t j = q + s * p, o = q + 4 * s * p;
         fetch(j, o);
+        const auto x = in.at(j);
+        const auto y = out.at(o);
         for (int64_t v = 0; v < w; ++v) {
           T r[4], i[4];
-          for (int u = 0; u < 4; ++u) load(j + u * s * n1, v, r[u], i[u]);
+          for (int u = 0; u < 4; ++u) x.load(u, v, r[u], i[u]);
           dft4<kInverse>(r, i);
           cmul(r[1], i[1], w1r, w1i);
           cmul(r[2], i[2], w2r, w2i);
           cmul(r[3], i[3], w3r, w3i);
-          for (int u = 0; u < 4; ++u) store(o + u * s, v, r[u], i[u]);
+          for (int u = 0; u < 4; ++u) y.store(u, v, r[u], i[u]);
         }
       }
     }
@@ -179,59 +242,22 @@ struct ColumnKernels {
                      const Fetch& fetch) {
     const int64_t n1 = n / 8;
     const T c = V::set1(0.70710678118654752f);
-    // Between two scratch buffers a butterfly's 16 addresses are one add each from its first
-    // element's, instead of at() per element, column vector and half: its elements j + u h/8
-    // and outputs o + u s lie at the same offsets (in_off, out_off, in floats) from j and o
-    // in every butterfly of the pass, pad lines included. (h and s are powers of two: a step
-    // that is a multiple of the pad's 16 elements crosses u step / 16 pads; a shorter one
-    // divides 16, and j % 16 < h/8, o % 16 < s or, for s = 1, o % 16 + 7 < 16, so the pads
-    // crossed are those of the first butterfly.) Zen 5, one radix-8 pass alone over two
-    // buffers (h = 64 .. 1024, 32 or 64 columns): 0.78-0.87 of the time of at() per element;
-    // [2048, 512] DCT-II / DCT-III in their blocks 0.94 / 0.96 (bitwise the same outputs).
-    if constexpr (std::is_same_v<Load, BufLoad> && std::is_same_v<Store, BufStore>) {
-      int64_t in_off[8], out_off[8];
-      for (int u = 0; u < 8; ++u) {
-        in_off[u] = load.buf.at(s * n1 * u) - load.buf.at(0);
-        out_off[u] = store.buf.at(s * u) - store.buf.at(0);
-      }
-      const int64_t wl = w * L;
-      for (int64_t p = 0; p < n1; ++p) {
-        const float* t = tw + 14 * p;
-        for (int64_t q = 0; q < s; ++q) {
-          fetch(q + s * p, q + 8 * s * p);
-          const float* in = load.buf.at(q + s * p);
-          float* out = store.buf.at(q + 8 * s * p);
-          for (int64_t v = 0; v < w; ++v) {
-            T er[4], ei[4], orr[4], oi[4];
-            for (int u = 0; u < 4; ++u) {
-              const float* e = in + in_off[2 * u] + v * L;
-              const float* d = in + in_off[2 * u + 1] + v * L;
-              er[u] = V::load(e), ei[u] = V::load(e + wl);
-              orr[u] = V::load(d), oi[u] = V::load(d + wl);
-            }
-            butterfly8<kInverse>(er, ei, orr, oi, t, c, [&](int u, T re, T im) {
-              float* y = out + out_off[u] + v * L;
-              V::store(y, re);
-              V::store(y + wl, im);
-            });
-          }
-        }
-      }
-      return;
-    }
+    const Inputs<8, Load, Store> in(load, s * n1);
+    const Outputs<8, Store> out(store, s);
     for (int64_t p = 0; p < n1; ++p) {
       const float* t = tw + 14 * p;
       for (int64_t q = 0; q < s; ++q) {
         const int64_t j = q + s * p, o = q + 8 * s * p;
         fetch(j, o);
+        const auto x = in.at(j);
+        const auto y = out.at(o);
         for (int64_t v = 0; v < w; ++v) {
           T er[4], ei[4], orr[4], oi[4];
           for (int u = 0; u < 4; ++u) {
-            load(j + s * n1 * (2 * u), v, er[u], ei[u]);
-            load(j + s * n1 * (2 * u + 1), v, orr[u], oi[u]);
+            x.load(2 * u, v, er[u], ei[u]);
+            x.load(2 * u + 1, v, orr[u], oi[u]);
           }
-          butterfly8<kInverse>(er, ei, orr, oi, t, c,
-                               [&](int u, T re, T im) { store(o + s * u, v, re, im); });
+          butterfly8<kInverse>(er, ei, orr, oi, t, c, [&](int u, T re, T im) { y.store(u, v, re, im); });
         }
       }
     }
@@ -268,14 +294,18 @@ struct ColumnKernels {
   // The last pass when log2 h is odd: length-2 butterflies s apart.
   template <class Load, class Store, class Fetch>
   static void radix2(int64_t s, int64_t w, const Load& load, const Store& store, const Fetch& fetch) {
+    const Inputs<2, Load, Store> in(load, s);
+    const Outputs<2, Store> out(store, s);
     for (int64_t q = 0; q < s; ++q) {
       fetch(q, q);
+      const auto x = in.at(q);
+      const auto y = out.at(q);
       for (int64_t v = 0; v < w; ++v) {
         T ar, ai, br, bi;
-        load(q, v, ar, ai);
-        load(q + s, v, br, bi);
-        store(q, v, V::add(ar, br), V::add(ai, bi));
-        store(q + s, v, V::sub(ar, br), V::sub(ai, bi));
+        x.load(0, v, ar, ai);
+        x.load(1, v, br, bi);
+        y.store(0, v, V::add(ar, br), V::add(ai, bi));
+        y.store(1, v, V::sub(ar, br), V::sub(ai, bi));
       }
     }
   }
