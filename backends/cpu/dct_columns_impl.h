@@ -699,7 +699,7 @@ struct ColumnKernels {
     // Y_k and Y_{h-k} read the same four rows: one pass in row order fills the first buffer
     // (reading each input row once), and the FFT starts from there.
     const Buf ybuf{work, w};
-    auto first = [&](int64_t j, int64_t v, T& re, T& im) { ybuf.load(j, v, re, im); };
+    const BufLoad first{ybuf};
     const bool far = copy_pass(h, w);  // rows fetched at two distances (kCopyAheadL2)
     for (int64_t k = 0; 2 * k <= h; ++k) {
       if (const int64_t f = k + kCopyAheadL2; far && 2 * f <= h)
