@@ -259,40 +259,32 @@ struct ColumnKernels {
             x.load(2 * u, v, er[u], ei[u]);
             x.load(2 * u + 1, v, orr[u], oi[u]);
           }
-          butterfly8<kInverse>(er, ei, orr, oi, t, c, [&](int u, T re, T im) { y.store(u, v, re, im); });
+          dft4<kInverse>(er, ei);
+          dft4<kInverse>(orr, oi);
+          {
+            T r1 = orr[1], i1 = oi[1];
+            rot<kInverse>(r1, i1);
+            orr[1] = V::mul(V::add(orr[1], r1), c), oi[1] = V::mul(V::add(oi[1], i1), c);
+            rot<kInverse>(orr[2], oi[2]);
+            T r3 = orr[3], i3 = oi[3];
+            rot<kInverse>(r3, i3);
+            orr[3] = V::mul(V::sub(r3, orr[3]), c), oi[3] = V::mul(V::sub(i3, oi[3]), c);
+          }
+          y.store(0, v, V::add(er[0], orr[0]), V::add(ei[0], oi[0]));
+          for (int u = 0; u < 4; ++u) {
+            if (u > 0) {
+              T yr = V::add(er[u], orr[u]), yi = V::add(ei[u], oi[u]);
+              cmul(yr, yi, V::set1(t[2 * (u - 1)]), V::set1(t[2 * (u - 1) + 1]));
+              y.store(u, v, yr, yi);
+            }
+            T zr = V::sub(er[u], orr[u]), zi = V::sub(ei[u], oi[u]);
+            cmul(zr, zi, V::set1(t[2 * (u + 3)]), V::set1(t[2 * (u + 3) + 1]));
+            y.store(u + 4, v, zr, zi);
+          }
         }
       }
     }
   }
-  // One radix-8 butterfly of one column vector: inputs u = 0, 2, 4, 6 in e, 1, 3, 5, 7 in o;
-  // out(t, re, im) takes output t (twiddled by w^{tp}, t = 1 .. 7: tw).
-  template <bool kInverse, class Out>
-  [[gnu::always_inline]] static inline void butterfly8(T (&er)[4], T (&ei)[4], T (&orr)[4], T (&oi)[4],
-                                                       const float* t, T c, const Out& out) {
-    dft4<kInverse>(er, ei);
-    dft4<kInverse>(orr, oi);
-    {
-      T r1 = orr[1], i1 = oi[1];
-      rot<kInverse>(r1, i1);
-      orr[1] = V::mul(V::add(orr[1], r1), c), oi[1] = V::mul(V::add(oi[1], i1), c);
-      rot<kInverse>(orr[2], oi[2]);
-      T r3 = orr[3], i3 = oi[3];
-      rot<kInverse>(r3, i3);
-      orr[3] = V::mul(V::sub(r3, orr[3]), c), oi[3] = V::mul(V::sub(i3, oi[3]), c);
-    }
-    out(0, V::add(er[0], orr[0]), V::add(ei[0], oi[0]));
-    for (int u = 0; u < 4; ++u) {
-      if (u > 0) {
-        T yr = V::add(er[u], orr[u]), yi = V::add(ei[u], oi[u]);
-        cmul(yr, yi, V::set1(t[2 * (u - 1)]), V::set1(t[2 * (u - 1) + 1]));
-        out(u, yr, yi);
-      }
-      T zr = V::sub(er[u], orr[u]), zi = V::sub(ei[u], oi[u]);
-      cmul(zr, zi, V::set1(t[2 * (u + 3)]), V::set1(t[2 * (u + 3) + 1]));
-      out(u + 4, zr, zi);
-    }
-  }
-
   // The last pass when log2 h is odd: length-2 butterflies s apart.
   template <class Load, class Store, class Fetch>
   static void radix2(int64_t s, int64_t w, const Load& load, const Store& store, const Fetch& fetch) {
