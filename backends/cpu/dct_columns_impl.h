@@ -598,6 +598,18 @@ struct ColumnKernels {
   static bool dct3_folds_radix2(const ColumnPlan& pl, int64_t w) {
     return L == 16 && !pl.split && !pl.fft_half.empty() && !copy_pass(pl.n / 2, w);
   }
+  // The DCT-III pre-twiddle's constants of coefficient k, broadcast: ColumnPlan::edge + 6 k
+  // (g cos a_k, g sin a_k, g cos a_{h-k}, g sin a_{h-k}, cos and sin of 2 pi k/n).
+  struct PreConstants {
+    T hc, hs, hc2, hs2, cf, sf;
+    explicit PreConstants(const float* c)
+        : hc(V::set1(c[0])),
+          hs(V::set1(c[1])),
+          hc2(V::set1(c[2])),
+          hs2(V::set1(c[3])),
+          cf(V::set1(c[4])),
+          sf(V::set1(c[5])) {}
+  };
   // The DCT-III pre pass with the FFT's first pass folded in (dct3_folds_radix2): that FFT
   // runs radix 2 first (Stockham, n = h, s = 1): y_2p = Y_p + Y_{p+g}, y_2p+1 = (Y_p -
   // Y_{p+g}) w^p (g = h/2, w = e^{2 pi i/h}), then radix 8 from s = 2 (ColumnPlan::fft_half).
@@ -609,10 +621,14 @@ struct ColumnKernels {
     const int64_t n = pl.n, h = n / 2, g = h / 2, w = cols.w, used = pl.rows_in;
     const float* e = pl.edge.data();
     const Buf a{work, w};
-    // w^p = e^{2 pi i p/h}: cos and sin of the angle of edge row 2p.
-    auto butterfly = [&](int64_t p, int64_t v, T ar, T ai, T br, T bi) {
+    // w^p = e^{2 pi i p/h}: cos and sin of the angle of edge row 2p (none for p = 0).
+    struct Twiddle {
+      T re, im;
+    };
+    auto twiddle = [&](int64_t p) { return Twiddle{V::set1(e[12 * p + 4]), V::set1(e[12 * p + 5])}; };
+    auto butterfly = [&](int64_t p, const Twiddle* t, int64_t v, T ar, T ai, T br, T bi) {
       T dr = V::sub(ar, br), di = V::sub(ai, bi);
-      if (p > 0) cmul(dr, di, V::set1(e[12 * p + 4]), V::set1(e[12 * p + 5]));
+      if (t != nullptr) cmul(dr, di, t->re, t->im);
       a.store(2 * p, v, V::add(ar, br), V::add(ai, bi));
       a.store(2 * p + 1, v, dr, di);
     };
@@ -620,28 +636,38 @@ struct ColumnKernels {
       if (const int64_t f = p + kPostAhead / 2; 2 * f <= g)
         for (int64_t r : {f, n - f, h - f, h + f, g - f, 3 * g + f, g + f, 3 * g - f})
           if (r < used) cols.fetch(x + r * xs);
-      for (int64_t v = 0; v < w; ++v) {
-        T yr, yi, zr, zi;
-        if (p == 0) {  // Y_0 and Y_g
+      if (p == 0) {  // Y_0 and Y_g
+        const PreConstants cg(e + 6 * g);
+        for (int64_t v = 0; v < w; ++v) {
+          T zr, zi, unused_r, unused_i;
           const T c0 = V::mul(V::set1(e[0]), coef(0, v)), ch = V::mul(V::set1(e[1]), coef(h, v));
           const T xg = coef(g, v), x3g = coef(3 * g, v);
-          pre(g, xg, x3g, xg, x3g, zr, zi);
-          butterfly(0, v, V::add(c0, ch), V::sub(c0, ch), zr, zi);
-          continue;
+          pre(cg, xg, x3g, xg, x3g, zr, zi, unused_r, unused_i);
+          butterfly(0, nullptr, v, V::add(c0, ch), V::sub(c0, ch), zr, zi);
         }
-        const T a0 = coef(p, v), b0 = coef(n - p, v), a2 = coef(h - p, v), b2 = coef(h + p, v);
-        pre(p, a0, b0, a2, b2, yr, yi);      // Y_p
-        pre(h - p, a2, b2, a0, b0, zr, zi);  // Y_{h-p}
-        if (2 * p == g) {                    // p + g = h - p
-          butterfly(p, v, yr, yi, zr, zi);
-          continue;
+        continue;
+      }
+      // The constants of the pairs (Y_p, Y_{h-p}), (Y_{g-p}, Y_{g+p}) and the butterflies'
+      // twiddles, broadcast once per step (not per column vector).
+      const PreConstants cp(e + 6 * p);
+      const Twiddle tp = twiddle(p);
+      if (2 * p == g) {  // p + g = h - p
+        for (int64_t v = 0; v < w; ++v) {
+          T yr, yi, zr, zi;
+          pre(cp, coef(p, v), coef(n - p, v), coef(h - p, v), coef(h + p, v), yr, yi, zr, zi);
+          butterfly(p, &tp, v, yr, yi, zr, zi);
         }
-        const T c = coef(g - p, v), d = coef(3 * g + p, v), c2 = coef(g + p, v), d2 = coef(3 * g - p, v);
-        T ur, ui, tr, ti;
-        pre(g - p, c, d, c2, d2, ur, ui);  // Y_{g-p}
-        pre(g + p, c2, d2, c, d, tr, ti);  // Y_{g+p}
-        butterfly(p, v, yr, yi, tr, ti);
-        butterfly(g - p, v, ur, ui, zr, zi);
+        continue;
+      }
+      const PreConstants cq(e + 6 * (g - p));
+      const Twiddle tq = twiddle(g - p);
+      for (int64_t v = 0; v < w; ++v) {
+        T yr, yi, zr, zi, ur, ui, tr, ti;
+        pre(cp, coef(p, v), coef(n - p, v), coef(h - p, v), coef(h + p, v), yr, yi, zr, zi);  // Y_p, Y_{h-p}
+        pre(cq, coef(g - p, v), coef(3 * g + p, v), coef(g + p, v), coef(3 * g - p, v), ur, ui, tr,
+            ti);  // Y_{g-p}, Y_{g+p}
+        butterfly(p, &tp, v, yr, yi, tr, ti);
+        butterfly(g - p, &tq, v, ur, ui, zr, zi);
       }
     }
   }
@@ -660,16 +686,18 @@ struct ColumnKernels {
     const int64_t n = pl.n, h = n / 2, w = cols.w, used = pl.rows_in;
     const float* e = pl.edge.data();
     auto coef = [&](int64_t k, int64_t v) { return k < used ? cols.load(x + k * xs, v) : V::zero(); };
-    // Y_k from a = X_k, b = X_{n-k}, a2 = X_{h-k}, b2 = X_{h+k} (0 < k < h).
-    auto pre = [&](int64_t k, T a, T b, T a2, T b2, T& re, T& im) {
-      const float* c = e + 6 * k;
-      const T hc = V::set1(c[0]), hs = V::set1(c[1]), hc2 = V::set1(c[2]), hs2 = V::set1(c[3]);
-      const T zr = V::fmadd(hc, a, V::mul(hs, b)), zi = V::fnmadd(hc, b, V::mul(hs, a));
-      const T gr = V::fmadd(hc2, a2, V::mul(hs2, b2)), gi = V::fnmadd(hc2, b2, V::mul(hs2, a2));
-      const T sr = V::add(zr, gr), si = V::sub(zi, gi), dr = V::sub(zr, gr), di = V::add(zi, gi);
-      const T cf = V::set1(c[4]), sf = V::set1(c[5]);
-      re = V::fnmadd(cf, di, V::fnmadd(sf, dr, sr));
-      im = V::fnmadd(sf, di, V::fmadd(cf, dr, si));
+    // Y_k (yr, yi) and Y_{h-k} (zr, zi) from a = X_k, b = X_{n-k}, a2 = X_{h-k}, b2 = X_{h+k}
+    // (0 < k < h), c = PreConstants(k). With z = z_k, g = z_{h-k}, s = z + conj g, d = z - conj g
+    // and u = e^{2 pi i k/n} d: Y_k = s + i u and, as z_{h-k}'s own s and d are conj s and
+    // -conj d and e^{2 pi i (h-k)/n} = -conj e^{2 pi i k/n}, Y_{h-k} = conj s + i conj u. So the
+    // pair shares z, g, s, d and u: 20 operations, where each Y on its own took 16.
+    auto pre = [](const PreConstants& c, T a, T b, T a2, T b2, T& yr, T& yi, T& zr, T& zi) {
+      const T pr = V::fmadd(c.hc, a, V::mul(c.hs, b)), pi = V::fnmadd(c.hc, b, V::mul(c.hs, a));
+      const T gr = V::fmadd(c.hc2, a2, V::mul(c.hs2, b2)), gi = V::fnmadd(c.hc2, b2, V::mul(c.hs2, a2));
+      const T sr = V::add(pr, gr), si = V::sub(pi, gi), dr = V::sub(pr, gr), di = V::add(pi, gi);
+      const T ur = V::fnmadd(c.sf, di, V::mul(c.cf, dr)), ui = V::fmadd(c.cf, di, V::mul(c.sf, dr));
+      yr = V::sub(sr, ui), yi = V::add(si, ur);
+      zr = V::add(sr, ui), zi = V::sub(ur, si);
     };
     auto no_fetch = [](int64_t, int64_t, int64_t) {};
     auto fetch_last = [&](int64_t o, int64_t stride, int64_t r) {  // the rows of v_{o + t stride}
@@ -702,19 +730,20 @@ struct ColumnKernels {
       if (const int64_t f = k + (far ? kCopyAheadL1 : kPostAhead); 2 * f <= h)
         for (int64_t r : {f, n - f, h - f, h + f})
           if (r < used) cols.fetch(x + r * xs);
-      for (int64_t v = 0; v < w; ++v) {
-        T re, im;
-        if (k == 0) {
+      if (k == 0) {
+        for (int64_t v = 0; v < w; ++v) {
           const T a = V::mul(V::set1(e[0]), coef(0, v)), b = V::mul(V::set1(e[1]), coef(h, v));
           ybuf.store(0, v, V::add(a, b), V::sub(a, b));
-          continue;
         }
+        continue;
+      }
+      const PreConstants ck(e + 6 * k);
+      for (int64_t v = 0; v < w; ++v) {
+        T yr, yi, zr, zi;
         const T a = coef(k, v), b = coef(n - k, v), a2 = coef(h - k, v), b2 = coef(h + k, v);
-        pre(k, a, b, a2, b2, re, im);
-        ybuf.store(k, v, re, im);
-        if (2 * k == h) continue;
-        pre(h - k, a2, b2, a, b, re, im);
-        ybuf.store(h - k, v, re, im);
+        pre(ck, a, b, a2, b2, yr, yi, zr, zi);
+        ybuf.store(k, v, yr, yi);
+        if (2 * k != h) ybuf.store(h - k, v, zr, zi);
       }
     }
     const Buffers bufs(pl, w, work);
