@@ -37,9 +37,15 @@ struct ColumnKernels {
     void store(float* row, int64_t v, T x) const {
       V::store_part(row + v * L, mask[v], x, whole || v + 1 < w);
     }
-    // Rows are 2 KB or more apart and each visit takes only w lines: the hardware
-    // prefetchers do not link them, so the passes that touch rows fetch them ahead: kAhead
-    // rows' worth (the FFT's first and last passes: kAhead / r butterflies of r rows).
+    // Software prefetch of rows, for the passes around the large buffers (the copy passes, the
+    // two-step post pass and the DCT-III pre pass from kColumnCopyPassBytes, below). The passes
+    // of the whole-buffer FFT that touch rows (the DCT-II's first and post passes, the DCT-III's
+    // pre and last passes) fetch nothing: Zen 5, 1 thread, [n, 512] in its blocks, in-process A/B
+    // against fetching 16 k steps or 64 rows ahead (session 38): without the prefetchw of the
+    // output rows the DCT-III took 0.88-0.93 of the time at n = 512 .. 2048 and the DCT-II
+    // 0.88-0.95 at n = 256 .. 2048; without the prefetch of the DCT-III's input rows 0.94-0.97
+    // more; the DCT-II's input rows were even (0.97-1.02). The copy passes' fetches still win at
+    // n = 4096 and 8192 (without them 1.05-1.10x).
     void fetch(const float* row) const {
       for (int64_t v = 0; v < w; ++v) V::prefetch(row + v * L);
     }
@@ -50,13 +56,13 @@ struct ColumnKernels {
       for (int64_t v = 0; v < w; ++v) V::prefetch_for_write(row + v * L);
     }
   };
-  static constexpr int64_t kAhead = 64;  // complex rows
-  // The DCT-II post / DCT-III pre pass fetches its rows kPostAhead k steps ahead; from
-  // kColumnCopyPassBytes on, the DCT-III pre pass fetches as the copy passes do (below). Against
-  // kPostAhead (Zen 4, session 23, alternating runs in one process): DCT-III [4096, 512]
-  // 0.82-1.02 of the time (six runs, median ~0.87), [8192, 512] 0.80-0.90; the AVX2 code on
-  // the same machine 0.90-1.01 and 0.76-0.91. The same for the DCT-II post pass was even at 4096
-  // (0.96-1.17; AVX2 1.00-1.08) and gained only at 8192 (0.82-0.98): not used.
+  // After a copy pass (kColumnCopyPassBytes) the DCT-II post pass fetches its output rows
+  // kPostAhead k steps ahead (Zen 4: 0.82-0.98 of the time at [8192, 512]), and the DCT-III's
+  // scatter after a two-step FFT its elements. From kColumnCopyPassBytes on, the DCT-III pre
+  // pass fetches as the copy passes do (below): against kPostAhead (Zen 4, session 23,
+  // alternating runs in one process) DCT-III [4096, 512] 0.82-1.02 of the time (six runs,
+  // median ~0.87), [8192, 512] 0.80-0.90; the AVX2 code on the same machine 0.90-1.01 and
+  // 0.76-0.91.
   static constexpr int64_t kPostAhead = 16;
   // The DCT-II post pass after a two-step FFT walks k in two_step_post_order's tiles of
   // kTwoStepPostTile adjacent elements and fetches its output rows kTwoStepPostAhead steps
@@ -181,11 +187,8 @@ struct ColumnKernels {
 
   // One radix-4 Stockham pass (decimation in frequency, autosorting): length-n sub-sequences
   // s apart; y[q + s(4p + t)] = w^{tp} sum_u x[q + s(p + u n/4)] e^{-+2 pi i t u / 4}.
-  // fetch(j, o): the first / last pass prefetches the rows of butterfly j (inputs j + u s n/4)
-  // or o (outputs o + t s) some butterflies ahead; a no-op for passes within scratch.
-  template <bool kInverse, class Load, class Store, class Fetch>
-  static void radix4(int64_t n, int64_t s, int64_t w, const float* tw, const Load& load, const Store& store,
-                     const Fetch& fetch) {
+  template <bool kInverse, class Load, class Store>
+  static void radix4(int64_t n, int64_t s, int64_t w, const float* tw, const Load& load, const Store& store) {
     const int64_t n1 = n / 4;
     const Inputs<4, Load, Store> in(load, s * n1);
     const Outputs<4, Store> out(store, s);
@@ -195,7 +198,6 @@ struct ColumnKernels {
               w3r = V::set1(t[4]), w3i = V::set1(t[5]);
       for (int64_t q = 0; q < s; ++q) {
         const int64_t j = q + s * p, o = q + 4 * s * p;
-        fetch(j, o);
         const auto x = in.at(j);
         const auto y = out.at(o);
         for (int64_t v = 0; v < w; ++v) {
@@ -239,9 +241,8 @@ struct ColumnKernels {
   // W^{tu} (W = e^{-+2 pi i/8}). The 8-point DFT is two 4-point ones (even and odd u), the
   // odd half turned by W^t: W O = (O + rot O)/sqrt2, W^2 O = rot O, W^3 O = (rot O - O)/sqrt2.
   // Half the passes of radix 4 over the L2-resident buffers, for the same arithmetic.
-  template <bool kInverse, class Load, class Store, class Fetch>
-  static void radix8(int64_t n, int64_t s, int64_t w, const float* tw, const Load& load, const Store& store,
-                     const Fetch& fetch) {
+  template <bool kInverse, class Load, class Store>
+  static void radix8(int64_t n, int64_t s, int64_t w, const float* tw, const Load& load, const Store& store) {
     const int64_t n1 = n / 8;
     const T c = V::set1(0.70710678118654752f);
     const Inputs<8, Load, Store> in(load, s * n1);
@@ -250,7 +251,6 @@ struct ColumnKernels {
       const float* t = tw + 14 * p;
       for (int64_t q = 0; q < s; ++q) {
         const int64_t j = q + s * p, o = q + 8 * s * p;
-        fetch(j, o);
         const auto x = in.at(j);
         const auto y = out.at(o);
         for (int64_t v = 0; v < w; ++v) {
@@ -286,12 +286,11 @@ struct ColumnKernels {
     }
   }
   // The last pass when log2 h is odd: length-2 butterflies s apart.
-  template <class Load, class Store, class Fetch>
-  static void radix2(int64_t s, int64_t w, const Load& load, const Store& store, const Fetch& fetch) {
+  template <class Load, class Store>
+  static void radix2(int64_t s, int64_t w, const Load& load, const Store& store) {
     const Inputs<2, Load, Store> in(load, s);
     const Outputs<2, Store> out(store, s);
     for (int64_t q = 0; q < s; ++q) {
-      fetch(q, q);
       const auto x = in.at(q);
       const auto y = out.at(q);
       for (int64_t v = 0; v < w; ++v) {
@@ -308,11 +307,9 @@ struct ColumnKernels {
   // the last writes through `last` when `to_last`, else into scratch; returns the scratch
   // buffer holding the result (when !to_last). kSkipRadix2: a last radix-2 pass is left out
   // (column_fft_ends_in_radix2(h); the caller folds it into the pass that reads the result).
-  template <bool kInverse, bool kSkipRadix2 = false, class First, class Last, class FetchFirst,
-            class FetchLast>
-  static Buf fft(int64_t h, int64_t w, const float* tw, const First& first, const FetchFirst& fetch_first,
-                 const Last& last, const FetchLast& fetch_last, bool to_last, Buf a, Buf b,
-                 int64_t s_first = 1) {
+  template <bool kInverse, bool kSkipRadix2 = false, class First, class Last>
+  static Buf fft(int64_t h, int64_t w, const float* tw, const First& first, const Last& last, bool to_last,
+                 Buf a, Buf b, int64_t s_first = 1) {
     auto from = [](const Buf& buf) { return BufLoad{buf}; };
     auto into = [](const Buf& buf) { return BufStore{buf}; };
     Buf in = a, out = b;
@@ -320,24 +317,23 @@ struct ColumnKernels {
     for (int64_t n = h, s = s_first; n > 1 && !(kSkipRadix2 && n == 2);) {
       const int64_t r = column_fft_radix(n);
       const bool is_last = n == r;
-      auto pass = [&](const auto& load, const auto& store, const auto& fetch) {
+      auto pass = [&](const auto& load, const auto& store) {
         if (r == 8)
-          radix8<kInverse>(n, s, w, tw, load, store, fetch);
+          radix8<kInverse>(n, s, w, tw, load, store);
         else if (r == 4)
-          radix4<kInverse>(n, s, w, tw, load, store, fetch);
+          radix4<kInverse>(n, s, w, tw, load, store);
         else
-          radix2(s, w, load, store, fetch);
+          radix2(s, w, load, store);
       };
-      auto no_fetch = [](int64_t, int64_t) {};
-      const int64_t part = n / r, stride = s;
+      const int64_t part = n / r;
       if (is_first && is_last && to_last)  // h = 8: one radix-8 pass
-        pass(first, last, [&](int64_t j, int64_t) { fetch_first(j + kAhead / r, part, r); });
+        pass(first, last);
       else if (is_first)
-        pass(first, into(out), [&](int64_t j, int64_t) { fetch_first(j + kAhead / r, part, r); });
+        pass(first, into(out));
       else if (is_last && to_last)
-        pass(from(in), last, [&](int64_t, int64_t o) { fetch_last(o + kAhead / r, stride, r); });
+        pass(from(in), last);
       else
-        pass(from(in), into(out), no_fetch);
+        pass(from(in), into(out));
       tw += r > 2 ? 2 * (r - 1) * part : 0;
       n = part;
       s *= r;
@@ -357,7 +353,6 @@ struct ColumnKernels {
   static void fft_two_step(const ColumnPlan& pl, int64_t h, int64_t w, const Buf& a, const Buf& s1,
                            const Buf& s2) {
     const int64_t n1 = pl.split, n2 = h / n1;
-    auto no_fetch = [](int64_t, int64_t, int64_t) {};
     for (int64_t j2 = 0; j2 < n2; ++j2) {
       const float* c = pl.cross.data() + 2 * n1 * j2;
       auto first = [&](int64_t j, int64_t v, T& re, T& im) { a.load(n2 * j + j2, v, re, im); };
@@ -365,12 +360,12 @@ struct ColumnKernels {
         cmul(re, im, V::set1(c[2 * k]), V::set1(c[2 * k + 1]));
         a.store(n2 * k + j2, v, re, im);
       };
-      fft<kInverse>(n1, w, pl.fft1.data(), first, no_fetch, last, no_fetch, true, s1, s2);
+      fft<kInverse>(n1, w, pl.fft1.data(), first, last, true, s1, s2);
     }
     for (int64_t k1 = 0; k1 < n1; ++k1) {
       auto first = [&](int64_t j, int64_t v, T& re, T& im) { a.load(n2 * k1 + j, v, re, im); };
       auto last = [&](int64_t k, int64_t v, T re, T im) { a.store(n2 * k1 + k, v, re, im); };
-      fft<kInverse>(n2, w, pl.fft2.data(), first, no_fetch, last, no_fetch, true, s1, s2);
+      fft<kInverse>(n2, w, pl.fft2.data(), first, last, true, s1, s2);
     }
   }
   // Where fft_two_step leaves X[k].
@@ -426,13 +421,7 @@ struct ColumnKernels {
       re = cols.load(x + src[2 * j] * xs, v);
       im = cols.load(x + src[2 * j + 1] * xs, v);
     };
-    auto fetch_first = [&](int64_t j, int64_t part, int64_t r) {  // the rows of z_j, z_{j + part}, ...
-      if (j >= part) return;
-      for (int64_t u = 0; u < r; ++u)
-        for (int64_t t = 2 * (j + u * part); t < 2 * (j + u * part) + 2; ++t) cols.fetch(x + src[t] * xs);
-    };
     auto none = [](int64_t, int64_t, T, T) {};
-    auto no_fetch = [](int64_t, int64_t, int64_t) {};
     const Buffers bufs(pl, w, work);
     const Buf &a = bufs.a, &b = bufs.b;
     const bool two_step = pl.split != 0;
@@ -456,10 +445,10 @@ struct ColumnKernels {
       if (two_step) {
         fft_two_step<false>(pl, h, w, a, bufs.s1, bufs.s2);
       } else {
-        z = fft<false>(h, w, pl.fft.data(), BufLoad{a}, no_fetch, none, no_fetch, false, a, b);
+        z = fft<false>(h, w, pl.fft.data(), BufLoad{a}, none, false, a, b);
       }
     } else {
-      z = fft<false, kFoldRadix2>(h, w, pl.fft.data(), first, fetch_first, none, no_fetch, false, a, b);
+      z = fft<false, kFoldRadix2>(h, w, pl.fft.data(), first, none, false, a, b);
     }
     const float* e = pl.edge.data();
     if constexpr (kFoldRadix2) {
@@ -492,7 +481,7 @@ struct ColumnKernels {
         k = n - keep;
         continue;
       }
-      if (k + kPostAhead < h) {
+      if (copy_pass(h, w) && k + kPostAhead < h) {
         if (k + kPostAhead < keep) cols.fetch_for_write(y + (k + kPostAhead) * ys);
         if (n - k - kPostAhead < keep) cols.fetch_for_write(y + (n - k - kPostAhead) * ys);
       }
@@ -560,11 +549,6 @@ struct ColumnKernels {
       post(g, cg, v, mr, mi, mr, mi);
     }
     for (int64_t q = 1; 2 * q <= g; ++q) {
-      if (const int64_t f = q + kPostAhead; 2 * f < g)
-        for (int64_t k : {f, h - f, g - f, g + f}) {
-          cols.fetch_for_write(y + k * ys);
-          cols.fetch_for_write(y + (n - k) * ys);
-        }
       const PostConstants c1(e + 4 * q), c2(e + 4 * (h - q)), c3(e + 4 * (g - q)), c4(e + 4 * (g + q));
       for (int64_t v = 0; v < w; ++v) {
         T ar, ai, br, bi;
@@ -616,9 +600,9 @@ struct ColumnKernels {
   // Y_p, Y_{h-p}, Y_{g-p} and Y_{g+p} come from the same eight rows, so one step finishes
   // butterflies p and g - p, writing the first buffer: one pass over it fewer.
   template <class Coef, class Pre>
-  static void pre_radix2(const Cols& cols, const ColumnPlan& pl, const float* x, int64_t xs, const Coef& coef,
-                         const Pre& pre, float* work) {
-    const int64_t n = pl.n, h = n / 2, g = h / 2, w = cols.w, used = pl.rows_in;
+  static void pre_radix2(const Cols& cols, const ColumnPlan& pl, const Coef& coef, const Pre& pre,
+                         float* work) {
+    const int64_t n = pl.n, h = n / 2, g = h / 2, w = cols.w;
     const float* e = pl.edge.data();
     const Buf a{work, w};
     // w^p = e^{2 pi i p/h}: cos and sin of the angle of edge row 2p (none for p = 0).
@@ -633,9 +617,6 @@ struct ColumnKernels {
       a.store(2 * p + 1, v, dr, di);
     };
     for (int64_t p = 0; 2 * p <= g; ++p) {
-      if (const int64_t f = p + kPostAhead / 2; 2 * f <= g)
-        for (int64_t r : {f, n - f, h - f, h + f, g - f, 3 * g + f, g + f, 3 * g - f})
-          if (r < used) cols.fetch(x + r * xs);
       if (p == 0) {  // Y_0 and Y_g
         const PreConstants cg(e + 6 * g);
         for (int64_t v = 0; v < w; ++v) {
@@ -699,35 +680,26 @@ struct ColumnKernels {
       yr = V::sub(sr, ui), yi = V::add(si, ur);
       zr = V::add(sr, ui), zi = V::sub(ur, si);
     };
-    auto no_fetch = [](int64_t, int64_t, int64_t) {};
-    auto fetch_last = [&](int64_t o, int64_t stride, int64_t r) {  // the rows of v_{o + t stride}
-      if (o >= stride) return;
-      for (int64_t t = 0; t < r && o + t * stride < h; ++t) {
-        cols.fetch_for_write(y + shuffled_source(2 * (o + t * stride), n) * ys);
-        cols.fetch_for_write(y + shuffled_source(2 * (o + t * stride) + 1, n) * ys);
-      }
-    };
     auto last = [&](int64_t j, int64_t v, T re, T im) {
       cols.store(y + shuffled_source(2 * j, n) * ys, v, re);
       cols.store(y + shuffled_source(2 * j + 1, n) * ys, v, im);
     };
     if constexpr (kFoldRadix2) {
-      pre_radix2(cols, pl, x, xs, coef, pre, work);
+      pre_radix2(cols, pl, coef, pre, work);
       const Buffers bufs(pl, w, work);
-      fft<true>(h / 2, w, pl.fft_half.data(), BufLoad{bufs.a}, no_fetch, last, fetch_last, true, bufs.a,
-                bufs.b, 2);
+      fft<true>(h / 2, w, pl.fft_half.data(), BufLoad{bufs.a}, last, true, bufs.a, bufs.b, 2);
       return;
     }
     // Y_k and Y_{h-k} read the same four rows: one pass in row order fills the first buffer
     // (reading each input row once), and the FFT starts from there.
     const Buf ybuf{work, w};
     const BufLoad first{ybuf};
-    const bool far = copy_pass(h, w);  // rows fetched at two distances (kCopyAheadL2)
+    const bool far = copy_pass(h, w);  // rows fetched at two distances (kCopyAheadL2), else none
     for (int64_t k = 0; 2 * k <= h; ++k) {
       if (const int64_t f = k + kCopyAheadL2; far && 2 * f <= h)
         for (int64_t r : {f, n - f, h - f, h + f})
           if (r < used) cols.fetch_to_l2(x + r * xs);
-      if (const int64_t f = k + (far ? kCopyAheadL1 : kPostAhead); 2 * f <= h)
+      if (const int64_t f = k + kCopyAheadL1; far && 2 * f <= h)
         for (int64_t r : {f, n - f, h - f, h + f})
           if (r < used) cols.fetch(x + r * xs);
       if (k == 0) {
@@ -749,7 +721,7 @@ struct ColumnKernels {
     const Buffers bufs(pl, w, work);
     const bool two_step = pl.split != 0;
     if (!two_step && !copy_pass(h, w)) {
-      fft<true>(h, w, pl.fft.data(), first, no_fetch, last, fetch_last, true, bufs.a, bufs.b);
+      fft<true>(h, w, pl.fft.data(), first, last, true, bufs.a, bufs.b);
       return;
     }
     auto none = [](int64_t, int64_t, T, T) {};
@@ -757,7 +729,7 @@ struct ColumnKernels {
     if (two_step)
       fft_two_step<true>(pl, h, w, bufs.a, bufs.s1, bufs.s2);
     else
-      z = fft<true>(h, w, pl.fft.data(), first, no_fetch, none, no_fetch, false, bufs.a, bufs.b);
+      z = fft<true>(h, w, pl.fft.data(), first, none, false, bufs.a, bufs.b);
     for (int64_t j = 0; j < h; ++j) {
       const int64_t at = two_step ? two_step_at(pl, h, j) : j;
       if (two_step && j + kPostAhead < h) {  // elements n2 apart: fetched ahead
