@@ -578,7 +578,8 @@ struct ColumnKernels {
   // copy pass), of a length 2 * 8^m (ColumnPlan::fft_half), with AVX-512 only: a step holds
   // eight input rows and four Y values per column vector, too many for 16 AVX2 registers
   // (Zen 5, 1 thread, [2048, 512], in-process A/B against the separate pre pass: AVX-512
-  // 0.95-0.98 of the time on a quiet VM, 0.91-0.93 under load; AVX2 1.64-1.76x).
+  // 0.95-0.98 of the time on a quiet VM, 0.91-0.93 under load; AVX2 1.64-1.76x, and still
+  // 1.08-1.09x with the paired pre-twiddle of session 38).
   static bool dct3_folds_radix2(const ColumnPlan& pl, int64_t w) {
     return L == 16 && !pl.split && !pl.fft_half.empty() && !copy_pass(pl.n / 2, w);
   }
