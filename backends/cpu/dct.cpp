@@ -4,10 +4,13 @@
 #include "cpu/dct.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <numbers>
+#include <thread>
 #include <vector>
 
 namespace longrun::cpu {
@@ -75,8 +78,20 @@ struct SpectralState {
   bool use_matrix = false;
   std::shared_ptr<const std::vector<float>> matrix;       // R [m x n]; transposed [n x m] when inner == 1
   std::shared_ptr<const dct_detail::ColumnPlan> columns;  // the column route (power-of-two lengths)
-  mutable std::vector<Scratch> scratch;                   // runs of one prepared graph are serialised
+  // One scratch per thread of the pool that runs a call at a time (runs of one prepared graph
+  // are serialised), each taken by one chunk at a time: busy[i] while scratch[i] is taken.
+  mutable std::vector<Scratch> scratch;
+  std::unique_ptr<std::atomic<bool>[]> busy;
 };
+
+// Scratch slots for `threads` threads over `units` units (at least one).
+int64_t scratch_slots(int64_t units, int threads) {
+  return threads <= 1 ? 1 : std::max<int64_t>(1, std::min<int64_t>(units, threads));
+}
+void size_scratch(SpectralState* st, int64_t slots) {
+  st->scratch.resize(size_t(slots));
+  st->busy = std::make_unique<std::atomic<bool>[]>(size_t(slots));
+}
 
 int64_t round_even(int64_t v) { return v + (v & 1); }
 
@@ -185,8 +200,7 @@ Result<std::shared_ptr<SpectralState>> make_state(SpectralOp op, const OpAttrs& 
     st->block = std::min(dct_detail::column_plan_width(length), st->inner);
     st->blocks_per_outer = (st->inner + st->block - 1) / st->block;
     st->units = st->outer * st->blocks_per_outer;
-    const int64_t chunks = threads <= 1 ? 1 : std::min<int64_t>(st->units, 2 * int64_t(threads));
-    st->scratch.resize(size_t(chunks));
+    size_scratch(st.get(), scratch_slots(st->units, threads));
     for (Scratch& s : st->scratch) {
       LR_ASSIGN_OR_RETURN(s.a, alloc_floats(dct_detail::column_work_floats(*st->columns, st->block)));
     }
@@ -244,9 +258,7 @@ Result<std::shared_ptr<SpectralState>> make_state(SpectralOp op, const OpAttrs& 
     LR_ASSIGN_OR_RETURN(st->bwd, dct_detail::make_sequence_dft(st->m, +1, st->ld, sizes));
   }
   build_tables(*st);
-  // One scratch per parallel chunk; two chunks per thread balance blocks of unequal cost.
-  const int64_t chunks = threads <= 1 ? 1 : std::min<int64_t>(st->units, 2 * int64_t(threads));
-  st->scratch.resize(size_t(chunks));
+  size_scratch(st.get(), scratch_slots(st->units, threads));
   const int64_t b = st->block;
   for (Scratch& s : st->scratch) {
     LR_ASSIGN_OR_RETURN(s.a, alloc_floats(b * st->ld));
@@ -462,22 +474,39 @@ class Runner {
   float* y_;
 };
 
-// Runs fn(unit, chunk) over [0, units) in `chunks` fixed contiguous ranges (chunk i owns
-// scratch i); the split depends only on the shapes and the prepared chunk count, and every
-// unit's result only on its own data, so outputs are bitwise-identical for any thread count.
+// Takes a free slot of busy[0 .. slots), first trying the one this thread took last, so that
+// a thread keeps reusing the scratch in its own L2.
+int64_t take_slot(std::atomic<bool>* busy, int64_t slots) {
+  thread_local int64_t last = 0;
+  for (;;) {
+    for (int64_t i = 0; i < slots; ++i) {
+      const int64_t s = (last + i) % slots;
+      bool free = false;
+      if (!busy[s].load(std::memory_order_relaxed) &&
+          busy[s].compare_exchange_strong(free, true, std::memory_order_acquire)) {
+        last = s;
+        return s;
+      }
+    }
+    std::this_thread::yield();  // a pool with more threads than the state was prepared for
+  }
+}
+
+// Runs fn(unit, slot) over [0, units): serially on slot 0, or in the pool's chunks, any
+// thread taking any chunk, each chunk on a scratch slot that no running chunk holds (busy:
+// `slots` flags; null: no scratch, slot 0). A late worker (one still waking up) then takes
+// fewer units instead of a fixed share. Every unit's result depends only on its own data,
+// not on its slot or thread, so outputs are bitwise-identical for any thread count.
 template <typename Fn>
-void for_each_unit(ThreadPool* pool, int64_t units, int64_t chunks, const Fn& fn) {
-  chunks = std::min(chunks, units);
-  if (pool == nullptr || pool->num_threads() <= 1 || chunks <= 1) {
+void for_each_unit(ThreadPool* pool, int64_t units, std::atomic<bool>* busy, int64_t slots, const Fn& fn) {
+  if (pool == nullptr || pool->num_threads() <= 1 || units <= 1) {
     for (int64_t u = 0; u < units; ++u) fn(u, int64_t(0));
     return;
   }
-  pool->parallel_for(chunks, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t c = begin; c < end; ++c) {
-      int64_t ub = 0, ue = 0;
-      thread_pool_chunk_range(units, chunks, c, &ub, &ue);
-      for (int64_t u = ub; u < ue; ++u) fn(u, c);
-    }
+  pool->parallel_for(units, 1, [&](int64_t begin, int64_t end) {
+    const int64_t slot = busy != nullptr ? take_slot(busy, slots) : 0;
+    for (int64_t u = begin; u < end; ++u) fn(u, slot);
+    if (busy != nullptr) busy[slot].store(false, std::memory_order_release);
   });
 }
 
@@ -515,11 +544,11 @@ Status run_spectral(const KernelArgs& args, SpectralOp op, const DctLoops& loops
   const Runner runner(*st, loops, static_cast<const float*>(x.data), out);
   if (st->use_matrix) {
     const int64_t units = runner.matrix_units();
-    for_each_unit(args.pool, units, units, [&](int64_t u, int64_t) { runner.run_matrix_unit(u); });
+    for_each_unit(args.pool, units, nullptr, 0, [&](int64_t u, int64_t) { runner.run_matrix_unit(u); });
     return {};
   }
-  for_each_unit(args.pool, st->units, int64_t(st->scratch.size()),
-                [&](int64_t u, int64_t c) { runner.run_unit(u, st->scratch[size_t(c)]); });
+  for_each_unit(args.pool, st->units, st->busy.get(), int64_t(st->scratch.size()),
+                [&](int64_t u, int64_t slot) { runner.run_unit(u, st->scratch[size_t(slot)]); });
   return {};
 }
 
