@@ -10,6 +10,7 @@
 #include <memory>
 #include <new>
 #include <numbers>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -474,10 +475,11 @@ class Runner {
   float* y_;
 };
 
-// Takes a free slot of busy[0 .. slots), first trying the one this thread took last, so that
-// a thread keeps reusing the scratch in its own L2.
-int64_t take_slot(std::atomic<bool>* busy, int64_t slots) {
+// Takes a free slot (busy[s] false), first trying the one this thread took last, so that a
+// thread keeps reusing the scratch in its own L2.
+int64_t take_slot(std::span<std::atomic<bool>> busy) {
   thread_local int64_t last = 0;
+  const auto slots = int64_t(busy.size());
   for (;;) {
     for (int64_t i = 0; i < slots; ++i) {
       const int64_t s = (last + i) % slots;
@@ -494,19 +496,19 @@ int64_t take_slot(std::atomic<bool>* busy, int64_t slots) {
 
 // Runs fn(unit, slot) over [0, units): serially on slot 0, or in the pool's chunks, any
 // thread taking any chunk, each chunk on a scratch slot that no running chunk holds (busy:
-// `slots` flags; null: no scratch, slot 0). A late worker (one still waking up) then takes
+// one flag per slot; empty: no scratch, slot 0). A late worker (one still waking up) then takes
 // fewer units instead of a fixed share. Every unit's result depends only on its own data,
 // not on its slot or thread, so outputs are bitwise-identical for any thread count.
 template <typename Fn>
-void for_each_unit(ThreadPool* pool, int64_t units, std::atomic<bool>* busy, int64_t slots, const Fn& fn) {
+void for_each_unit(ThreadPool* pool, int64_t units, std::span<std::atomic<bool>> busy, const Fn& fn) {
   if (pool == nullptr || pool->num_threads() <= 1 || units <= 1) {
     for (int64_t u = 0; u < units; ++u) fn(u, int64_t(0));
     return;
   }
   pool->parallel_for(units, 1, [&](int64_t begin, int64_t end) {
-    const int64_t slot = busy != nullptr ? take_slot(busy, slots) : 0;
+    const int64_t slot = busy.empty() ? 0 : take_slot(busy);
     for (int64_t u = begin; u < end; ++u) fn(u, slot);
-    if (busy != nullptr) busy[slot].store(false, std::memory_order_release);
+    if (!busy.empty()) busy[size_t(slot)].store(false, std::memory_order_release);
   });
 }
 
@@ -544,10 +546,10 @@ Status run_spectral(const KernelArgs& args, SpectralOp op, const DctLoops& loops
   const Runner runner(*st, loops, static_cast<const float*>(x.data), out);
   if (st->use_matrix) {
     const int64_t units = runner.matrix_units();
-    for_each_unit(args.pool, units, nullptr, 0, [&](int64_t u, int64_t) { runner.run_matrix_unit(u); });
+    for_each_unit(args.pool, units, {}, [&](int64_t u, int64_t) { runner.run_matrix_unit(u); });
     return {};
   }
-  for_each_unit(args.pool, st->units, st->busy.get(), int64_t(st->scratch.size()),
+  for_each_unit(args.pool, st->units, std::span(st->busy.get(), st->scratch.size()),
                 [&](int64_t u, int64_t slot) { runner.run_unit(u, st->scratch[size_t(slot)]); });
   return {};
 }

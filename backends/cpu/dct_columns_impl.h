@@ -425,9 +425,9 @@ struct ColumnKernels {
     auto none = [](int64_t, int64_t, T, T) {};
     const Buffers bufs(pl, w, work);
     const Buf &a = bufs.a, &b = bufs.b;
-    const bool two_step = pl.split != 0;
+    const bool two_step = pl.split != 0, copied = copy_pass(h, w);  // copied: a gather pass first
     Buf z = a;
-    if (two_step || copy_pass(h, w)) {
+    if (two_step || copied) {
       for (int64_t j = 0; j < h; ++j) {
         if (j + kCopyAheadL2 < h) {
           cols.fetch_to_l2(x + src[2 * (j + kCopyAheadL2)] * xs);
@@ -482,7 +482,7 @@ struct ColumnKernels {
         k = n - keep;
         continue;
       }
-      if (copy_pass(h, w) && k + kPostAhead < h) {
+      if (copied && k + kPostAhead < h) {
         if (k + kPostAhead < keep) cols.fetch_for_write(y + (k + kPostAhead) * ys);
         if (n - k - kPostAhead < keep) cols.fetch_for_write(y + (n - k - kPostAhead) * ys);
       }
@@ -698,12 +698,14 @@ struct ColumnKernels {
     const BufLoad first{ybuf};
     const bool far = copy_pass(h, w);  // rows fetched at two distances (kCopyAheadL2), else none
     for (int64_t k = 0; 2 * k <= h; ++k) {
-      if (const int64_t f = k + kCopyAheadL2; far && 2 * f <= h)
-        for (int64_t r : {f, n - f, h - f, h + f})
-          if (r < used) cols.fetch_to_l2(x + r * xs);
-      if (const int64_t f = k + kCopyAheadL1; far && 2 * f <= h)
-        for (int64_t r : {f, n - f, h - f, h + f})
-          if (r < used) cols.fetch(x + r * xs);
+      if (far) {
+        if (const int64_t f = k + kCopyAheadL2; 2 * f <= h)
+          for (int64_t r : {f, n - f, h - f, h + f})
+            if (r < used) cols.fetch_to_l2(x + r * xs);
+        if (const int64_t f = k + kCopyAheadL1; 2 * f <= h)
+          for (int64_t r : {f, n - f, h - f, h + f})
+            if (r < used) cols.fetch(x + r * xs);
+      }
       if (k == 0) {
         for (int64_t v = 0; v < w; ++v) {
           const T a = V::mul(V::set1(e[0]), coef(0, v)), b = V::mul(V::set1(e[1]), coef(h, v));
