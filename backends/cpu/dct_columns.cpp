@@ -47,6 +47,9 @@ int64_t column_block_width(int64_t n) {
 // as fast or faster (32 columns: 0.97-1.16x). So where the 64-column buffers would take more
 // than 3/4 of the L2 and the 32-column ones would not, the blocks are 32 wide (n = 2048 with
 // a 1 MiB L2). Where even 32 would not fit (n >= 8192 here) the wide rows matter more: 64.
+// Session 39 (Zen 5, n = 4096, two-step, alternating runs of two binaries, 1 and 2 threads):
+// blocks of 32 columns (a 512 KiB buffer) took about 1.2x the time of 64 on 1 thread, and 48
+// (768 KiB) 1.0-1.05x, so 64 stays in the two-step range.
 int64_t column_plan_width(int64_t n) {
   const int64_t w = column_block_width(n);
   const bool in_range = n >= kColumnTwoStepFrom && n <= kColumnTwoStepUpTo;
