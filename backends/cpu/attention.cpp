@@ -56,27 +56,9 @@ bool attention_problem(const KernelArgs& args, AttentionProblem* p) {
     p->lse_out = static_cast<float*>(lse.data);
     for (int i = 0; i < 3; ++i) p->ls[i] = lse.desc.stride(i);
   }
-  if (!rank4_f32_rows(q) || !rank4_f32_rows(k) || !rank4_f32_rows(v) || !rank4_f32_rows(y)) return false;
-  p->B = q.desc.dim(0);
-  p->H = q.desc.dim(1);
-  p->Nq = q.desc.dim(2);
-  p->Nk = k.desc.dim(2);
-  p->hd = q.desc.dim(3);
-  p->hv = v.desc.dim(3);
-  const int64_t kd[4] = {p->B, p->H, p->Nk, p->hd}, vd[4] = {p->B, p->H, p->Nk, p->hv},
-                yd[4] = {p->B, p->H, p->Nq, p->hv};
-  for (int i = 0; i < 4; ++i)
-    if (k.desc.dim(i) != kd[i] || v.desc.dim(i) != vd[i] || y.desc.dim(i) != yd[i]) return false;
+  if (!take_qkvy(q, k, v, y, p)) return false;
   if (p->Nk > INT32_MAX) return false;  // key lists are int32
   if (at->has_key_padding_mask && !take_key_mask(args.inputs[3], p)) return false;
-  p->q = static_cast<const float*>(q.data);
-  p->k = static_cast<const float*>(k.data);
-  p->v = static_cast<const float*>(v.data);
-  p->y = static_cast<float*>(y.data);
-  copy_strides(q, p->qs);
-  copy_strides(k, p->ks);
-  copy_strides(v, p->vs);
-  copy_strides(y, p->ys);
   p->scale = at->scale;
   p->causal = at->causal;
   p->causal_offset = p->Nk - p->Nq;
@@ -96,6 +78,30 @@ Status run_attention(const KernelArgs& args, AttentionItemsFn fn) {
 }
 
 }  // namespace
+
+bool take_qkvy(const TensorView& q, const TensorView& k, const TensorView& v, const TensorView& y,
+               AttentionProblem* p) {
+  if (!rank4_f32_rows(q) || !rank4_f32_rows(k) || !rank4_f32_rows(v) || !rank4_f32_rows(y)) return false;
+  p->B = q.desc.dim(0);
+  p->H = q.desc.dim(1);
+  p->Nq = q.desc.dim(2);
+  p->Nk = k.desc.dim(2);
+  p->hd = q.desc.dim(3);
+  p->hv = v.desc.dim(3);
+  const int64_t kd[4] = {p->B, p->H, p->Nk, p->hd}, vd[4] = {p->B, p->H, p->Nk, p->hv},
+                yd[4] = {p->B, p->H, p->Nq, p->hv};
+  for (int i = 0; i < 4; ++i)
+    if (k.desc.dim(i) != kd[i] || v.desc.dim(i) != vd[i] || y.desc.dim(i) != yd[i]) return false;
+  p->q = static_cast<const float*>(q.data);
+  p->k = static_cast<const float*>(k.data);
+  p->v = static_cast<const float*>(v.data);
+  p->y = static_cast<float*>(y.data);
+  copy_strides(q, p->qs);
+  copy_strides(k, p->ks);
+  copy_strides(v, p->vs);
+  copy_strides(y, p->ys);
+  return true;
+}
 
 AttentionScratchLayout attention_scratch_layout(int64_t Nk, int64_t hd, int64_t hv) {
   AttentionScratchLayout s;

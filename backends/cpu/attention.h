@@ -52,6 +52,12 @@ struct AttentionProblem {
   int64_t yis[3] = {};
 };
 
+// Both ops' q [B, H, Nq, hd], k [B, H, Nk, hd], v [B, H, Nk, hv] and y [B, H, Nq, hv] into p:
+// sizes, pointers and strides. False when any is not f32 of rank 4 with rows of stride 1, or
+// k, v or y disagree with q's B, H, Nq and k's Nk.
+bool take_qkvy(const TensorView& q, const TensorView& k, const TensorView& v, const TensorView& y,
+               AttentionProblem* p);
+
 // axial_attention: the problem as [B, H, N, .] views (q, k, v, y, mask as in AttentionProblem;
 // ksum / vsum the column-slot keys and values) and its two passes. Pass 0 runs the direct
 // keys of every row (items (b, h, row u, query block)) and stores each query's log-sum-exp

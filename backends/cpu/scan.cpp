@@ -124,16 +124,6 @@ Status run_segment_max(const KernelArgs& args, const ScanIsa& isa) {
   return {};
 }
 
-// PyTorch's 'nearest' source index for f32 tensors, exactly as the reference computes it
-// (ops/reference/scan.cpp: same float expressions, so the same indices).
-int64_t upsample_source(int64_t in, int64_t out, int64_t dst) {
-  if (out == in) return dst;
-  if (out == 2 * in) return dst >> 1;
-  const float scale = float(in) / float(out);
-  const int64_t src = int64_t(std::floor(float(dst) * scale));
-  return src < in - 1 ? src : in - 1;
-}
-
 }  // namespace
 
 Status cpu_cummax_f32_avx2(const KernelArgs& args) { return run_cummax(args, kScanAvx2); }
@@ -157,7 +147,7 @@ Status cpu_upsample_nearest_f32(const KernelArgs& args) {
         args.pool, l.outer * a.size, std::max<int64_t>(1, 16384 / l.inner), [&](int64_t u0, int64_t u1) {
           for (int64_t u = u0; u < u1; ++u) {
             const int64_t o = u / a.size, d = u % a.size;
-            std::memcpy(y + u * l.inner, x + (o * l.n + upsample_source(l.n, a.size, d)) * l.inner,
+            std::memcpy(y + u * l.inner, x + (o * l.n + upsample_nearest_source(l.n, a.size, d)) * l.inner,
                         size_t(l.inner) * sizeof(float));
           }
         });
@@ -165,7 +155,8 @@ Status cpu_upsample_nearest_f32(const KernelArgs& args) {
   }
   parallel_ranges(args.pool, l.outer, std::max<int64_t>(1, 16384 / a.size), [&](int64_t o0, int64_t o1) {
     for (int64_t o = o0; o < o1; ++o)
-      for (int64_t d = 0; d < a.size; ++d) y[o * a.size + d] = x[o * l.n + upsample_source(l.n, a.size, d)];
+      for (int64_t d = 0; d < a.size; ++d)
+        y[o * a.size + d] = x[o * l.n + upsample_nearest_source(l.n, a.size, d)];
   });
   return {};
 }

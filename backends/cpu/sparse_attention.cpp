@@ -11,10 +11,6 @@
 namespace longrun::cpu {
 namespace {
 
-bool rows_f32(const TensorView& t) {
-  return t.desc.dtype() == DType::f32 && t.desc.rank() == 4 && (t.desc.dim(3) <= 1 || t.desc.stride(3) == 1);
-}
-
 // Fills p from the kernel arguments; false when the views are not what the vectorised
 // kernel handles (the reference kernel then runs, and reports any error).
 bool sparse_problem(const KernelArgs& args, AttentionProblem* p) {
@@ -22,33 +18,12 @@ bool sparse_problem(const KernelArgs& args, AttentionProblem* p) {
   if (at == nullptr || args.inputs.size() != 4 || args.outputs.size() != 1) return false;
   const TensorView &q = args.inputs[0], &k = args.inputs[1], &v = args.inputs[2], &ix = args.inputs[3],
                    &y = args.outputs[0];
-  if (!rows_f32(q) || !rows_f32(k) || !rows_f32(v) || !rows_f32(y)) return false;
-  if (ix.desc.dtype() != DType::i32 || ix.desc.rank() != 4) return false;
-  p->B = q.desc.dim(0);
-  p->H = q.desc.dim(1);
-  p->Nq = q.desc.dim(2);
-  p->Nk = k.desc.dim(2);
-  p->hd = q.desc.dim(3);
-  p->hv = v.desc.dim(3);
+  if (ix.desc.dtype() != DType::i32 || ix.desc.rank() != 4 || !take_qkvy(q, k, v, y, p)) return false;
   p->kk = ix.desc.dim(3);
-  const int64_t kd[4] = {p->B, p->H, p->Nk, p->hd}, vd[4] = {p->B, p->H, p->Nk, p->hv},
-                yd[4] = {p->B, p->H, p->Nq, p->hv};
-  for (int i = 0; i < 4; ++i)
-    if (k.desc.dim(i) != kd[i] || v.desc.dim(i) != vd[i] || y.desc.dim(i) != yd[i]) return false;
   if ((ix.desc.dim(0) != 1 && ix.desc.dim(0) != p->B) || (ix.desc.dim(1) != 1 && ix.desc.dim(1) != p->H) ||
       ix.desc.dim(2) != p->Nq || p->kk > INT32_MAX)
     return false;
-  p->q = static_cast<const float*>(q.data);
-  p->k = static_cast<const float*>(k.data);
-  p->v = static_cast<const float*>(v.data);
-  p->y = static_cast<float*>(y.data);
   p->idx = static_cast<const int32_t*>(ix.data);
-  for (int i = 0; i < 3; ++i) {
-    p->qs[i] = q.desc.stride(i);
-    p->ks[i] = k.desc.stride(i);
-    p->vs[i] = v.desc.stride(i);
-    p->ys[i] = y.desc.stride(i);
-  }
   // Broadcast dims (size 1) read index 0: a zero stride makes (b, h) land there.
   p->is[0] = ix.desc.dim(0) == 1 ? 0 : ix.desc.stride(0);
   p->is[1] = ix.desc.dim(1) == 1 ? 0 : ix.desc.stride(1);

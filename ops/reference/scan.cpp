@@ -20,20 +20,6 @@ double max_step(double run, double v) {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-// Source index of output position `dst` for PyTorch's 'nearest' rule on f32 tensors
-// (aten/src/ATen/native/UpSample.h, nearest_idx): sizes equal -> identity, output twice the
-// input -> dst >> 1, otherwise scale = float(in) / float(out) and
-// src = min(int64(floorf(float(dst) * scale)), in - 1), all in float32. Torch uses double
-// for f64 tensors, which differs (in=2, out=82, dst=41 gives 0 in f32, 1 in f64); the model
-// runs f32. Checked against torch 1.13 interpolate on f32 for all in < 80, out < 200.
-int64_t upsample_nearest_source(int64_t in, int64_t out, int64_t dst) {
-  if (out == in) return dst;
-  if (out == 2 * in) return dst >> 1;
-  const float scale = float(in) / float(out);
-  const int64_t src = int64_t(std::floor(float(dst) * scale));
-  return src < in - 1 ? src : in - 1;
-}
-
 }  // namespace
 
 Status reference_cummax(const KernelArgs& args) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <string_view>
 #include <variant>
@@ -183,6 +184,18 @@ struct UpsampleNearestAttrs {
   int64_t size = 1;
   bool operator==(const UpsampleNearestAttrs&) const = default;
 };
+// That rule's source index of output position `dst` (0 <= dst < out), for every backend, so
+// each picks the same elements (aten/src/ATen/native/UpSample.h, nearest_idx). Torch uses
+// double for f64 tensors, which differs (in = 2, out = 82, dst = 41 gives 0 in f32, 1 in
+// f64); the models run f32. Checked against torch 1.13 interpolate on f32 for all in < 80,
+// out < 200.
+inline int64_t upsample_nearest_source(int64_t in, int64_t out, int64_t dst) {
+  if (out == in) return dst;
+  if (out == 2 * in) return dst >> 1;
+  const float scale = float(in) / float(out);
+  const auto src = int64_t(std::floor(float(dst) * scale));
+  return src < in - 1 ? src : in - 1;
+}
 
 // concat: >= 1 inputs of one dtype, equal dims except along axis.
 struct ConcatAttrs {
