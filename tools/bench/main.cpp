@@ -130,6 +130,39 @@ int thread_count(std::string_view flag, const std::string& s) {
   return n > 0 ? n : std::max(1, int(std::thread::hardware_concurrency()));
 }
 
+// The pool flags of ops, models and pool (--cpus, --spin-us, --no-auto-affinity) into their
+// options; false when `a` is none of them.
+template <class Value>
+bool pool_flag(const std::string& a, Value& value, std::vector<int>& cpus, int& spin_us,
+               bool& auto_affinity) {
+  if (a == "--cpus") {
+    for (const std::string& c : split(a, value())) cpus.push_back(int(integer(a, c, 0, 1 << 16)));
+  } else if (a == "--spin-us") {
+    spin_us = int(integer(a, value(), 0, longrun::kMaxSpinUs));
+  } else if (a == "--no-auto-affinity") {
+    auto_affinity = false;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// --backend and --threads of ops and models; false when `a` is neither.
+template <class Value>
+bool engine_flag(const std::string& a, Value& value, std::string& backend, std::vector<int>& threads) {
+  if (a == "--backend") {
+    backend = value();
+    if (backend != "cpu" && backend != "reference" && backend != "cuda")
+      usage_error("--backend: unknown backend '" + backend + "' (cpu, reference or cuda)");
+  } else if (a == "--threads") {
+    threads.clear();
+    for (const std::string& t : split(a, value())) threads.push_back(thread_count(a, t));
+  } else {
+    return false;
+  }
+  return true;
+}
+
 // Walks the arguments after the command: -h / --help prints `usage` to stdout and exits 0;
 // every other argument goes to on(flag, value), where value() takes the next argument as the
 // flag's value (a usage error when there is none).
@@ -153,24 +186,14 @@ OpsOptions parse_ops(int argc, char** argv) {
   OpsOptions o;
   bool repeat_set = false, warmup_set = false, quick = false;
   for_each_flag(argc, argv, &usage, [&](const std::string& a, auto& value) {
-    if (a == "--backend") {
-      o.backend = value();
-      if (o.backend != "cpu" && o.backend != "reference" && o.backend != "cuda")
-        usage_error("--backend: unknown backend '" + o.backend + "' (cpu, reference or cuda)");
-    } else if (a == "--isa") {
+    if (engine_flag(a, value, o.backend, o.threads) ||
+        pool_flag(a, value, o.cpus, o.spin_us, o.auto_affinity))
+      return;
+    if (a == "--isa") {
       o.isas = split(a, value());
       for (const std::string& isa : o.isas)
         if (isa != "scalar" && isa != "avx2" && isa != "avx512")
           usage_error("--isa: unknown ISA '" + isa + "' (scalar, avx2 or avx512)");
-    } else if (a == "--threads") {
-      o.threads.clear();
-      for (const std::string& t : split(a, value())) o.threads.push_back(thread_count(a, t));
-    } else if (a == "--cpus") {
-      for (const std::string& c : split(a, value())) o.cpus.push_back(int(integer(a, c, 0, 1 << 16)));
-    } else if (a == "--spin-us") {
-      o.spin_us = int(integer(a, value(), 0, longrun::kMaxSpinUs));
-    } else if (a == "--no-auto-affinity") {
-      o.auto_affinity = false;
     } else if (a == "--op") {
       const std::vector<std::string> known = longrun::bench::bench_ops();
       for (const std::string& op : split(a, value())) {
@@ -281,23 +304,13 @@ longrun::bench::ModelsOptions parse_models(int argc, char** argv) {
   longrun::bench::ModelsOptions o;
   bool config_set = false;
   for_each_flag(argc, argv, &models_usage, [&](const std::string& a, auto& value) {
-    if (a == "--backend") {
-      o.backend = value();
-      if (o.backend != "cpu" && o.backend != "reference" && o.backend != "cuda")
-        usage_error("--backend: unknown backend '" + o.backend + "' (cpu, reference or cuda)");
-    } else if (a == "--isa") {
+    if (engine_flag(a, value, o.backend, o.threads) ||
+        pool_flag(a, value, o.cpus, o.spin_us, o.auto_affinity))
+      return;
+    if (a == "--isa") {
       o.isa = value();
       if (o.isa != "scalar" && o.isa != "avx2" && o.isa != "avx512")
         usage_error("--isa: unknown ISA '" + o.isa + "' (scalar, avx2 or avx512)");
-    } else if (a == "--threads") {
-      o.threads.clear();
-      for (const std::string& t : split(a, value())) o.threads.push_back(thread_count(a, t));
-    } else if (a == "--cpus") {
-      for (const std::string& c : split(a, value())) o.cpus.push_back(int(integer(a, c, 0, 1 << 16)));
-    } else if (a == "--spin-us") {
-      o.spin_us = int(integer(a, value(), 0, longrun::kMaxSpinUs));
-    } else if (a == "--no-auto-affinity") {
-      o.auto_affinity = false;
     } else if (a == "--preset") {
       o.presets = split(a, value());
     } else if (a == "--arch") {
@@ -389,10 +402,9 @@ void pool_usage(std::FILE* f) {
 longrun::bench::PoolOptions parse_pool(int argc, char** argv) {
   longrun::bench::PoolOptions o;
   for_each_flag(argc, argv, &pool_usage, [&](const std::string& a, auto& value) {
+    if (pool_flag(a, value, o.cpus, o.spin_us, o.auto_affinity)) return;
     if (a == "--threads") {
       o.threads = int(integer(a, value(), 0, 1024));  // 0: resolved by make_thread_pool
-    } else if (a == "--cpus") {
-      for (const std::string& c : split(a, value())) o.cpus.push_back(int(integer(a, c, 0, 1 << 16)));
     } else if (a == "--gaps") {
       o.gaps_us.clear();
       for (const std::string& g : split(a, value())) o.gaps_us.push_back(integer(a, g, 0, 10000000));
@@ -400,10 +412,6 @@ longrun::bench::PoolOptions parse_pool(int argc, char** argv) {
       o.rounds = int(integer(a, value(), 5, 100000));
     } else if (a == "--chunk-us") {
       o.chunk_us = int(integer(a, value(), 1, 1000000));
-    } else if (a == "--spin-us") {
-      o.spin_us = int(integer(a, value(), 0, longrun::kMaxSpinUs));
-    } else if (a == "--no-auto-affinity") {
-      o.auto_affinity = false;
     } else if (a == "--baseline") {
       o.baseline = true;
     } else if (a == "--json") {
