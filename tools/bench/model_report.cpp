@@ -62,16 +62,13 @@ void ModelReporter::row(const ModelRow& r) {
 
   std::string j = "{\"model\":" + json_string(r.model) + ",\"arch\":" + json_string(r.arch) +
                   ",\"shape\":" + json_string(r.shape) + ",\"n\":" + std::to_string(r.n) +
-                  ",\"batch\":" + std::to_string(r.batch) + ",\"backend\":" + json_string(r.backend) +
-                  ",\"isa\":" + (r.isa == "-" ? std::string("null") : json_string(r.isa)) +
-                  ",\"threads\":" + std::to_string(r.threads) + ",\"warmup\":" + std::to_string(r.warmup) +
-                  ",\"repeat\":" + std::to_string(r.repeat);
+                  ",\"batch\":" + std::to_string(r.batch) +
+                  json_engine_fields(r.backend, r.isa, r.threads, r.warmup, r.repeat);
   if (!r.error.empty()) {
-    j += std::string(",\"") + (r.skipped ? "skipped" : "error") + "\":" + json_string(r.error);
+    j += json_failure_field(r.error, r.skipped);
   } else {
     const Timing& t = r.timing;
-    j += ",\"median_ms\":" + json_number(t.median_ms) + ",\"min_ms\":" + json_number(t.min_ms) +
-         ",\"max_ms\":" + json_number(t.max_ms) + ",\"tokens_per_s\":" + json_number(r.tokens_per_s()) +
+    j += json_timing_fields(t) + ",\"tokens_per_s\":" + json_number(r.tokens_per_s()) +
          ",\"arena_bytes\":" + std::to_string(r.arena_bytes) +
          ",\"peak_live_bytes\":" + std::to_string(r.peak_live_bytes) +
          ",\"weight_bytes\":" + std::to_string(r.weight_bytes) +

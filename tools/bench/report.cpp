@@ -40,6 +40,23 @@ std::string json_number(double v) {
   return buf;
 }
 
+std::string json_engine_fields(const std::string& backend, const std::string& isa, int threads, int warmup,
+                               int repeat) {
+  return ",\"backend\":" + json_string(backend) +
+         ",\"isa\":" + (isa == "-" ? std::string("null") : json_string(isa)) +
+         ",\"threads\":" + std::to_string(threads) + ",\"warmup\":" + std::to_string(warmup) +
+         ",\"repeat\":" + std::to_string(repeat);
+}
+
+std::string json_failure_field(const std::string& error, bool skipped) {
+  return std::string(",\"") + (skipped ? "skipped" : "error") + "\":" + json_string(error);
+}
+
+std::string json_timing_fields(const Timing& t) {
+  return ",\"median_ms\":" + json_number(t.median_ms) + ",\"min_ms\":" + json_number(t.min_ms) +
+         ",\"max_ms\":" + json_number(t.max_ms);
+}
+
 std::string ms_text(double ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, ms >= 100 ? "%.1f" : ms >= 0.1 ? "%.3f" : "%.4f", ms);
@@ -106,16 +123,13 @@ void Reporter::row(const Row& r, bool continuation) {
 
 void Reporter::json_line(const Row& r) {
   std::string j = "{\"op\":" + json_string(r.op) + ",\"shape\":" + json_string(r.shape) +
-                  ",\"n\":" + std::to_string(r.n) + ",\"backend\":" + json_string(r.backend) +
-                  ",\"isa\":" + (r.isa == "-" ? std::string("null") : json_string(r.isa)) +
-                  ",\"threads\":" + std::to_string(r.threads) + ",\"warmup\":" + std::to_string(r.warmup) +
-                  ",\"repeat\":" + std::to_string(r.repeat);
+                  ",\"n\":" + std::to_string(r.n) +
+                  json_engine_fields(r.backend, r.isa, r.threads, r.warmup, r.repeat);
   if (!r.error.empty()) {
-    j += std::string(",\"") + (r.skipped ? "skipped" : "error") + "\":" + json_string(r.error);
+    j += json_failure_field(r.error, r.skipped);
   } else {
     const Timing& t = r.timing;
-    j += ",\"median_ms\":" + json_number(t.median_ms) + ",\"min_ms\":" + json_number(t.min_ms) +
-         ",\"max_ms\":" + json_number(t.max_ms);
+    j += json_timing_fields(t);
     j += ",\"flops\":" + (r.flops > 0 ? json_number(r.flops) : "null");
     j += ",\"gflops\":" + (r.flops > 0 ? json_number(giga_per_s(r.flops, t.median_ms)) : "null");
     j += ",\"bytes\":" + json_number(r.bytes) + ",\"gbps\":" + json_number(giga_per_s(r.bytes, t.median_ms));

@@ -65,6 +65,13 @@ bool open_json(const std::string& path, JsonSink* sink);
 std::string json_string(const std::string& s);
 // JSON number with enough digits for any timing ("null" for NaN/inf).
 std::string json_number(double v);
+// The fields every result line of ops and models shares, each with its leading comma:
+// backend, isa (null for "-"), threads, warmup and repeat; then either the failure
+// ("skipped" or "error": message) or the timings (median_ms, min_ms, max_ms).
+std::string json_engine_fields(const std::string& backend, const std::string& isa, int threads, int warmup,
+                               int repeat);
+std::string json_failure_field(const std::string& error, bool skipped);
+std::string json_timing_fields(const Timing& t);
 // Milliseconds for the table, with digits that fit the magnitude.
 std::string ms_text(double ms);
 
