@@ -90,8 +90,8 @@ struct ColumnKernels {
   //   0.86-1.01 and 0.85-1.04), DCT-III 0.93-0.99 and 0.85-0.97 (five runs; AVX2 0.92-1.00);
   //   48 steps into L2 alone took the filter 1.14-1.20x.
   // Zen 5 (session 40, the DCT-II's gather at [4096, 512], 1 thread, the distances alternating
-  // call by call in one process, both orders): L2 24-96 and L1 0-16 steps ahead, or no fetch
-  // at either level, all within 0.95-1.05 of these: kept.
+  // call by call in one process, both orders): L2 0-96 and L1 0-16 steps ahead (one level
+  // left out at a time) within 0.95-1.05 of the gather's time with these; no fetch at all 1.07x.
   static constexpr int64_t kCopyAheadL2 = 48, kCopyAheadL1 = 8;
 
   // A sequence in scratch: element j is 2w vectors at p + 2 j w L, plus one cache line of
