@@ -17,13 +17,14 @@
 #include <vector>
 
 #include "fairseq.h"
+#include "fuzz_input.h"
 #include "pickle.h"
 #include "readers.h"
 #include "source.h"
 
 namespace {
 
-[[noreturn]] void fail() { __builtin_trap(); }
+using fuzz_input::fail;
 
 void check_tensor(const longrun::convert::SourceTensor& t) {
   using namespace longrun::convert;
@@ -60,8 +61,7 @@ void check_fairseq(longrun::convert::SourceCheckpoint ck) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace longrun;
   using namespace longrun::convert;
-  std::vector<std::byte> buffer(size);
-  if (size) std::memcpy(buffer.data(), data, size);
+  const std::vector<std::byte> buffer = fuzz_input::bytes(data, size);
   ReadOptions o;
   o.opaque_outside_model = true;
   o.limits.max_ops = 200'000;  // keep single inputs fast

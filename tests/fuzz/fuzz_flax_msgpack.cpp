@@ -15,19 +15,15 @@
 
 #include "checkpoint/flax/flax_layout.h"
 #include "checkpoint/flax/flax_tree.h"
+#include "fuzz_input.h"
 
-namespace {
-
-[[noreturn]] void fail() { __builtin_trap(); }
-
-}  // namespace
+using fuzz_input::fail;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace longrun;
   using namespace longrun::checkpoint;
   // An exact-size heap copy so ASan sees reads past the end of the input.
-  std::vector<std::byte> buffer(size);
-  if (size) std::memcpy(buffer.data(), data, size);
+  const std::vector<std::byte> buffer = fuzz_input::bytes(data, size);
   FlaxLimits limits;
   limits.max_chunked_bytes = uint64_t{64} << 20;  // keep the fuzzer's allocations small
   const auto tree = read_flax_msgpack(buffer, limits, "fuzz");

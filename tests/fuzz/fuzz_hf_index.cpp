@@ -15,13 +15,14 @@
 #include <string_view>
 
 #include "fuzz_files.h"
+#include "fuzz_input.h"
 #include "readers.h"
 
 namespace {
 
 using fuzz_files::write_file;
 
-[[noreturn]] void fail() { __builtin_trap(); }
+using fuzz_input::fail;
 
 // A safetensors file of `header` (padded to 8 bytes) and `data_bytes` bytes of data.
 std::string safetensors(std::string header, size_t data_bytes) {

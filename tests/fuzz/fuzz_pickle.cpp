@@ -9,18 +9,16 @@
 #include <cstring>
 #include <vector>
 
+#include "fuzz_input.h"
 #include "pickle.h"
 #include "source.h"
 
-namespace {
-[[noreturn]] void fail() { __builtin_trap(); }
-}  // namespace
+using fuzz_input::fail;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace longrun;
   using namespace longrun::convert;
-  std::vector<std::byte> buffer(size);
-  if (size) std::memcpy(buffer.data(), data, size);
+  const std::vector<std::byte> buffer = fuzz_input::bytes(data, size);
   static const std::vector<std::byte> storage(4096, std::byte{0x3c});
   for (bool lenient : {false, true}) {
     PickleOptions o;

@@ -14,19 +14,15 @@
 #include <cstring>
 #include <vector>
 
+#include "fuzz_input.h"
 #include "longrun/safetensors.h"
 
-namespace {
-
-[[noreturn]] void fail() { __builtin_trap(); }
-
-}  // namespace
+using fuzz_input::fail;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace longrun;
   // An exact-size heap copy so ASan sees reads past the end of the input.
-  std::vector<std::byte> buffer(size);
-  if (size) std::memcpy(buffer.data(), data, size);
+  const std::vector<std::byte> buffer = fuzz_input::bytes(data, size);
   const auto parsed = SafetensorsFile::parse(buffer, nullptr, "fuzz");
   if (!parsed.ok()) {
     if (parsed.status().message().empty()) fail();

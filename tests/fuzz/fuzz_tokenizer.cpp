@@ -19,12 +19,13 @@
 #include <string_view>
 #include <vector>
 
+#include "fuzz_input.h"
 #include "longrun/tokenizer.h"
 #include "text/unicode.h"
 
 namespace {
 
-[[noreturn]] void fail() { __builtin_trap(); }
+using fuzz_input::fail;
 
 struct Tokenizers {
   std::vector<longrun::Tokenizer> all;

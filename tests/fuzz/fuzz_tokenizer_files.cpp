@@ -19,13 +19,14 @@
 #include <vector>
 
 #include "fuzz_files.h"
+#include "fuzz_input.h"
 #include "longrun/tokenizer.h"
 
 namespace {
 
 using fuzz_files::write_file;
 
-[[noreturn]] void fail() { __builtin_trap(); }
+using fuzz_input::fail;
 
 const std::string& work_dir() {
   static const std::string dir = [] { return fuzz_files::make_temp_dir("fuzz_tokenizer_files"); }();

@@ -11,17 +11,15 @@
 #include <cstring>
 #include <vector>
 
+#include "fuzz_input.h"
 #include "readers.h"
 
-namespace {
-[[noreturn]] void fail() { __builtin_trap(); }
-}  // namespace
+using fuzz_input::fail;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace longrun;
   using namespace longrun::convert;
-  std::vector<std::byte> buffer(size);
-  if (size) std::memcpy(buffer.data(), data, size);
+  const std::vector<std::byte> buffer = fuzz_input::bytes(data, size);
   ReadOptions o;
   o.limits.max_ops = 200'000;
   SourceCheckpoint ck;
