@@ -12,7 +12,6 @@
 // that together cover its first dim.
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <span>
 #include <vector>
 

@@ -10,7 +10,6 @@
 // succeed with consistent sizes or fail with a message.
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include "checkpoint/flax/flax_layout.h"

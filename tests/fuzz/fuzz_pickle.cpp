@@ -6,7 +6,6 @@
 // every error carries a message, a parse never consumes more than the input.
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include "fuzz_input.h"

@@ -8,7 +8,6 @@
 // of its view, so ASan catches any read outside the file).
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include "fuzz_input.h"

@@ -147,6 +147,13 @@ bool pool_flag(const std::string& a, Value& value, std::vector<int>& cpus, int& 
   return true;
 }
 
+// An --isa name: scalar, avx2 or avx512 (a usage error otherwise).
+const std::string& isa_name(const std::string& isa) {
+  if (isa != "scalar" && isa != "avx2" && isa != "avx512")
+    usage_error("--isa: unknown ISA '" + isa + "' (scalar, avx2 or avx512)");
+  return isa;
+}
+
 // --backend and --threads of ops and models; false when `a` is neither.
 template <class Value>
 bool engine_flag(const std::string& a, Value& value, std::string& backend, std::vector<int>& threads) {
@@ -191,9 +198,7 @@ OpsOptions parse_ops(int argc, char** argv) {
       return;
     if (a == "--isa") {
       o.isas = split(a, value());
-      for (const std::string& isa : o.isas)
-        if (isa != "scalar" && isa != "avx2" && isa != "avx512")
-          usage_error("--isa: unknown ISA '" + isa + "' (scalar, avx2 or avx512)");
+      for (const std::string& isa : o.isas) isa_name(isa);
     } else if (a == "--op") {
       const std::vector<std::string> known = longrun::bench::bench_ops();
       for (const std::string& op : split(a, value())) {
@@ -308,9 +313,7 @@ longrun::bench::ModelsOptions parse_models(int argc, char** argv) {
         pool_flag(a, value, o.cpus, o.spin_us, o.auto_affinity))
       return;
     if (a == "--isa") {
-      o.isa = value();
-      if (o.isa != "scalar" && o.isa != "avx2" && o.isa != "avx512")
-        usage_error("--isa: unknown ISA '" + o.isa + "' (scalar, avx2 or avx512)");
+      o.isa = isa_name(value());
     } else if (a == "--preset") {
       o.presets = split(a, value());
     } else if (a == "--arch") {
