@@ -6,7 +6,7 @@
                                 in commit messages, not in the tree.
   check_tree.py links ROOT      every relative link in every tracked *.md resolves to a file
                                 or folder, and a link's #anchor to a heading of the target.
-  check_tree.py doc-refs ROOT   every mention of docs/NAME.md#anchor in any tracked text file
+  check_tree.py doc-refs ROOT   every mention of docs/<page>.md#<anchor> in any tracked text file
                                 (code comments cite the docs this way) names a heading that
                                 exists.
 
