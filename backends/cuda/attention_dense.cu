@@ -12,9 +12,9 @@
 //    a row (a half warp) fold the row max by a fixed xor-shuffle tree; each keeps its own part
 //    of l (summed by the same tree at the end); P goes through shared memory for P V.
 //  - warp (the fallback for dims in (128, 256]; LONGRUN_CUDA_ATTENTION=warp forces it, read
-//    once, for A/B runs): a block of 8 warps per (b, h, 32 queries), 4 query rows per warp,
-//    keys streamed 32 at a time; lane j computes key j's logit, then the lanes split the value
-//    dims (attention.h: fold_chunk, add_values).
+//    once, to test or time it): a block of 8 warps per (b, h, 32 queries), 4 query rows per
+//    warp, keys streamed 32 at a time; lane j computes key j's logit, then the lanes split the
+//    value dims (attention.h: fold_chunk, add_values).
 // Both compute a logit as scale * (a sequential f32 fma chain over the head dim), in the same
 // order, and every reduction has a fixed order: the same bits run to run.
 //
@@ -489,7 +489,7 @@ DenseArgs dense_args(const KernelArgs& args) {
   return a;
 }
 
-// LONGRUN_CUDA_ATTENTION=warp: always the warp kernel (A/B runs). Read once.
+// LONGRUN_CUDA_ATTENTION=warp: always the warp kernel (to test or time it). Read once.
 bool warp_kernel_forced() {
   static const bool forced = [] {
     const char* e = std::getenv("LONGRUN_CUDA_ATTENTION");

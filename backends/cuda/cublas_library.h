@@ -1,5 +1,5 @@
-// cuBLAS, loaded when the first CUDA backend is made (dlopen), not at program start: merely
-// linking libcublas made every process about 154 MB larger (its load-time initialisers touch
+// cuBLAS, loaded when the first CUDA backend is made (dlopen), not at program start: linking
+// libcublas would make every process about 154 MB larger (its load-time initialisers touch
 // that much of libcublasLt), CPU-only users of a CUDA-enabled build included.
 #pragma once
 

@@ -83,8 +83,8 @@ struct KernelArgs {
   }
 };
 using KernelFn = Status (*)(const KernelArgs&);
-// Runs once per node when a graph is prepared (device copies of weights in another layout,
-// FFT plans, tables). Weights' host bytes are graph.value(id).weight_data. What it returns
+// Runs once per node when a graph is prepared (a weight's device copy widened to f32, a
+// transform matrix). Weights' host bytes are graph.value(id).weight_data. What it returns
 // lives as long as the prepared graph. *device_bytes: device memory it allocated (reported).
 using PrepareFn = Result<std::shared_ptr<void>> (*)(const Graph& graph, const Node& node, Context& ctx,
                                                     int64_t* device_bytes);

@@ -21,7 +21,7 @@ struct DeviceProbe {
 
 DeviceProbe probe_devices();
 
-// "2 devices: 0 NVIDIA H100 (sm_90, 79.1 GiB), 1 ..." for messages and --system-info.
+// Every device the probe found, in one line: "2 devices: 0 NVIDIA H100 (sm_90, 79.1 GiB), 1 ...".
 std::string describe(const DeviceProbe& p);
 
 }  // namespace longrun::cuda

@@ -47,7 +47,8 @@ __device__ __forceinline__ void store_float(void* p, DType t, int64_t i, float x
 }
 
 // Blocks for a grid-stride loop over n items: enough to fill the device, never more than
-// the items need. `threads` per block.
+// the items need. `threads` per block. At most 32 blocks per SM (four waves of 256-thread
+// blocks; the loop strides over the rest); 132 SMs (an H100 SXM) if the count reads 0.
 inline unsigned grid_for(int64_t n, int threads, int sm_count) {
   const int64_t want = (n + threads - 1) / threads;
   const int64_t cap = int64_t(sm_count > 0 ? sm_count : 132) * 32;

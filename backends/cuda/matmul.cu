@@ -1,8 +1,8 @@
 // Cuda kernel of matmul: Y = act(alpha * op(A) op(B) + bias + beta * C) with numpy
 // broadcasting of the batch dims of A, B and C (attrs.h MatmulAttrs).
 //
-// The product is cuBLAS SGEMM in plain FP32: the handle's default math mode, and nothing
-// here enables TF32 or any other tensor-op math. Row-major trick: a row-major
+// The product is cuBLAS SGEMM in plain FP32: the handle is in CUBLAS_PEDANTIC_MATH
+// (cuda_context.cu), so no TF32 or other tensor-op math. Row-major trick: a row-major
 // Y = op(A) op(B) is the column-major Y^T = op(B)^T op(A)^T, so B is cuBLAS's first operand.
 // The output's batch dims split into an inner run that every operand walks with one stride
 // (0 where it broadcasts), done by one strided-batched call, and outer dims looped on the

@@ -11,7 +11,7 @@
 // before it. That is exact because the running-max step is associative: a fold is the last
 // NaN if there is one, else the last element equal (==, so -0 == +0) to the maximum, and
 // folding two parts' folds gives the fold of the whole. LONGRUN_CUDA_CUMMAX=serial (read
-// once, at the first run) forces the one-thread-per-line kernel, for A/B comparisons.
+// once, at the first run) forces the one-thread-per-line kernel, to test or time it.
 // segment_max runs one thread per output element, each scanning its segment in order.
 //
 // Precision: everything is f32 compare/select except cumsum's adds, which are __fadd_rn (one
@@ -149,7 +149,8 @@ bool serial_cummax_forced() {
 // Chunks per line: enough (line, chunk) threads to fill the device, chunks of at least
 // kMinChunk. One chunk (the serial kernel) when the lines alone give a quarter of that.
 ChunkPlan plan_chunks(const AxisLines& l, int sm_count) {
-  const int64_t fill = int64_t(sm_count > 0 ? sm_count : 132) * 2048;  // resident threads
+  // Resident threads: 2048 per SM (sm_90's limit); 132 SMs (an H100 SXM) if the count reads 0.
+  const int64_t fill = int64_t(sm_count > 0 ? sm_count : 132) * 2048;
   const int64_t want = (fill + l.count() - 1) / l.count();
   if (serial_cummax_forced() || want < 4 || l.n < 2 * kMinChunk) return {};
   const int64_t chunks = want < kMaxChunks ? want : kMaxChunks;

@@ -12,7 +12,8 @@
 // Y_o [R x inner] = T X_o[0:U] [U x inner]: one strided-batched SGEMM with stride 0 for T;
 // with the axis last (inner = 1) one plain SGEMM with the outer index as its columns.
 // Plain FP32 SGEMM (no TF32): ~sqrt(U) eps error on O(1) coefficients, inside the 1e-5 bound.
-// A later pass will replace the O(N^2) products with cuFFT plus shuffle kernels for speed.
+// Each line costs R x U multiply-adds (O(N^2), not an FFT's O(N log N)); supports() turns
+// down a matrix above kMaxMatrix elements.
 #include <algorithm>
 #include <climits>
 #include <cmath>
