@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "machine_probes.h"
+#include "provenance.h"
 #include "report.h"
 #include "timing.h"
 
@@ -133,10 +134,10 @@ void write_machine_check_json(std::FILE* f, const MachineCheck& m, const std::st
   for (const Probe& p : m.probes)
     std::fprintf(f,
                  "{\"probe\":%s,\"when\":%s,\"isa\":%s,\"rounds\":%d,\"unit\":%s,\"min\":%s,\"median\":%s,"
-                 "\"max\":%s}\n",
+                 "\"max\":%s,\"threads\":1%s}\n",
                  json_string(p.name).c_str(), json_string(when).c_str(), json_string(m.isa).c_str(), m.rounds,
                  json_string(p.unit).c_str(), json_number(p.min).c_str(), json_number(p.median).c_str(),
-                 json_number(p.max).c_str());
+                 json_number(p.max).c_str(), json_provenance_fields().c_str());
   std::fflush(f);
 }
 

@@ -1,8 +1,8 @@
 // The machine check: five short probes that say how much of this core a benchmark run got.
 // The build VMs are shared with other tenants, and on a bad day the same binary runs at half
-// speed or worse (tools/bench/results/HISTORY.md): a run's numbers mean little without the
-// state of the machine beside them. `longrun-bench machine` prints the probes; `ops` runs
-// them before and after its cases and writes them into its table and JSON.
+// speed or worse: a run's numbers mean little without the state of the machine beside them.
+// `longrun-bench machine` prints the probes; `ops` runs them before and after its cases and
+// writes them into its table and JSON.
 //
 // Probes, each timed in `rounds` short rounds (all five per round, so drift hits them alike):
 //  - clock: a dependent scalar FMA chain (4 cycles per FMA), in GHz;
@@ -42,7 +42,8 @@ MachineCheck run_machine_check(int rounds);
 // GB/s" (medians).
 std::string machine_check_summary(const MachineCheck& m);
 
-// One JSON object per probe: {"probe", "when", "isa", "rounds", "unit", "min", "median", "max"}.
+// One JSON object per probe: {"probe", "when", "isa", "rounds", "unit", "min", "median", "max",
+// "threads": 1, then the provenance (provenance.h)}.
 void write_machine_check_json(std::FILE* f, const MachineCheck& m, const std::string& when);
 
 struct MachineOptions {

@@ -19,6 +19,7 @@
 #include "op_cases.h"
 #include "ops_command.h"
 #include "pool_command.h"
+#include "provenance.h"
 
 namespace {
 
@@ -59,7 +60,8 @@ void usage(std::FILE* f) {
       "                     goes to stderr). Fields: op, shape, n, backend, isa, threads, warmup,\n"
       "                     repeat, median_ms, min_ms, max_ms, flops, gflops, bytes, gbps, and\n"
       "                     with a peer: peer, peer_median_ms, ratio (one line per peer);\n"
-      "                     a failed case has error instead of timings, an unsupported one skipped\n"
+      "                     a failed case has error instead of timings, an unsupported one skipped;\n"
+      "                     every line ends with the provenance (below)\n"
       "  --paired           also pair ours with each peer round by round: R rounds (R = --repeat)\n"
       "                     of W untimed runs and one timed run of ours, then the same of the\n"
       "                     peer (W = --warmup, at least 1); the table's last column and the JSON\n"
@@ -82,7 +84,10 @@ void usage(std::FILE* f) {
       "Exit status: 0, 1 when a case failed, 2 on a usage error.\n"
       "Before and after the cases, ops runs the machine check of `longrun-bench machine` (21\n"
       "rounds) and prints its medians under the title and at the end; with --json each probe is\n"
-      "also a JSON line {probe, when: start|end, isa, rounds, unit, min, median, max}.\n"
+      "also a JSON line {probe, when: start|end, isa, rounds, unit, min, median, max, threads}.\n"
+      "Provenance, the last fields of every JSON line: commit (git describe of the source tree\n"
+      "at build time, \"unknown\" outside git), cpu (model name), cpu_isa (the best ISA the cpu\n"
+      "backend runs here), compiler, build_type, date (UTC start of the run, ISO 8601).\n"
       "Whole models: longrun-bench models --help. Thread-pool wake-up: longrun-bench pool --help.\n"
       "Machine state: longrun-bench machine --help.\n",
       f);
@@ -285,9 +290,10 @@ void models_usage(std::FILE* f) {
       "                     warmup, repeat, median_ms, min_ms, max_ms, tokens_per_s, arena_bytes,\n"
       "                     peak_live_bytes, weight_bytes, io_bytes, arena_ratio, arena_ok,\n"
       "                     peak_rss_bytes, memory_bound_bytes, memory_ok, and with a baseline:\n"
-      "                     peer, peer_median_ms, ratio; a failed case has error instead of timings\n"
-      "  --plot FILE        write a line plot of median ms vs N, one line per model: a PNG when\n"
-      "                     FILE ends in .png, else SVG\n"
+      "                     peer, peer_median_ms, ratio; a failed case has error instead of timings;\n"
+      "                     then the provenance: commit, cpu, cpu_isa, compiler, build_type, date\n"
+      "  --plot FILE.svg    write a self-contained SVG line plot of median ms vs N, one line per\n"
+      "                     model (SVG only; a name ending in .png is a usage error)\n"
       "  --show-output      print the first values of every output after each model's row\n"
       "  --pytorch          after longrun's rows, time eager PyTorch on the --save-models files\n"
       "                     (tools/bench/pytorch_models.py: same weights, ids, N, threads; python\n"
@@ -336,6 +342,8 @@ longrun::bench::ModelsOptions parse_models(int argc, char** argv) {
     } else if (a == "--plot") {
       o.plot = value();
       if (o.plot.empty()) usage_error("--plot: empty file name");
+      if (o.plot.size() >= 4 && o.plot.compare(o.plot.size() - 4, 4, ".png") == 0)
+        usage_error("--plot: writes SVG only; name the file FILE.svg");
     } else if (a == "--save-models") {
       o.save_models = value();
     } else if (a == "--quick") {
@@ -395,7 +403,8 @@ void pool_usage(std::FILE* f) {
       "                     to stderr). Fields: gap_us, threads, chunks, chunk_us, rounds,\n"
       "                     median_ms, ideal_ms, threads_used, join_p50_us, join_p90_us (null\n"
       "                     when every call missed), missed, stacked; with --baseline also\n"
-      "                     cv_wake_p50_us, cv_wake_p90_us, cv_stacked\n"
+      "                     cv_wake_p50_us, cv_wake_p90_us, cv_stacked; then the provenance:\n"
+      "                     commit, cpu, cpu_isa, compiler, build_type, date\n"
       "  -h, --help         this text\n"
       "\n"
       "Exit status: 0, 2 on a usage error.\n",
@@ -444,7 +453,8 @@ void machine_usage(std::FILE* f) {
       "  --rounds R         rounds (default 101, min 5)\n"
       "  --json FILE|-      also write one JSON object per probe (- = stdout; the table then goes\n"
       "                     to stderr). Fields: probe, when (\"machine\"), isa, rounds, unit, min,\n"
-      "                     median, max\n"
+      "                     median, max, threads (1); then the provenance: commit, cpu, cpu_isa,\n"
+      "                     compiler, build_type, date\n"
       "  -h, --help         this text\n"
       "\n"
       "Without AVX2 and FMA there are no probe kernels: it says so and exits 0.\n"
@@ -478,6 +488,7 @@ int main(int argc, char** argv) {
     usage(stdout);
     return 0;
   }
+  longrun::bench::provenance();  // the run's start time and machine facts, for every JSON line
   if (cmd == "models") return longrun::bench::run_models(parse_models(argc, argv));
   if (cmd == "pool") return longrun::bench::run_pool(parse_pool(argc, argv));
   if (cmd == "machine") return longrun::bench::run_machine(parse_machine(argc, argv));

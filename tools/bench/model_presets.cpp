@@ -44,7 +44,7 @@ constexpr ModelPreset kPresets[] = {
      "{\"vocab_size\":30522,\"hidden_size\":256,\"num_attention_heads\":16,\"num_hidden_layers\":2,"
      "\"intermediate_size\":256,\"max_position_embeddings\":4096,\"num_labels\":4}",
      "softmax-d256-l2", "512,1024,2048,4096", "Fastformer, the official fastformer.json sizes"},
-    // --- Issue 4's model benchmarks: D 512, 8 heads of 64, FFN 2048, 6 layers (6 + 6 for the
+    // --- The D 512 model benchmarks: 8 heads of 64, FFN 2048, 6 layers (6 + 6 for the
     // encoder-decoders), f32, B 1.
     // Fastformer at the LRA Text width and depth, against lra-text-vanilla (the pre-LN softmax
     // encoder of the same D, heads, FFN, layers and vocabulary).

@@ -1,5 +1,7 @@
 #include "model_report.h"
 
+#include "provenance.h"
+
 namespace longrun::bench {
 namespace {
 
@@ -84,7 +86,7 @@ void ModelReporter::row(const ModelRow& r) {
            ",\"peer_median_ms\":" + json_number(r.peer->timing.median_ms) +
            ",\"ratio\":" + json_number(r.peer->timing.median_ms / t.median_ms);
   }
-  j += "}\n";
+  j += json_provenance_fields() + "}\n";
   std::fputs(j.c_str(), json_);
   std::fflush(json_);
 }

@@ -26,7 +26,7 @@ struct ModelRow {
   std::string error;               // when set, the case failed and timing is meaningless
   bool skipped = false;
   double tokens_per_s() const;
-  // The budgets: peak memory <= weights + arena + kMemorySlack, and the arena within
+  // The memory budgets: peak memory <= weights + arena + kMemorySlack, and the arena within
   // kArenaSlack x the planner's lower bound (peak_live_bytes). The run's inputs and outputs
   // are the caller's buffers and are added to the bound: an encoder-decoder's logits
   // [N, V] alone are 128 MiB at N = 4096, V = 8192.

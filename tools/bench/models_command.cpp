@@ -17,7 +17,6 @@
 #include "longrun/models/model.h"
 #include "model_presets.h"
 #include "model_report.h"
-#include "png_plot.h"
 #include "process_memory.h"
 #include "pytorch_peer.h"
 #include "random_model.h"
@@ -353,9 +352,7 @@ int run_models(const ModelsOptions& o) {
     const PlotText text{"longrun-bench models: " + o.backend + (isa_label == "-" ? "" : " " + isa_label) +
                             ", batch " + std::to_string(o.batch),
                         "sequence length N", "median ms per forward pass"};
-    const bool png = o.plot.size() >= 4 && o.plot.compare(o.plot.size() - 4, 4, ".png") == 0;
-    const Status st = png ? write_png_line_plot(o.plot, text, runner.series)
-                          : write_svg_line_plot(o.plot, text, runner.series);
+    const Status st = write_svg_line_plot(o.plot, text, runner.series);
     if (!st.ok()) {
       std::fprintf(stderr, "longrun-bench: %s\n", st.to_string().c_str());
       return 2;

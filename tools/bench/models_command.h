@@ -24,7 +24,7 @@ struct ModelsOptions {
   int warmup = 1;
   uint32_t seed = 1;
   std::string json;          // "" = no JSON, "-" = stdout (the table then goes to stderr)
-  std::string plot;          // plot of median_ms vs N per model and thread count: FILE.png or SVG
+  std::string plot;          // SVG plot of median_ms vs N per model and thread count
   std::string save_models;   // folder: write each benchmarked model file there
   bool quick = false;        // N = 128, 256 (unless --n)
   bool show_output = false;  // print the first values of each output after a model's row

@@ -1,5 +1,5 @@
-// What the SVG and PNG plots of `longrun-bench models` share: log axes fitted to the data,
-// the drawable points of a series and the series colours.
+// The geometry of the `longrun-bench models --plot` SVG (svg_plot.cpp): log axes fitted to
+// the data, the drawable points of a series and the series colours.
 #pragma once
 
 #include <cstddef>

@@ -15,6 +15,7 @@
 
 #include "longrun/thread_pool.h"
 #include "pool_baseline.h"
+#include "provenance.h"
 #include "report.h"
 #include "timing.h"
 
@@ -180,10 +181,11 @@ int run_pool(const PoolOptions& o) {
       std::fprintf(json.file,
                    "{\"gap_us\":%lld,\"threads\":%d,\"chunks\":%lld,\"chunk_us\":%d,\"rounds\":%d,"
                    "\"median_ms\":%s,\"ideal_ms\":%s,\"threads_used\":%s,\"join_p50_us\":%s,"
-                   "\"join_p90_us\":%s,\"missed\":%d,\"stacked\":%d%s}\n",
+                   "\"join_p90_us\":%s,\"missed\":%d,\"stacked\":%d%s%s}\n",
                    static_cast<long long>(gap), threads, static_cast<long long>(chunks), o.chunk_us, o.rounds,
                    json_number(med).c_str(), json_number(ideal_ms).c_str(), json_number(threads_used).c_str(),
-                   json_us(p50).c_str(), json_us(p90).c_str(), missed, stacked, extra.c_str());
+                   json_us(p50).c_str(), json_us(p90).c_str(), missed, stacked, extra.c_str(),
+                   json_provenance_fields().c_str());
     }
     std::fflush(table);
   }

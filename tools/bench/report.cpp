@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "provenance.h"
+
 namespace longrun::bench {
 namespace {
 
@@ -143,7 +145,7 @@ void Reporter::json_line(const Row& r) {
              ",\"paired_rounds\":" + std::to_string(p->rounds);
     }
   }
-  j += "}\n";
+  j += json_provenance_fields() + "}\n";
   std::fputs(j.c_str(), json_);
   std::fflush(json_);
 }

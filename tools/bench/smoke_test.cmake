@@ -1,5 +1,5 @@
 # CTest bench.smoke: longrun-bench runs, exits 0 and writes one valid JSON object per line
-# with the documented fields; usage errors exit 2. Timings are never asserted (speed is
+# with the documented fields, provenance included; usage errors exit 2. Timings are never asserted (speed is
 # measured by benchmarks, not by tests).
 #   cmake -DBENCH=/path/to/longrun-bench -P smoke_test.cmake
 if(NOT BENCH)
@@ -12,6 +12,9 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "longrun-bench exited ${rc}\nstdout:\n${out}\nstderr:\n${table}")
 endif()
 message(STATUS "table (stderr):\n${table}")
+
+# The provenance every JSON line ends with (provenance.h).
+set(provenance commit cpu cpu_isa compiler build_type date)
 
 # One list item per line (a ';' inside a JSON string would split an item; none is expected,
 # and a split line fails to parse below, so it cannot pass silently).
@@ -40,8 +43,8 @@ endfunction()
 function(check_probe_lines lines expected_whens)
   set(whens "")
   foreach(line IN LISTS lines)
-    require_json("${line}" "probe line" FIELDS probe when isa rounds unit min median max
-                 NUMBERS rounds min median max)
+    require_json("${line}" "probe line" FIELDS probe when isa rounds unit min median max threads
+                 ${provenance} NUMBERS rounds min median max threads)
     string(JSON when GET "${line}" when)
     list(APPEND whens ${when})
   endforeach()
@@ -69,7 +72,7 @@ endif()
 set(seen "")
 foreach(line IN LISTS lines)
   require_json("${line}" "ops line" FIELDS op shape backend isa threads median_ms gflops gbps peer peer_median_ms
-               ratio NUMBERS median_ms gbps peer_median_ms ratio threads)
+               ratio ${provenance} NUMBERS median_ms gbps peer_median_ms ratio threads)
   string(JSON op GET "${line}" op)
   string(JSON peer GET "${line}" peer)
   list(APPEND seen "${op}/${peer}")
@@ -105,7 +108,7 @@ if(NOT count EQUAL 2)
 endif()
 foreach(line IN LISTS lines)
   require_json("${line}" "pool line" FIELDS gap_us threads chunks chunk_us rounds median_ms ideal_ms threads_used
-               join_p50_us join_p90_us missed stacked NUMBERS gap_us threads median_ms ideal_ms threads_used missed
+               join_p50_us join_p90_us missed stacked ${provenance} NUMBERS gap_us threads median_ms ideal_ms threads_used missed
                stacked)
 endforeach()
 

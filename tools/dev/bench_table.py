@@ -13,10 +13,12 @@ line under the table: per probe and time (start, end), the median across the run
 Plain Python 3, standard library only (a dev tool, never a runtime dependency).
 """
 import argparse
+import os
 import statistics
 import sys
 
-from bench_jsonl import records
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+from bench_results import records  # noqa: E402  (tools/bench/bench_results.py)
 
 
 def fmt_ms(ms):

@@ -10,10 +10,12 @@ spread of each over all rows and in how many rows the paired one spread less: wh
 whether pairing made the runs agree on a machine (tools/bench/README.md, Paired rounds).
 Plain Python 3, standard library only (a dev tool, never a runtime dependency).
 """
+import os
 import statistics
 import sys
 
-from bench_jsonl import records
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+from bench_results import records  # noqa: E402  (tools/bench/bench_results.py)
 
 
 def summary(values):

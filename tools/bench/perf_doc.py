@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""Turns a longrun-bench results file into the performance page (docs/performance.md).
+
+usage: perf_doc.py RESULTS.jsonl [RESULTS.jsonl ...] [-o docs/performance.md]
+
+The page says it is generated and by which command, lists the provenance the lines carry
+(CPU, ISA, commit, compiler, build type, date, threads), then the tables:
+  - models, per family (a baseline and the presets measured against it): each model at each
+    N and thread count, median ms, tokens/s and ratio = baseline ms / model ms (> 1: faster);
+  - eager PyTorch on the same weights (rows whose peer is pytorch-*), ratio = PyTorch ms /
+    longrun ms, when present;
+  - ops against their peers (ratio = peer ms / longrun ms), when present;
+  - the machine check's probes and the pool's wake-up rows, when present.
+A key measured several times (several files, or runs appended to one) shows the median of its
+medians. Standard library only.
+"""
+import argparse
+import os
+import signal
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_results import engine, failed, fmt_ms, kind, median, provenance_summary, records  # noqa: E402
+
+
+def fmt_ratio(v):
+    return f"{v:.2f}" if v is not None else "-"
+
+
+def fmt_rate(v):
+    if v is None:
+        return "-"
+    return f"{v:,.0f}" if v >= 100 else f"{v:.1f}"
+
+
+class Cells:
+    """Medians over repeated measurements of the same key, in first-seen order."""
+
+    def __init__(self):
+        self.values, self.order = {}, []
+
+    def add(self, key, **fields):
+        if key not in self.values:
+            self.values[key] = {}
+            self.order.append(key)
+        for name, v in fields.items():
+            if v is not None:
+                self.values[key].setdefault(name, []).append(v)
+
+    def get(self, key, name):
+        return median(self.values.get(key, {}).get(name, []))
+
+    def has(self, key):
+        return key in self.values
+
+
+def table(head, rows, right=()):
+    """A Markdown table; the columns whose index is in `right` are right-aligned (numbers)."""
+    out = ["| " + " | ".join(head) + " |",
+           "|" + "|".join("---:" if i in right else "---" for i in range(len(head))) + "|"]
+    out += ["| " + " | ".join(str(c).replace("|", "/") for c in row) + " |" for row in rows]
+    return out
+
+
+def provenance_lines(rows):
+    p = provenance_summary(rows)
+
+    def one(field, label):
+        vals = p[field]
+        return f"- {label}: " + (", ".join(f"`{v}`" for v in vals) if vals else "not recorded")
+
+    dates = sorted(p["date"])
+    date = f"{dates[0]} to {dates[-1]}" if len(dates) > 1 else (dates[0] if dates else "not recorded")
+    return [one("cpu", "CPU"), one("cpu_isa", "vector ISA (the cpu backend's best here)"),
+            one("commit", "commit"), one("compiler", "compiler"), one("build_type", "build type"),
+            f"- run started (UTC): {date}",
+            "- threads: " + (", ".join(str(t) for t in sorted(p["threads"])) or "not recorded")]
+
+
+def model_section(rows):
+    models = {r["model"] for r in rows}
+    cells = Cells()
+    baseline_of, arch_of, failures = {}, {}, {}
+    pytorch = Cells()
+    for r in rows:
+        key = (r["model"], r["n"], r.get("batch", 1), r["threads"], engine(r))
+        arch_of[r["model"]] = r.get("arch", "")
+        if failed(r) and "--pytorch" in failed(r):
+            pytorch.add(key + ("pytorch",), error=failed(r))
+            continue
+        if failed(r):
+            failures[key] = failed(r)
+            cells.add(key)
+            continue
+        cells.add(key, ms=r["median_ms"], tps=r.get("tokens_per_s"))
+        peer = r.get("peer")
+        if peer in models:
+            baseline_of[r["model"]] = peer
+            cells.add(key, base_ms=r.get("peer_median_ms"), ratio=r.get("ratio"))
+        elif peer and peer.startswith("pytorch"):
+            pytorch.add(key + (peer,), ms=r["median_ms"], peer_ms=r.get("peer_median_ms"), ratio=r.get("ratio"))
+
+    # Families: each baseline with the models measured against it, in the file's order.
+    families = []  # [(baseline, [variants])]
+    for m in dict.fromkeys(k[0] for k in cells.order):
+        if m in baseline_of:
+            continue
+        variants = [v for v in dict.fromkeys(k[0] for k in cells.order) if baseline_of.get(v) == m]
+        families.append((m, variants))
+    out = []
+    if not families:
+        return out
+    out += ["## Models", "",
+            "`longrun-bench models`: random weights, batch 1, each preset next to its baseline measured in "
+            "the same run. ratio = baseline ms / model ms (> 1: the model is faster than its baseline). "
+            "The presets' shapes are listed by `longrun-bench models --list`.", ""]
+    for base, variants in families:
+        title = f"### {base}" + (f" and what is measured against it" if variants else "")
+        out += [title, ""]
+        head = ["model", "arch", "N", "threads", "engine", "median ms", "tokens/s", "vs baseline"]
+        body = []
+        keys = [k for k in cells.order if k[0] in (base, *variants)]
+        keys.sort(key=lambda k: (k[1], k[3], k[4], 0 if k[0] == base else 1 + variants.index(k[0])))
+        for k in keys:
+            model, n, batch, threads, eng = k
+            if k in failures:
+                body.append([model, arch_of[model], n, threads, eng, failures[k], "", ""])
+                continue
+            ratio = "baseline" if model == base else fmt_ratio(cells.get(k, "ratio"))
+            body.append([f"`{model}`", arch_of[model], n, threads, eng, fmt_ms(cells.get(k, "ms")),
+                         fmt_rate(cells.get(k, "tps")), ratio])
+        out += table(head, body, right=(2, 3, 5, 6, 7)) + [""]
+
+    if pytorch.order:
+        out += ["## Eager PyTorch on the same weights", "",
+                "`longrun-bench models --save-models DIR --pytorch` (tools/bench/pytorch_models.py): the same "
+                "model file, ids, N and thread count in eager PyTorch. ratio = PyTorch ms / longrun ms "
+                "(> 1: longrun is faster).", ""]
+        head = ["model", "N", "threads", "longrun ms", "peer", "PyTorch ms", "ratio"]
+        body = []
+        for k in sorted(pytorch.order, key=lambda k: (k[1], k[3], pytorch.order.index(k))):
+            model, n, batch, threads, eng, peer = k
+            if pytorch.values[k].get("error"):
+                body.append([f"`{model}`", "-", threads, "-", peer, pytorch.values[k]["error"][0], "-"])
+                continue
+            body.append([f"`{model}`", n, threads, fmt_ms(pytorch.get(k, "ms")), peer,
+                         fmt_ms(pytorch.get(k, "peer_ms")), fmt_ratio(pytorch.get(k, "ratio"))])
+        out += table(head, body, right=(1, 2, 3, 5, 6)) + [""]
+    return out
+
+
+def op_section(rows):
+    cells, failures = Cells(), {}
+    for r in rows:
+        key = (r["op"], r["shape"], r["threads"], engine(r), r.get("peer", "-"))
+        if failed(r):
+            failures[key] = failed(r)
+            cells.add(key)
+            continue
+        cells.add(key, ms=r["median_ms"], gflops=r.get("gflops"), gbps=r.get("gbps"),
+                  peer_ms=r.get("peer_median_ms"), ratio=r.get("ratio"))
+    if not cells.order:
+        return []
+    out = ["## Ops", "",
+           "`longrun-bench ops`: each op at model-shaped sizes, with the peer libraries measured in the same "
+           "run. ratio = peer ms / longrun ms (> 1: longrun is faster).", ""]
+    head = ["op", "shape", "threads", "engine", "median ms", "GFLOP/s", "GB/s", "peer", "peer ms", "ratio"]
+    body = []
+    for k in cells.order:
+        op, shape, threads, eng, peer = k
+        if k in failures:
+            body.append([op, shape.replace("*", "·"), threads, eng, failures[k], "", "", "", "", ""])
+            continue
+        body.append([op, shape.replace("*", "·"), threads, eng, fmt_ms(cells.get(k, "ms")),
+                     fmt_rate(cells.get(k, "gflops")), fmt_rate(cells.get(k, "gbps")), peer,
+                     fmt_ms(cells.get(k, "peer_ms")), fmt_ratio(cells.get(k, "ratio"))])
+    return out + table(head, body, right=(2, 4, 5, 6, 8, 9)) + [""]
+
+
+def probe_section(rows):
+    cells, units = Cells(), {}
+    for r in rows:
+        cells.add((r["probe"], r["when"]), median=r.get("median"), min=r.get("min"), max=r.get("max"))
+        units[r["probe"]] = r.get("unit", "")
+    if not cells.order:
+        return []
+    out = ["## Machine check", "",
+           "`longrun-bench machine`: what the core delivered around the run (clock, FMA throughput, L1 row "
+           "gathers, an 8 MiB copy); a wide min-max spread means another tenant shared the core.", ""]
+    body = [[p, when, f"{cells.get((p, when), 'median'):.3g}", f"{cells.get((p, when), 'min'):.3g}",
+             f"{cells.get((p, when), 'max'):.3g}", units[p]] for p, when in cells.order]
+    return out + table(["probe", "when", "median", "min", "max", "unit"], body, right=(2, 3, 4)) + [""]
+
+
+def pool_section(rows):
+    if not rows:
+        return []
+    out = ["## Thread pool wake-up", "", "`longrun-bench pool`: one parallel call after each idle gap.", ""]
+    body = [[r["gap_us"], r["threads"], f"{r['chunks']} x {r['chunk_us']} us", fmt_ms(r.get("median_ms")),
+             fmt_ms(r.get("ideal_ms")), r.get("join_p50_us"), r.get("join_p90_us")] for r in rows]
+    return out + table(["gap us", "threads", "chunks", "median ms", "ideal ms", "join p50 us", "join p90 us"],
+                       body, right=(0, 1, 3, 4, 5, 6)) + [""]
+
+
+def render(paths, rows, command, readme_link):
+    by_kind = {}
+    for r in rows:
+        by_kind.setdefault(kind(r), []).append(r)
+    out = ["# Performance", "",
+           "<!-- Generated file: edit tools/bench/perf_doc.py or rerun the benchmarks, not this page. -->", "",
+           f"This page is generated by `{command}` from "
+           + ", ".join(f"`{p}`" for p in paths)
+           + ", the results file that `tools/bench/perf_run.sh` writes. Times are medians of repeated runs "
+           "after warm-up runs; every ratio compares two engines measured in the same run on the same machine. "
+           f"{readme_link} describes the benchmark tool and its fields.", "",
+           "## Where these numbers come from", ""]
+    out += provenance_lines(rows) + [""]
+    out += model_section(by_kind.get("model", []))
+    out += op_section(by_kind.get("op", []))
+    out += probe_section(by_kind.get("probe", []))
+    out += pool_section(by_kind.get("pool", []))
+    return "\n".join(out).rstrip() + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description="Writes the performance page (Markdown) from longrun-bench --json results files.")
+    ap.add_argument("results", nargs="+", metavar="RESULTS.jsonl")
+    ap.add_argument("-o", "--output", default="-", help="Markdown file to write (default - = stdout)")
+    args = ap.parse_args()
+    rows = []
+    for path in args.results:
+        rows += [r for _, r in records(path)]
+    if not rows:
+        sys.exit(f"perf_doc.py: no result lines in {', '.join(args.results)}")
+    command = "python3 tools/bench/perf_doc.py " + " ".join(args.results) + \
+        ("" if args.output == "-" else f" -o {args.output}")
+    readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "README.md")
+    out_dir = os.getcwd() if args.output == "-" else os.path.dirname(os.path.abspath(args.output))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    link = "`tools/bench/README.md`"  # a link only where the page lies inside the repository
+    if os.path.commonpath([root, out_dir]) == root:
+        link = f"[tools/bench/README.md]({os.path.relpath(readme, out_dir)})"
+    page = render(args.results, rows, command, link)
+    if args.output == "-":
+        sys.stdout.write(page)
+    else:
+        os.makedirs(out_dir, exist_ok=True)
+        with open(args.output, "w") as f:
+            f.write(page)
+    return 0
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet when piped into head
+    sys.exit(main())
