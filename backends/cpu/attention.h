@@ -131,14 +131,17 @@ Result<std::shared_ptr<void>> prepare_sparse_attention(const Graph& graph, const
                                                        ThreadPool* pool);
 Result<std::shared_ptr<void>> prepare_axial_attention(const Graph& graph, const Node& node, ThreadPool* pool);
 
-inline constexpr host::HostKernel kAttentionAvx2{cpu_attention_f32_avx2, prepare_attention};
-inline constexpr host::HostKernel kAttentionAvx512{cpu_attention_f32_avx512, prepare_attention};
-inline constexpr host::HostKernel kSparseAttentionAvx2{cpu_sparse_attention_f32_avx2,
-                                                       prepare_sparse_attention};
-inline constexpr host::HostKernel kSparseAttentionAvx512{cpu_sparse_attention_f32_avx512,
-                                                         prepare_sparse_attention};
-inline constexpr host::HostKernel kAxialAttentionAvx2{cpu_axial_attention_f32_avx2, prepare_axial_attention};
-inline constexpr host::HostKernel kAxialAttentionAvx512{cpu_axial_attention_f32_avx512,
-                                                        prepare_axial_attention};
+inline constexpr host::HostKernel cpu_attention_f32_avx2_with_prepare{cpu_attention_f32_avx2,
+                                                                      prepare_attention};
+inline constexpr host::HostKernel cpu_attention_f32_avx512_with_prepare{cpu_attention_f32_avx512,
+                                                                        prepare_attention};
+inline constexpr host::HostKernel cpu_sparse_attention_f32_avx2_with_prepare{cpu_sparse_attention_f32_avx2,
+                                                                             prepare_sparse_attention};
+inline constexpr host::HostKernel cpu_sparse_attention_f32_avx512_with_prepare{
+    cpu_sparse_attention_f32_avx512, prepare_sparse_attention};
+inline constexpr host::HostKernel cpu_axial_attention_f32_avx2_with_prepare{cpu_axial_attention_f32_avx2,
+                                                                            prepare_axial_attention};
+inline constexpr host::HostKernel cpu_axial_attention_f32_avx512_with_prepare{cpu_axial_attention_f32_avx512,
+                                                                              prepare_axial_attention};
 
 }  // namespace longrun::cpu

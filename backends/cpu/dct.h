@@ -207,13 +207,14 @@ Status cpu_idct_f32_avx512(const KernelArgs& args);
 Status cpu_spectral_filter_f32_avx2(const KernelArgs& args);
 Status cpu_spectral_filter_f32_avx512(const KernelArgs& args);
 
-inline constexpr host::HostKernel kDctAvx2{cpu_dct_f32_avx2, prepare_dct};
-inline constexpr host::HostKernel kDctAvx512{cpu_dct_f32_avx512, prepare_dct};
-inline constexpr host::HostKernel kIdctAvx2{cpu_idct_f32_avx2, prepare_idct};
-inline constexpr host::HostKernel kIdctAvx512{cpu_idct_f32_avx512, prepare_idct};
-inline constexpr host::HostKernel kSpectralFilterAvx2{cpu_spectral_filter_f32_avx2, prepare_spectral_filter};
-inline constexpr host::HostKernel kSpectralFilterAvx512{cpu_spectral_filter_f32_avx512,
-                                                        prepare_spectral_filter};
+inline constexpr host::HostKernel cpu_dct_f32_avx2_with_prepare{cpu_dct_f32_avx2, prepare_dct};
+inline constexpr host::HostKernel cpu_dct_f32_avx512_with_prepare{cpu_dct_f32_avx512, prepare_dct};
+inline constexpr host::HostKernel cpu_idct_f32_avx2_with_prepare{cpu_idct_f32_avx2, prepare_idct};
+inline constexpr host::HostKernel cpu_idct_f32_avx512_with_prepare{cpu_idct_f32_avx512, prepare_idct};
+inline constexpr host::HostKernel cpu_spectral_filter_f32_avx2_with_prepare{cpu_spectral_filter_f32_avx2,
+                                                                            prepare_spectral_filter};
+inline constexpr host::HostKernel cpu_spectral_filter_f32_avx512_with_prepare{cpu_spectral_filter_f32_avx512,
+                                                                              prepare_spectral_filter};
 
 // Which route a filter state took (for tests and benchmarks): true = matrix product.
 bool spectral_filter_uses_matrix(const void* prepared);

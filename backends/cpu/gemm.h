@@ -31,8 +31,10 @@ Result<std::shared_ptr<void>> cpu_matmul_prepare_avx2(const Graph& graph, const 
 Result<std::shared_ptr<void>> cpu_matmul_prepare_avx512(const Graph& graph, const Node& node,
                                                         ThreadPool* pool);
 
-inline constexpr host::HostKernel kMatmulAvx2{cpu_matmul_f32_avx2, cpu_matmul_prepare_avx2};
-inline constexpr host::HostKernel kMatmulAvx512{cpu_matmul_f32_avx512, cpu_matmul_prepare_avx512};
+inline constexpr host::HostKernel cpu_matmul_f32_avx2_with_prepare{cpu_matmul_f32_avx2,
+                                                                   cpu_matmul_prepare_avx2};
+inline constexpr host::HostKernel cpu_matmul_f32_avx512_with_prepare{cpu_matmul_f32_avx512,
+                                                                     cpu_matmul_prepare_avx512};
 
 namespace gemm {
 
