@@ -15,7 +15,7 @@ struct GemmTileAvx2 {
   static constexpr bool kSplitNarrow = false;
   // Q·Kᵀ (A in place, K <= 64) runs gemm_impl.h's short_k_tiles, kShortKRows = kMr rows
   // per tile (fewer rows would load each B vector for fewer FMAs): the whole K fits one
-  // step, so the loop skips the per-tile B prefetch and packing.
+  // step, so the loop skips the per-tile B prefetch.
   static constexpr bool kShortKLoop = true;
   static constexpr bool kShortKFetchAndStreamY = false;  // plain stores, no fetch (gemm_impl.h)
   // B prefetched by the first tile of each panel only: the later tiles of the panel find it

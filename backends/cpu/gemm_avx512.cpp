@@ -22,8 +22,9 @@ struct GemmTileAvx512 {
   // write-combining buffers completely.
   static constexpr bool kShortKLoop = true;
   static constexpr bool kShortKFetchAndStreamY = true;
-  // Every tile prefetches its B panel (gemm_impl.h): with 32 registers the prefetches have
-  // issue slots to spare, and fetching once per panel (AVX2's choice) gains nothing here.
+  // Every tile prefetches its B panel (gemm_impl.h): a 14-row tile spends 14 FMAs per B
+  // line, which leaves room for the prefetches, so fetching once per panel (AVX2's choice)
+  // gains nothing here.
   static constexpr bool kFetchBOnce = false;
   static constexpr int kShortKRows = 7;             // direct A, K <= 64 (gemm_impl.h, macro)
   static constexpr int kWideRows = 6, kWideNv = 4;  // 24 accumulators, 4 B vectors, 1 broadcast
