@@ -106,9 +106,9 @@ bool sparse_attention_items_f32_avx512(const AttentionProblem& p, int64_t begin,
 // the pool's deterministic split of `items` into at most chunks_per_thread chunks per
 // thread), and the run that hands each chunk its items and its buffer. Without prepared
 // state, or with one too small, the run allocates its own. Returns false when any chunk did.
-// Fused attention splits finely (4 per thread, small buffers, uneven items); sparse
-// attention's items are whole heads with megabytes of buffer each, so it takes one chunk
-// per thread (sparse_attention.h).
+// Fused attention splits finely (4 per thread, small buffers, uneven items); a sparse
+// attention chunk holds one block's softmax weights (256 KB, or up to 4 MB for whole
+// heads), so it takes one chunk per thread (sparse_attention.h).
 Result<std::shared_ptr<void>> make_attention_scratch(int64_t items, int64_t floats, ThreadPool* pool,
                                                      int chunks_per_thread = 4, int64_t extra_floats = 0);
 bool run_attention_items(const KernelArgs& args, const AttentionProblem& p, int64_t items, int64_t floats,
@@ -131,14 +131,17 @@ Result<std::shared_ptr<void>> prepare_sparse_attention(const Graph& graph, const
                                                        ThreadPool* pool);
 Result<std::shared_ptr<void>> prepare_axial_attention(const Graph& graph, const Node& node, ThreadPool* pool);
 
-inline constexpr host::HostKernel kAttentionAvx2{cpu_attention_f32_avx2, prepare_attention};
-inline constexpr host::HostKernel kAttentionAvx512{cpu_attention_f32_avx512, prepare_attention};
-inline constexpr host::HostKernel kSparseAttentionAvx2{cpu_sparse_attention_f32_avx2,
-                                                       prepare_sparse_attention};
-inline constexpr host::HostKernel kSparseAttentionAvx512{cpu_sparse_attention_f32_avx512,
-                                                         prepare_sparse_attention};
-inline constexpr host::HostKernel kAxialAttentionAvx2{cpu_axial_attention_f32_avx2, prepare_axial_attention};
-inline constexpr host::HostKernel kAxialAttentionAvx512{cpu_axial_attention_f32_avx512,
-                                                        prepare_axial_attention};
+inline constexpr host::HostKernel cpu_attention_f32_avx2_with_prepare{cpu_attention_f32_avx2,
+                                                                      prepare_attention};
+inline constexpr host::HostKernel cpu_attention_f32_avx512_with_prepare{cpu_attention_f32_avx512,
+                                                                        prepare_attention};
+inline constexpr host::HostKernel cpu_sparse_attention_f32_avx2_with_prepare{cpu_sparse_attention_f32_avx2,
+                                                                             prepare_sparse_attention};
+inline constexpr host::HostKernel cpu_sparse_attention_f32_avx512_with_prepare{
+    cpu_sparse_attention_f32_avx512, prepare_sparse_attention};
+inline constexpr host::HostKernel cpu_axial_attention_f32_avx2_with_prepare{cpu_axial_attention_f32_avx2,
+                                                                            prepare_axial_attention};
+inline constexpr host::HostKernel cpu_axial_attention_f32_avx512_with_prepare{cpu_axial_attention_f32_avx512,
+                                                                              prepare_axial_attention};
 
 }  // namespace longrun::cpu

@@ -1,7 +1,7 @@
 // AVX2 + FMA instantiation of the flash-style dense attention (attention_flash_impl.h).
 // Register tiles fit the 16 ymm registers: S^T is 6 keys x 2 query vectors (12 accumulators
-// + 2 Qt vectors + 1 broadcast), P V is 6 query rows x 2 hv vectors (12 + 2 + 1); measured
-// best of the 2x4 .. 6x2 shapes at hd = 64.
+// + 2 Qt vectors + 1 broadcast), P V is 6 query rows x 2 hv vectors (12 + 2 + 1): the
+// largest tiles that leave no accumulator to spill, so each load feeds the most FMAs.
 #include "cpu/attention_flash_impl.h"
 #include "cpu/attention_vexp_avx2.h"
 

@@ -26,13 +26,8 @@ int64_t l2_cache_bytes();
 // non-temporal stores where their layout allows (gemm, add/sub/mul, layer_norm): it cannot stay in the
 // cache anyway, and its lines are then never read for ownership. Default: the size of the
 // last-level cache (an output that large cannot share it with its inputs), never when that
-// is unknown. Tests lower it. One byte more than the cache until session 25, when outputs of
-// exactly its size gained from streaming on a Zen 5 VM (32 MiB L3; six alternating pairs of
-// runs): 8 heads of [1024,64]·[1024,64]ᵀ (32 MiB of Y) took 0.73-0.95 of the time on 1
-// thread and 0.67-0.94 on 2 (one 2-thread pair 1.49, a run without its second vCPU), medians
-// of five runs 5.11 against 6.80 ms; add [16384,512] 0.49-0.72 on 1 thread; layer_norm
-// [16384,512] 0.95-1.14 on 1 thread, within this VM's noise. At 19 MiB (Q·Kᵀ at N = 768)
-// streaming was even, so the bound stays at the cache size.
+// is unknown. Tests lower it. An output of exactly the cache's size already gains from
+// streaming; a smaller one may still be found in the cache by its next reader.
 int64_t& stream_min_bytes();
 // True when an output of `bytes` bytes in rows of `row_floats` floats starting at `y` can be
 // streamed by whole 64-byte vectors: large enough (stream_min_bytes()), y on a cache line,

@@ -1,6 +1,7 @@
-// Declarations of the cpu backend's hand-written kernels (one block per op family), used by
-// kernels.inc. Symbols say op, dtype and ISA: cpu_<op>_f32_<isa>. Each is defined in a
-// file compiled with that ISA's flags (*_avx2.cpp, *_avx512.cpp).
+// Declarations of the cpu backend's hand-written kernels (one header per op family), used
+// by kernels.inc. Kernels are named cpu_<op>_<dtype>_<isa> (the rule, with its two
+// omissions and the _with_prepare pairs, is in the header comment of kernels.inc). ISA
+// kernels are defined in files compiled with that ISA's flags (*_avx2.cpp, *_avx512.cpp).
 #pragma once
 
 #include "cpu/attention.h"

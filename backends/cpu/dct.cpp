@@ -22,8 +22,8 @@ using dct_detail::DctLoops;
 enum class SpectralOp { dct2, dct3, filter };
 
 // Blocking. Reading or writing a column block of a [N, D] row-major tensor runs at memcpy
-// speed only when each row segment is >= 128-256 bytes (measured: 16 columns per visit is
-// 3x slower than 64), so a block spans up to kBlockBytes of sequences (64 columns at
+// speed only when each row segment is >= 128-256 bytes (shorter segments waste most of each
+// cache line and DRAM burst), so a block spans up to kBlockBytes of sequences (64 columns at
 // N = 4096), while FFTW and the twiddle loops work on sub-blocks of up to kSubBytes that
 // stay in L2 with their output buffer.
 constexpr int64_t kBlockBytes = 1024 * 1024;
@@ -96,8 +96,8 @@ void size_scratch(SpectralState* st, int64_t slots) {
 
 int64_t round_even(int64_t v) { return v + (v & 1); }
 
-// The filter's route. Fitted to per-column times of both routes on [N, 512] (Xeon,
-// AVX-512, one thread; N = 32..1024, M = 4..256): the FFT route costs about
+// The filter's route, from a cost model fitted to per-column times of both routes on
+// [N, 512] (AVX-512, one thread; N = 32..1024, M = 4..256): the FFT route costs about
 // kFftPerPoint * (w(n) + w(m)) + kFftPerRow * (n + m) + kFftFixed ns per column, with
 // w(L) = L log2 L for lengths FFTW runs directly and 4 L2 log2 L2 + 8 L2 for Bluestein's
 // two length-L2 FFTs and three chirp passes; the matrix product about m n / kMatrixPerNs ns
@@ -209,19 +209,17 @@ Result<std::shared_ptr<SpectralState>> make_state(SpectralOp op, const OpAttrs& 
   }
   // The filter's forward half on the column route (into staging rows of m coefficients):
   // the sequences below then serve only its m-point inverse. Up to n = 8192, where the
-  // column route's pieces are 64 columns wide (column_block_width): with 32-column pieces
-  // (the earlier rule at 4096) it was measured 10-20% slower than the paired 64-column
-  // blocks; with 64, on Zen 4, [8192, 512] keep 1639 took 9.2-11.3 ms against 11.6-16.1,
-  // and [4096, 512] was even (3.2-4.1 against 3.4-3.6).
+  // column route's pieces are 64 columns wide (column_block_width) and so read the input
+  // rows in segments as long as the sequence route's paired blocks do.
   if (column_route && st->n <= kFilterColumnsUpTo)
     st->columns = dct_detail::make_column_plan(false, st->n, st->n, st->m);
   const int64_t fwd_len = st->columns ? 0 : st->n;
   // Block and sub-block widths (in pairs of columns), see kBlockBytes.
   // Sequences 64 bytes apart modulo 4 KB: power-of-two strides would put every sequence of
-  // a block in the same L1 set (measured 10% slower at N = 512).
+  // a block in the same L1 set.
   st->ld = (std::max(fwd_len, st->m) + 7) / 8 * 8 + 8;
   // Blocks are sized from n even when the forward half runs on the column route: its reads of
-  // the input rows want the same wide blocks (measured: 256 columns at n = 4096 were 25% slower).
+  // the input rows want the same wide blocks.
   const int64_t len = std::max(st->n, st->m);  // sizes from the unpadded length: 64 columns at 4096
   // A sub-block's working set: its FFT input and output, and Bluestein's two buffers.
   const int64_t sub_len =

@@ -1,7 +1,7 @@
 // The cpu backend's spectral kernels: dct (orthonormal DCT-II), idct (DCT-III) and
 // spectral_filter (idct_M(dct_N(x)[:M])), for f32 along any axis (MODELS.md §1.1).
 //
-// Two routes (backends/cpu/README.md): power-of-two lengths >= 16 along a non-last axis with
+// Two routes (docs/cpu-kernels.md): power-of-two lengths >= 16 along a non-last axis with
 // >= 16 columns take the column route (ColumnPlan below: FFTs vectorised across columns, no
 // FFTW, no pairing); everything else takes the sequence route described here.
 // Method (Makhoul's FFT shuffle, batched over columns): the tensor is seen as
@@ -9,8 +9,8 @@
 // real columns a, b travel as one complex sequence a + i·b. The block is copied into
 // contiguous sequences (8 x 8 complex transposes, the even/odd shuffle fused into the row
 // order); FFTW transforms them out of place with one "many" plan per sub-block that stays
-// in L2 (contiguous sequences are where FFTW is fastest: ~1.5 ns per point vs 4-12 with a
-// stride; lengths with a prime factor > 13 go through Bluestein); the twiddle, the split of
+// in L2 (FFTW runs contiguous sequences several times faster than strided ones; lengths
+// with a prime factor > 13 go through Bluestein); the twiddle, the split of
 // the paired spectra and the orthonormal scale run along each sequence; a transposing copy
 // writes the rows back. Axis last (inner = 1) reads and writes contiguous lines directly;
 // 1 < inner < 16 flattens [outer, inner] into columns through staging rows.
@@ -120,29 +120,19 @@ struct ColumnPlan {
   std::vector<float> fft1, fft2, cross;
   // DCT-II: position t of Makhoul's shuffled column is row shuffled[t] (2t for 2t < n, else
   // 2(n - 1 - t) + 1). A table, not that expression at each row visit: the FFT's first pass
-  // reads 16 rows per butterfly and column vector. Zen 5, 1 thread, [n, 512] in its blocks,
-  // alternating with the expression in one process (40-60 rounds): 0.92-0.94 of the time at
-  // n = 512, 0.97 at 1024, 0.93 at 2048, 0.99 at 4096 (gather pass, two-step FFT). The
-  // DCT-III's last pass, which writes those rows, took 1.01-1.03x with the table: it keeps
-  // the expression (dct_columns_impl.h, shuffled_source).
+  // reads 16 rows per butterfly and column vector, and a load is cheaper than the compare and
+  // select. The DCT-III's last pass, which writes those rows, keeps the expression
+  // (dct_columns_impl.h, shuffled_source): its address arithmetic hides behind the stores.
   std::vector<int32_t> shuffled;
 };
 inline constexpr int64_t kColumnMinLength = 16;
 // At these lengths the column route's FFT runs in place as two steps of short FFTs (h =
 // n1 * n2: n2 FFTs of length n1 over elements n2 apart, a twiddle, n1 FFTs of length n2 over
 // adjacent elements) instead of log8(h) passes over two whole buffers: half the buffer
-// traffic, one buffer (1 MiB at 64 columns) instead of two. Measured on Zen 4 (1 MiB L2),
-// alternating runs in one process: [4096, 512] DCT-II / DCT-III 9-15 % faster at 2 threads,
-// 1-3 % at 1; [8192, 512] 4-9 % faster at 2 threads but 0.5-5 % slower at 1 (and the
-// filter 2-5 % slower at both), so not used there. Only where one core's L2 holds that buffer
-// (64 columns: 1 MiB at n = 4096): on Zen 3 (512 KiB L2, AVX2) the four whole-buffer passes
-// took 0.77-0.92 of its time at 1 thread and 0.89-0.99 at 2 (DCT-II, DCT-III and the
-// filter's forward half, alternating runs in one process). Zen 4 again (session 23, three
-// alternating runs): at n = 2048 (a 512 KiB buffer) the two-step took 0.98-1.16x the time
-// of the passes at 1 thread and 0.92-1.12x at 2 (DCT-II, DCT-III, filter), so it starts at
-// 4096, where it took 0.93-1.00 at 1 thread and 0.87-0.96 at 2. Zen 5 (1 MiB L2, session 25,
-// four alternating runs) agreed at n = 2048: DCT-II 0.97-1.52x the time at 1 thread, DCT-III
-// and the filter even to 1.6x; the 2-thread rows 0.61-1.58x, noise.
+// traffic, one buffer (1 MiB at 64 columns) instead of two. It pays only where that buffer
+// fits one core's L2 (column_two_step) and the whole-buffer passes do not: at n = 2048 the
+// two buffers already fit and the extra twiddle pass costs more than it saves, and at 8192 the
+// buffer no longer fits a 1-2 MiB L2. Hence n = 4096 only.
 inline constexpr int64_t kColumnTwoStepFrom = 4096;
 inline constexpr int64_t kColumnTwoStepUpTo = 4096;
 // The L2 size that rule compares with: l2_cache_bytes() (cpu_isa.h) unless a test sets it.
@@ -160,8 +150,9 @@ constexpr bool column_fft_ends_in_radix2(int64_t len) {
 // shuffled input rows into the first buffer in one sequential pass before the FFT, and the
 // DCT-III writes its FFT result to scratch and scatters it to the unshuffled rows after,
 // instead of the first / last FFT pass touching 16 rows a megabyte or more apart per
-// butterfly. Measured on Zen 4 (1 MiB L2), 1 and 2 threads, alternating runs: [4096, 512]
-// 6-13 % faster both ways, [8192, 512] 14-23 %; at n <= 2048 the extra pass cost 2-6 %.
+// butterfly: those rows cross a page per load, which the hardware prefetchers do not
+// follow, while the sequential copy pass can fetch ahead (dct_columns_impl.h). Below 1 MiB
+// the buffers stay in L2 and the extra pass would only add work.
 inline constexpr int64_t kColumnCopyPassBytes = 1024 * 1024;
 // Whether a length-2h transform of blocks of `padded` columns (whole vectors) takes that pass.
 constexpr bool column_copy_pass(int64_t h, int64_t padded) {
@@ -173,8 +164,8 @@ std::shared_ptr<const ColumnPlan> make_column_plan(bool inverse, int64_t n, int6
 int64_t column_work_floats(const ColumnPlan& plan, int64_t width);
 // One FFT buffer (n/2 complex elements of `padded` columns each) pads one cache line after
 // every 16 elements: a Stockham pass reads elements h/8 apart, and without the pad those
-// strides are multiples of 4 KiB, so a butterfly's 8 rows share one L1 set (8-way on Zen 4)
-// and evict each other. Measured on Zen 4, DCT-II [2048, 512]: 0.81-0.88 -> 0.67-0.68 ms.
+// strides are multiples of 4 KiB, so a butterfly's 8 rows share one L1 set (8-way on many cores)
+// and evict each other.
 inline constexpr int64_t kColumnPadFloats = 16;
 inline int64_t column_buffer_floats(int64_t n, int64_t padded) {
   return n * padded + (n / 32 + 1) * kColumnPadFloats;
@@ -207,13 +198,14 @@ Status cpu_idct_f32_avx512(const KernelArgs& args);
 Status cpu_spectral_filter_f32_avx2(const KernelArgs& args);
 Status cpu_spectral_filter_f32_avx512(const KernelArgs& args);
 
-inline constexpr host::HostKernel kDctAvx2{cpu_dct_f32_avx2, prepare_dct};
-inline constexpr host::HostKernel kDctAvx512{cpu_dct_f32_avx512, prepare_dct};
-inline constexpr host::HostKernel kIdctAvx2{cpu_idct_f32_avx2, prepare_idct};
-inline constexpr host::HostKernel kIdctAvx512{cpu_idct_f32_avx512, prepare_idct};
-inline constexpr host::HostKernel kSpectralFilterAvx2{cpu_spectral_filter_f32_avx2, prepare_spectral_filter};
-inline constexpr host::HostKernel kSpectralFilterAvx512{cpu_spectral_filter_f32_avx512,
-                                                        prepare_spectral_filter};
+inline constexpr host::HostKernel cpu_dct_f32_avx2_with_prepare{cpu_dct_f32_avx2, prepare_dct};
+inline constexpr host::HostKernel cpu_dct_f32_avx512_with_prepare{cpu_dct_f32_avx512, prepare_dct};
+inline constexpr host::HostKernel cpu_idct_f32_avx2_with_prepare{cpu_idct_f32_avx2, prepare_idct};
+inline constexpr host::HostKernel cpu_idct_f32_avx512_with_prepare{cpu_idct_f32_avx512, prepare_idct};
+inline constexpr host::HostKernel cpu_spectral_filter_f32_avx2_with_prepare{cpu_spectral_filter_f32_avx2,
+                                                                            prepare_spectral_filter};
+inline constexpr host::HostKernel cpu_spectral_filter_f32_avx512_with_prepare{cpu_spectral_filter_f32_avx512,
+                                                                              prepare_spectral_filter};
 
 // Which route a filter state took (for tests and benchmarks): true = matrix product.
 bool spectral_filter_uses_matrix(const void* prepared);

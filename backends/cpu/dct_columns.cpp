@@ -17,39 +17,22 @@ int64_t column_work_floats(const ColumnPlan& plan, int64_t width) {
 }
 
 // Wide blocks read and write longer row segments (64 columns: 256 bytes per row visit), which
-// mattered more than keeping the buffers within L2: on Zen 4 (1 MiB L2) the [4096, 512]
-// DCT-II took 2.1-2.6 ms with 64 columns (2 MiB of buffers) against 2.3-3.6 with 32, and
-// [8192, 512] 5.7-5.8 against 7.4-7.6; at 16384 the two were even. So: 64 columns up to
-// n = 8192, 32 at 16384, 16 beyond. On Zen 3 (512 KiB L2, session 17; alternating runs in
-// one process) each 64-column block run as two 32-column halves took 0.79-0.89 of the time
-// at n = 4096 on 2 threads, 0.90-1.05 on 1, but 0.99-1.09 at 2048 and 0.88-1.07 at 8192
-// (16-column quarters: 0.85-1.38). Zen 4 keeps 64 columns up to 8192, where it runs n = 4096
-// as the two-step FFT; so only n = 4096 without the two-step takes 32 columns
-// (column_plan_width below, DCT-II / DCT-III; the filter's forward half keeps 64).
+// matters more than keeping the buffers within L2 once they no longer fit anyway: 64 columns
+// while the two FFT buffers stay within 4 MB (n <= 8192), then 32 at 16384 and 16 beyond.
 int64_t column_block_width(int64_t n) {
   constexpr int64_t kBufferBytes = 4 * 1024 * 1024;
   return std::clamp<int64_t>(kBufferBytes / (8 * n) / 16 * 16, 16, 64);
 }
 
-// On Zen 3 (512 KiB L2, so no two-step at n = 4096), alternating runs in one process:
-// [4096, 512] DCT-II / DCT-III in 32-column blocks (512 KiB of buffer per core, and below
-// kColumnCopyPassBytes, so no gather / scatter pass) took 0.80-0.93 of the 64-column time on 2
-// threads (sessions 17 and 18) and 0.92-1.03 on 1 (DCT-III 1.01-1.03). One width for every
-// thread count: the 64-column blocks' gather pass rounds differently from the direct first
-// pass, and 1 and 2 threads give the same bits. On Zen 4 (1 MiB L2, two-step at n = 4096,
-// session 23) each 64-column block run as two 32-column halves took 1.16-1.40x the time at
-// n = 4096 on 1 thread, 1.01-1.15x on 2, and 0.95-1.26x at n = 1024: 64 kept there.
-//
-// Zen 5 (1 MiB L2, session 33; a loop over the blocks of [n, 512] in one process, widths
-// alternating, 1 thread, four runs): at n = 2048, where the two buffers of a 64-column block
-// (1 MiB) fill the L2, 32-column blocks took 0.92-0.96 of the time for the DCT-II and
-// 0.86-0.87 for the DCT-III; at n = 512 and 1024 (buffers of 256 / 512 KiB) 64 columns were
-// as fast or faster (32 columns: 0.97-1.16x). So where the 64-column buffers would take more
-// than 3/4 of the L2 and the 32-column ones would not, the blocks are 32 wide (n = 2048 with
-// a 1 MiB L2). Where even 32 would not fit (n >= 8192 here) the wide rows matter more: 64.
-// Session 39 (Zen 5, n = 4096, two-step, alternating runs of two binaries, 1 and 2 threads):
-// blocks of 32 columns (a 512 KiB buffer) took about 1.2x the time of 64 on 1 thread, and 48
-// (768 KiB) 1.0-1.05x, so 64 stays in the two-step range.
+// The width of a DCT-II / DCT-III block, from the core's L2 (column_two_step_l2_bytes):
+// - n = 4096 (the two-step range): 64 columns where the two-step buffer fits the L2, else 32,
+//   whose whole-buffer passes then stay within the L2 (and below kColumnCopyPassBytes).
+// - elsewhere: 32 columns where the 64-column buffers would take more than 3/4 of the L2 and
+//   the 32-column ones would not (n = 2048 with a 1 MiB L2), so the FFT passes stay in L2;
+//   64 otherwise, also where even 32 would not fit, since the wider rows then matter more.
+// Never the thread count: a column's bits depend on its block's width (the gather pass of
+// a 64-column block rounds differently from the direct first pass), and 1 and 2 threads
+// must give the same bits.
 int64_t column_plan_width(int64_t n) {
   const int64_t w = column_block_width(n);
   const bool in_range = n >= kColumnTwoStepFrom && n <= kColumnTwoStepUpTo;
@@ -103,10 +86,9 @@ std::shared_ptr<const ColumnPlan> make_column_plan(bool inverse, int64_t n, int6
   const double pi = std::numbers::pi, sign = inverse ? 1.0 : -1.0;
   pl->fft = fft_twiddles(h, sign);
   // The DCT-III's radix-2-first FFT (dct_columns_impl.h, pre_radix2, AVX-512 only) from
-  // h = 1024: Zen 5, 1 thread, in-process A/B against the separate pre pass under load
-  // (a CI run beside it): [2048, 512] 0.91-0.93 of the time, [256, 512] 0.98-1.02,
-  // [32, 512] 1.04-1.06. Not where even a block of 16 columns takes the copy pass, which
-  // the fold needs to be absent (n = 16384: 33 KB unused).
+  // h = 1024: for shorter transforms the saved pass over the buffer is too short to pay for
+  // the larger step. Not where even a block of 16 columns takes the copy pass, which the fold
+  // needs to be absent (n = 16384).
   if (inverse && h >= 1024 && column_fft_ends_in_radix2(h) && !column_copy_pass(h, 16))
     pl->fft_half = fft_twiddles(h / 2, sign);
   if (!inverse) {

@@ -40,13 +40,10 @@ struct ColumnKernels {
     // Software prefetch of rows, for the passes around the large buffers (the copy passes, the
     // two-step post pass and the DCT-III pre pass from kColumnCopyPassBytes, below). The passes
     // of the whole-buffer FFT that touch rows (the DCT-II's first and post passes, the DCT-III's
-    // pre and last passes) fetch nothing: Zen 5, 1 thread, [n, 512] in its blocks, in-process A/B
-    // against fetching 16 k steps or 64 rows ahead (session 38): without the prefetchw of the
-    // output rows the DCT-III took 0.88-0.93 of the time at n = 512 .. 2048 and the DCT-II
-    // 0.88-0.95 at n = 256 .. 2048; without the prefetch of the DCT-III's input rows 0.94-0.97
-    // more; the DCT-II's input rows were even (0.97-1.02). Around the large buffers the
-    // prefetchw of output rows still wins: without the two-step post pass's and the DCT-III
-    // scatter's, [4096, 512] took 1.06-1.10x the time and the DCT-III at 8192 1.05x.
+    // pre and last passes) fetch nothing: their rows are near enough for the hardware
+    // prefetchers, and software prefetches (prefetchw of the output rows above all) only add
+    // instructions and traffic there. Around the large buffers, where consecutive steps touch
+    // rows pages apart, the prefetchw of output rows pays.
     void fetch(const float* row) const {
       for (int64_t v = 0; v < w; ++v) V::prefetch(row + v * L);
     }
@@ -58,40 +55,24 @@ struct ColumnKernels {
     }
   };
   // After a copy pass (kColumnCopyPassBytes) the DCT-II post pass fetches its output rows
-  // kPostAhead k steps ahead (Zen 4: 0.82-0.98 of the time at [8192, 512]), and the DCT-III's
-  // scatter after a two-step FFT its elements. From kColumnCopyPassBytes on, the DCT-III pre
-  // pass fetches as the copy passes do (below): against kPostAhead (Zen 4, session 23,
-  // alternating runs in one process) DCT-III [4096, 512] 0.82-1.02 of the time (six runs,
-  // median ~0.87), [8192, 512] 0.80-0.90; the AVX2 code on the same machine 0.90-1.01 and
-  // 0.76-0.91.
+  // kPostAhead k steps ahead, and the DCT-III's scatter after a two-step FFT its elements:
+  // 16 steps cover the latency of a row that the hardware prefetchers do not predict. From
+  // kColumnCopyPassBytes on, the DCT-III pre pass fetches as the copy passes do (below).
   static constexpr int64_t kPostAhead = 16;
   // The DCT-II post pass after a two-step FFT walks k in two_step_post_order's tiles of
   // kTwoStepPostTile adjacent elements and fetches its output rows kTwoStepPostAhead steps
-  // ahead. Zen 5, 1 thread, [4096, 512] in its blocks, alternating with k in order in one
-  // process (30 rounds each): tiles of 4 took 0.90-0.93 of the time (bitwise the same), of 2
-  // 0.95-0.96, of 8 0.96-0.99, of 16 1.00-1.06, and one tile of 64 (all k2 for each k1: the
-  // buffer read in order, the output rows n1 apart) 1.03-1.06; rows fetched 4 / 8 / 16 / 32
-  // steps ahead 0.91-0.94 / 0.90-0.96 / 0.92-0.98 / 0.94-0.95. Fetching the elements instead
-  // (k in order) took 1.02-1.05x. The DCT-III's scatter pass in these tiles took 1.05-1.14x
-  // (its output rows 4j, 4j + 2 are near each other in j order): it keeps j in order.
+  // ahead (bitwise the same as k in order). Tiles of 4 read the buffer in runs of 4 adjacent
+  // elements while the 4 k of a tile still write output rows near each other; longer tiles
+  // spread the writes over rows too far apart. The DCT-III's scatter keeps j in order: its
+  // output rows 4j, 4j + 2 are already near each other.
   static constexpr int64_t kTwoStepPostTile = 4, kTwoStepPostAhead = 8;
   // The copy passes of kColumnCopyPassBytes (the DCT-II's gather before the FFT, the DCT-III's
   // scatter after it) fetch their rows kCopyAheadL2 steps ahead into L2 and kCopyAheadL1
   // steps ahead into L1 (the scatter: for writing). From one step to the next their rows lie
   // 4 row strides (8 KiB at 512 columns) apart, so every step crosses a 4 KiB page, which
-  // the hardware prefetchers do not follow; perf had put 56 % of the DCT-II's samples at
-  // n = 4096 on the gather's row loads. Zen 4, session 23, alternating runs in one process:
-  // - against no fetch, one fetch kPostAhead steps ahead into L1 took DCT-II [4096, 512]
-  //   0.86-0.99 of the time, [8192, 512] 0.91-1.08, the spectral filter 0.84-1.00, the AVX2
-  //   code on the same machine 0.74-0.84; the scatter (DCT-III) 0.91-0.96 and 0.87-1.02, AVX2
-  //   0.96-0.98; 48 steps into L1 instead of 16 was even;
-  // - against that single fetch, the two levels took DCT-II [4096, 512] 0.83-0.95,
-  //   [8192, 512] 0.84-0.92, the filter 0.91-1.00 and 0.80-0.85 (four runs; the AVX2 code
-  //   0.86-1.01 and 0.85-1.04), DCT-III 0.93-0.99 and 0.85-0.97 (five runs; AVX2 0.92-1.00);
-  //   48 steps into L2 alone took the filter 1.14-1.20x.
-  // Zen 5 (session 40, the DCT-II's gather at [4096, 512], 1 thread, the distances alternating
-  // call by call in one process, both orders): L2 0-96 and L1 0-16 steps ahead (one level
-  // left out at a time) within 0.95-1.05 of the gather's time with these; no fetch at all 1.07x.
+  // the hardware prefetchers do not follow; without the fetches the gather's row loads take
+  // most of the DCT-II's time at n = 4096. Two levels: the far fetch into L2 covers the DRAM
+  // latency, the near one into L1 the L2 latency, without holding 48 steps' rows in L1.
   static constexpr int64_t kCopyAheadL2 = 48, kCopyAheadL1 = 8;
 
   // A sequence in scratch: element j is 2w vectors at p + 2 j w L, plus one cache line of
@@ -124,21 +105,16 @@ struct ColumnKernels {
   // The R elements first + u step (u < R) of a pass's butterflies, reached through its load
   // or store functor F. Through a Buf (BufLoad, BufStore: the passes within scratch) each
   // is one add from the first element's address: Buf::at (a multiply, a shift and the pad)
-  // for every element, column vector and half bound those passes (a microbenchmark of one
-  // radix-8 pass with its arithmetic removed ran as slowly as the real one). The offsets are
-  // the same for every butterfly of a pass, pad lines included: h, s and the steps are
-  // powers of two, and a step that is a multiple of the pad's 16 elements crosses u step / 16
-  // pads from any element, while a shorter one divides 16 and the butterflies' first elements
-  // lie below it within their 16 (inputs j < h/r, outputs o % 16 < s, or o % 16 + (r - 1) s
-  // < 16 where s < 16 / r), so they cross the pads the first butterfly crosses. Zen 5, one
-  // radix-8 pass alone over two buffers (h = 64 .. 1024, 32 or 64 columns): 0.78-0.87 of the
-  // time of Buf::at per element. The passes store by offset into any Buf but load by offset
-  // only between two Bufs: the DCT-III's last pass (a Buf into the output rows) loading by
-  // offset took its [2048, 512] 1.11x and [1024, 512] 1.04x the time, while the first pass
-  // (the input rows into a Buf) storing by offset took the DCT-II's 0.96 (in-process A/B, 1
-  // thread). The two-step FFT's second step (fft_two_step) reading and writing its run of
-  // `a` as a Buf of its own took [4096, 512] 1.03-1.05x, reading it alone 1.01-1.03x: it
-  // keeps its lambdas. kBuf: by offset (F is BufLoad or BufStore).
+  // for every element, column vector and half would bind those passes more than their
+  // arithmetic. The offsets are the same for every butterfly of a pass, pad lines included:
+  // h, s and the steps are powers of two, and a step that is a multiple of the pad's 16
+  // elements crosses u step / 16 pads from any element, while a shorter one divides 16 and
+  // the butterflies' first elements lie below it within their 16 (inputs j < h/r, outputs
+  // o % 16 < s, or o % 16 + (r - 1) s < 16 where s < 16 / r), so they cross the pads the
+  // first butterfly crosses. The passes store by offset into any Buf but load by offset only
+  // between two Bufs: the DCT-III's last pass (a Buf into the output rows) loads element by
+  // element, which is faster there, and the two-step FFT's second step (fft_two_step) keeps
+  // its own lambdas for the same reason. kBuf: by offset (F is BufLoad or BufStore).
   template <int R, class F, bool kBuf>
   struct Elements {
     struct ByIndex {  // any functor: element by element
@@ -353,16 +329,8 @@ struct ColumnKernels {
   // step 2 (per k1) reads the adjacent elements n2 k1 + j2 and writes X[k1 + n1 k2] to
   // n2 k1 + k2 (two_step_at). Each short FFT runs its passes through the small buffers s1, s2
   // (its first pass reads every input before its last pass writes, so in place is safe).
-  // Session 40 (Zen 5, [4096, 512] DCT-II, 1 thread, TSC ticks around each pass of a 64-column
-  // block, ~320-340 k ticks in all): the gather pass 80-90 k, step 1 ~65 k, step 2 ~70 k,
-  // the post pass 105-115 k, which writes 1 MiB of output rows in 256-byte pieces at about
-  // 25 GB/s. Measured and left (a temporary patch, variants alternating call by call):
-  // step 1 reading the shuffled input rows itself instead of the gather pass (rows of the
-  // next 1-8 j2 fetched into L2 / L1, or none): even to 1.25x; step 2 run for k1 and n1 - k1
-  // together with the post pass of their outputs right after (the runs still in L2, the post
-  // pass no longer reading the buffer back): even, and in groups of 2-8 k1 (4 adjacent output
-  // rows per k2): 0.97-0.99 of the time; the post pass's output rows streamed (non-temporal
-  // stores): 1.2x or more; its output rows also fetched into L2 16-64 steps ahead: 1.2x.
+  // The post pass after it writes the output rows in 256-byte pieces and is the largest of
+  // the DCT-II's passes at n = 4096, bound by those writes.
   template <bool kInverse>
   static void fft_two_step(const ColumnPlan& pl, int64_t h, int64_t w, const Buf& a, const Buf& s1,
                            const Buf& s2) {
@@ -419,12 +387,9 @@ struct ColumnKernels {
   // (post_radix2).
   //
   // dct2 and dct3 are flattened (every call inside inlined, so each transform's passes are
-  // compiled with its own loads and stores): left to its heuristics, GCC 12 inlined some FFT
-  // instantiations and not others, and which ones moved with any change to this file (the
-  // DCT-III took 0.94 or 1.04x the time after edits to the DCT-II only). Zen 5, 1 thread,
-  // [n, 512] in its blocks, alternating with the unflattened code in one process (15-30
-  // rounds): AVX-512 0.72-1.03 of the time over n = 16 .. 8192 (DCT-II 0.94 at n = 4096,
-  // 0.72 at 2048 with the fold; DCT-III 0.87 / 0.93), AVX2 0.62-0.92; 77 KB more code.
+  // compiled with its own loads and stores): left to its heuristics, GCC inlines some FFT
+  // instantiations and not others, and which ones moves with unrelated edits to this file,
+  // so the speed of one transform would depend on changes to the other. The cost is code size.
   template <bool kFoldRadix2>
   [[gnu::flatten]] static void dct2(const ColumnPlan& pl, const float* x, int64_t xs, float* y, int64_t ys,
                                     int64_t width, float* work) {
@@ -545,9 +510,7 @@ struct ColumnKernels {
   // the FFT before that pass, whose butterflies give Z_q = z_q + z_{q+g} and Z_{q+g} = z_q -
   // z_{q+g} (g = h/2). The post pass needs Z_k with Z_{h-k}, so one step reads z at q, q + g,
   // g - q and h - q and finishes k = q, h - q, g - q and g + q: one pass over the buffer
-  // fewer, the same arithmetic (bitwise the same outputs). Zen 5, 1 thread, both flattened,
-  // in-process A/B against the separate pass: [2048, 512] (32-column blocks) 0.84 of the
-  // time, [256, 512] 0.87, [32, 512] 1.0.
+  // fewer, the same arithmetic (bitwise the same outputs).
   static void post_radix2(const Cols& cols, const Buf& z, const float* e, int64_t n, float* y, int64_t ys) {
     const int64_t h = n / 2, g = h / 2, w = cols.w;
     auto post = [&](int64_t k, const PostConstants& c, int64_t v, T ar, T ai, T br, T bi) {
@@ -591,9 +554,7 @@ struct ColumnKernels {
   // Whether a DCT-III block takes dct3<true>: the whole-buffer FFT writing the rows itself (no
   // copy pass), of a length 2 * 8^m (ColumnPlan::fft_half), with AVX-512 only: a step holds
   // eight input rows and four Y values per column vector, too many for 16 AVX2 registers
-  // (Zen 5, 1 thread, [2048, 512], in-process A/B against the separate pre pass: AVX-512
-  // 0.95-0.98 of the time on a quiet VM, 0.91-0.93 under load; AVX2 1.64-1.76x, and still
-  // 1.08-1.09x with the paired pre-twiddle of session 38).
+  // (the AVX2 code would spill and run slower than with the separate pre pass).
   static bool dct3_folds_radix2(const ColumnPlan& pl, int64_t w) {
     return L == 16 && !pl.split && !pl.fft_half.empty() && !copy_pass(pl.n / 2, w);
   }

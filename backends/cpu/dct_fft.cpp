@@ -27,8 +27,8 @@ std::mutex& fftw_mutex() {
 // Plans are cached for the life of the process (a few per model shape) and single-threaded
 // (this library does not link fftw3f_threads): parallelism is ours, over blocks.
 // FFTW_ESTIMATE plans in about a millisecond and picks its algorithm without timing, so
-// results are reproducible across processes; on contiguous sequences it is within ~25% of
-// FFTW_MEASURE (which takes ~1 s per length).
+// results are reproducible across processes; on contiguous sequences it comes close to
+// FFTW_MEASURE, which would time candidate plans for about a second per length.
 Result<fftwf_plan> sequence_plan(int64_t n, int64_t p, int64_t ld, int sign) {
   static std::map<std::tuple<int64_t, int64_t, int64_t, int>, fftwf_plan> cache;
   if (ld > INT_MAX || p > INT_MAX || ld * p > INT_MAX)
@@ -85,10 +85,10 @@ struct SlotTable {
 
 }  // namespace
 
-// FFTW runs lengths whose prime factors are all <= 13 on its fast codelets (~1-3 ns per
-// point); for a larger prime factor it falls back to Rader or its own Bluestein, one
-// sequence at a time, at 10-25 ns per point (measured: 97, 103, 820 = 4 * 5 * 41, 4093).
-// Bluestein here runs batched power-of-two FFTs of length >= 2n - 1 instead (~6-10 ns).
+// FFTW runs lengths whose prime factors are all <= 13 on its fast codelets; for a larger
+// prime factor it falls back to Rader or its own Bluestein, one sequence at a time, several
+// times slower per point. Bluestein here runs batched power-of-two FFTs of length >= 2n - 1
+// instead, which stay on the fast codelets and run a whole block of sequences per call.
 int64_t bluestein_length(int64_t n) {
   if (n <= 1) return 0;
   int64_t rest = n;

@@ -42,10 +42,10 @@ Status run_binary(const KernelArgs& args, BinaryOp op, KernelFn reference, const
   const float* pa = a.ptr<const float>();
   const float* pb = b.ptr<const float>();
   float* py = y.ptr<float>();
-  // An output beyond the cache goes out with non-temporal stores (cpu_isa.h). Measured on Zen 4
-  // (32 MiB L3; alternating runs in one process): [32768, 512] + [32768, 512] 30-34 % less time
-  // at 1 and 2 threads. Not for the unary ops: gelu, compute-bound, was 3-5 % slower. Not for
-  // short inner runs either (each call ends with an sfence).
+  // An output beyond the cache goes out with non-temporal stores (cpu_isa.h): a binary op is
+  // bound by memory traffic, and streaming saves the read for ownership of every output line.
+  // Not for the unary ops, which are compute-bound (gelu) and gain nothing. Not for short
+  // inner runs either (each call ends with an sfence).
   const bool stream = y.desc.nbytes() >= stream_min_bytes() && p.inner >= kStreamMinRun &&
                       reinterpret_cast<uintptr_t>(py) % 4 == 0;
   parallel_ranges(args.pool, p.runs() * nblk, std::max<int64_t>(1, kBlock / blk),

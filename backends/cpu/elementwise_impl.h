@@ -102,14 +102,15 @@ struct ElementwiseKernels {
     return V::gelu_tanh(x);
   }
 
-  // Fetching the input 8 KiB ahead, as softmax's exp pass does (normalization_impl.h), gained
-  // nothing here: gelu 0.86-1.06 of the time at [1024..32768, 512] (Zen 3, session 19).
+  // No software prefetch (unlike softmax's exp pass, normalization_impl.h): the input is read
+  // once, in order, which the hardware prefetchers follow.
   template <UnaryOp Op>
   static void unary_loop(const float* x, float* y, int64_t n, float s0, float s1) {
     const T p0 = V::set1(s0), p1 = V::set1(s1);
     int64_t i = 0;
     if constexpr (Op == UnaryOp::gelu) {
-      // Four vectors side by side (V::gelu of an array; vmath_avx512.h has the measurements).
+      // Four vectors side by side (V::gelu of an array): four independent dependency chains
+      // hide the latency of each vector's chain of dependent FMAs.
       for (; i + 4 * L <= n; i += 4 * L) {
         T v[4] = {V::load(x + i), V::load(x + i + L), V::load(x + i + 2 * L), V::load(x + i + 3 * L)};
         V::gelu(v);

@@ -27,9 +27,8 @@ struct EpilogueKernels {
     for (int64_t r = 0; r < m; ++r) {
       float* yr = y + r * ldy;
       const float* cr = e.c != nullptr ? e.c + r * e.ldc : nullptr;
-      // Masked loads on every vector, not only the tail: plain loads for whole vectors made no
-      // difference (session 18, Zen 3: whole models, alternating runs in one process, 0.92-1.09
-      // of the time; an AVX2 tile has two vectors per row, and its K loop dominates).
+      // Masked loads on every vector, not only the tail: a tile row is one or two vectors and
+      // the tile's K loop dominates its time, so one code path for every vector costs nothing.
       for (int64_t j = 0; j < n; j += L) {
         const M mk = V::first_n(n - j);
         T v = V::load_n(yr + j, mk);

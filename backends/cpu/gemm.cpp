@@ -153,14 +153,11 @@ int64_t a_rows_per_l1_set(const GemmIsaKernels& isa, const Problem& p) {
 }
 
 // Whether A is read in place (contiguous along k, i.e. no trans_a): packing it would cost as
-// much as the compute when N is small (attention's P V has N = 64), and measured no faster
-// for large N. Except when the panel's rows alias in L1 (more than half an 8-way set: K =
-// 2048 rows are 8 KiB apart) and the packed block is reused by more than 4 B panels: the
-// rows' lines then evict each other between k steps, and x[N,2048] W[512,2048]^T ran 25 %
-// slower in place than packed on a 32 KiB L1 (Zen 4). Attention's P V (N = 64: 2 AVX-512
-// or 4 AVX2 panels) is faster in place: 8 heads of [N,N]·[N,64] with AVX2 on Zen 3
-// (alternating runs in one process) took 0.65 of the packed time at N = 1024 and 4096, at 1
-// and 2 threads.
+// much as the compute when N is small (attention's P V has N = 64), and gains nothing for
+// large N. Except when the panel's rows alias in L1 (more than half an 8-way set: K = 2048
+// rows are 8 KiB apart) and the packed block is reused by more than 4 B panels: the rows'
+// lines then evict each other between k steps, and packing them once is cheaper. Attention's
+// P V (N = 64: 2 AVX-512 or 4 AVX2 panels) always reads A in place.
 bool direct_a(const GemmIsaKernels& isa, const Problem& p) {
   return p.a_k == 1 && (a_rows_per_l1_set(isa, p) <= 4 || ceil_div(p.N, isa.nr) <= 4);
 }
@@ -271,11 +268,9 @@ int64_t a_block_floats(const GemmIsaKernels& isa, const Problem& p) {
 
 // Whether A is packed once per M block and shared by that block's N-split tasks instead of
 // once per task: when A is packed at all and N is split (a small M on several threads).
-// x[128,2048]·W[512,2048]^T on 2 threads has 3 M blocks x 4 N blocks: A was packed four
-// times over, 18 % of the time in perf (OpenBLAS's copy: 12 %). Shared: 0.90-0.96 of the
-// time (Zen 3, alternating runs in one process; 0.87-0.89 when a task arriving during the
-// packing waited for it instead of packing its own copy, but then a packer that loses its
-// vCPU would stall the others).
+// x[128,2048]·W[512,2048]^T on 2 threads has 3 M blocks x 4 N blocks: per-task packing
+// would pack A four times over. A task that arrives while its block is being packed packs
+// its own copy instead of waiting, so a packer that loses its CPU stalls no other task.
 bool shares_a(const GemmIsaKernels& isa, const Problem& p, const Blocking& bl) {
   return !direct_a(isa, p) && bl.n_blocks > 1;
 }
@@ -297,12 +292,10 @@ int64_t chunk_of(int64_t n, int64_t chunks, int64_t begin) {
 
 // Whether Y's full vectors may be streamed (MacroArgs::stream): at least stream_min_bytes of
 // output, and every tile's vectors aligned (y on a line, rows a whole number of lines apart;
-// the panels start at multiples of NR, 16 or 32 floats at both ISAs). Measured on Zen 4 (32 MiB L3;
-// alternating runs in one process): 8 heads of [4096,64]·[4096,64]ᵀ (512 MiB of Y) 9-11 % faster at 1 and 2
-// threads with AVX-512, 5-14 % with AVX2, than stores after a prefetchw of the tile, whose
-// read for ownership only fetches lines about to be overwritten. Not below the cache size,
-// where Y's next reader may still find it in the cache. On Zen 3 that Q·Kᵀ ran faster with
-// plain stores: the short-K tile loop never streams (gemm_impl.h, short_k_tiles).
+// the panels start at multiples of NR, 16 or 32 floats at both ISAs). Streaming skips the
+// read for ownership, which would only fetch lines about to be overwritten. Not below the
+// cache size, where Y's next reader may still find it in the cache. The AVX2 short-K tile
+// loop never streams (gemm_impl.h, short_k_tiles).
 bool streams_output(const Problem& p) {
   return rows_streamable(p.y, p.N, p.batch * p.M * p.N * int64_t(sizeof(float)));
 }

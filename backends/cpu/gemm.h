@@ -31,8 +31,10 @@ Result<std::shared_ptr<void>> cpu_matmul_prepare_avx2(const Graph& graph, const 
 Result<std::shared_ptr<void>> cpu_matmul_prepare_avx512(const Graph& graph, const Node& node,
                                                         ThreadPool* pool);
 
-inline constexpr host::HostKernel kMatmulAvx2{cpu_matmul_f32_avx2, cpu_matmul_prepare_avx2};
-inline constexpr host::HostKernel kMatmulAvx512{cpu_matmul_f32_avx512, cpu_matmul_prepare_avx512};
+inline constexpr host::HostKernel cpu_matmul_f32_avx2_with_prepare{cpu_matmul_f32_avx2,
+                                                                   cpu_matmul_prepare_avx2};
+inline constexpr host::HostKernel cpu_matmul_f32_avx512_with_prepare{cpu_matmul_f32_avx512,
+                                                                     cpu_matmul_prepare_avx512};
 
 namespace gemm {
 
@@ -83,7 +85,8 @@ using EpilogueFn = void (*)(float* y, int64_t ldy, int64_t m, int64_t n, const E
 struct GemmIsaKernels {
   int mr = 0, nr = 0;  // microkernel tile
   // Cache blocking: K block (the kc x NR B micro-panel is reused across an M block from L1/L2)
-  // and M block rows (a multiple of mr). Tuned on Sapphire Rapids (48 KiB L1d, 2 MiB L2).
+  // and M block rows (a multiple of mr), sized so the B micro-panel stays in L1 and the
+  // packed A block in L2 of a core with a 32-48 KiB L1d and a 1-2 MiB L2.
   int64_t kc_max = 0, mc = 0;
   PackPanelFn pack_panel = nullptr;
   MacroKernelFn macro = nullptr;

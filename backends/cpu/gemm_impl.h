@@ -46,15 +46,9 @@ struct GemmKernels {
     // Fetch the Y tile's lines for the coming stores while the K loop runs: with short K
     // (attention, K = 64) the stores otherwise stall on read-for-ownership misses. One row's
     // lines per two K steps (when kc >= 2 kRows), not all at the start: a burst of 28-42
-    // prefetches overflows the L1 miss buffers and stalls the loop (Zen 4, alternating runs:
-    // Q·Kᵀ over 8 heads, K = 64, 4-10 % faster; the projections unchanged). Streamed stores
-    // need no lines fetched. Fetching the next tile's lines instead (a whole tile ahead) was
-    // even on Zen 3 (0.96-1.02, session 17). Also on Zen 3, Q·Kᵀ over 8 heads at N = 512 and
-    // 1024 (session 19, alternating runs): no fetch at all 0.92-1.07, one row per K step
-    // (0.95-1.06) and tiles row strip by row strip (B blocks of 1024 columns) 0.94-1.06 of
-    // the time, all even; one row's fetch per 4 K steps inside the main loop instead of this
-    // prologue 1.08-1.27x, and a fully unrolled K = 64 kernel 1.6-1.9x (9 KB of code, decoded
-    // instead of served from the op cache).
+    // prefetches overflows the L1 miss buffers and stalls the loop. Streamed stores need no
+    // lines fetched. The K loop stays rolled (kUnrollK): a fully unrolled K = 64 kernel is
+    // too large for the micro-op cache.
     const bool fetch = !kNoYFetch && !accumulate && !stream, spread = fetch && kc >= 2 * kRows;
     const int64_t last = std::min<int64_t>(n, L * kNv) - 1;
     auto fetch_row = [&](int r) __attribute__((always_inline)) {
@@ -82,13 +76,10 @@ struct GemmKernels {
       for (int j = 0; j < kNv; ++j) bv[j] = V::load(b + L * j);
       // B 32 K steps ahead into L2 (4 KB in a packed panel): a prepacked weight streams from
       // DRAM in a model (every layer's weights pass through once per run), and the first tile
-      // of a panel otherwise waits on each of its lines; measured 38 -> 33 ms on the fourier
-      // model at N = 512, whose 104-row GEMMs reuse each panel only 8 times. With an AVX2
-      // packed panel (one line per K step) the second line is the next step's first: one
-      // prefetch per step instead took the projections 1.01-1.05x the time (Zen 3, session 19).
-      // The panel's later tiles in an M block find it in L1 / L2, so with Cfg::kFetchBOnce
-      // only the first one prefetches (the projections 0.89-1.01 of the time, models 0.93-1.01;
-      // Zen 3, session 21, gemm_avx2.cpp).
+      // of a panel otherwise waits on each of its lines, which matters most for GEMMs with few
+      // rows that reuse each panel only a few times. With an AVX2 packed panel (one line per
+      // K step) one prefetch per two steps covers every line. The panel's later tiles in an M
+      // block find it in L1 / L2, so with Cfg::kFetchBOnce only the first one prefetches.
       constexpr int kBLines = std::max(2, L * kNv / 16);
       for (int e = 0; e < kBLines && fetch_b; ++e)
         _mm_prefetch(reinterpret_cast<const char*>(b + ldb * 32 + 16 * e), _MM_HINT_T1);
@@ -163,8 +154,7 @@ struct GemmKernels {
   // A read in place with one short K block (attention's Q·Kᵀ, K = head size): each tile's
   // FMAs are few for its Y stores, and when Y's row stride is a multiple of 2 KiB its rows'
   // lines crowd a few L1 sets. Tiles of Cfg::kShortKRows rows there (AVX-512: 7 instead of
-  // 14; alternating runs on Zen 4, 8 heads of [N,64]·[N,64]ᵀ: N = 512 and 1024 3-7 % less
-  // time, 4096 2-3 %; 8, 10 and 12 rows gained nothing).
+  // 14) keep the tile's Y rows within the L1's associativity.
   static constexpr int64_t kShortK = 64;
   static_assert(Cfg::kShortKRows >= 1 && Cfg::kShortKRows <= Cfg::kMr &&
                 (Cfg::kMcTiles * Cfg::kMr) % Cfg::kShortKRows == 0);
@@ -172,17 +162,12 @@ struct GemmKernels {
   // The whole kShortKRows-row tiles [0, m_end) of the full panel at column j, for A read in
   // place with one short K block and nothing to accumulate (Q·Kᵀ): one loop with the tile
   // kernel inlined and without the B prefetch (the kc x NR panel, 4 KiB at K = 64, stays in
-  // L1 across the M block). How it writes Y differs by machine (Cfg::kShortKFetchAndStreamY):
-  // - Zen 3 (AVX2): no fetch of Y's lines, and plain stores even where Y could stream
-  //   (gemm.cpp, streams_output): 8 heads of [N,64]·[N,64]ᵀ took 0.83-0.93 of the streamed
-  //   time at N = 2048 and 4096 (Y 128 / 512 MiB), 1 and 2 threads, with or without Y's
-  //   lines fetched ahead (even with each other); x[16384,512]·W[2048,512]ᵀ (K = 512,
-  //   streamed either way) was even (alternating runs in one process, session 22). Not
-  //   non-temporal stores as such: in that session add and layer_norm at [32768,512] took
-  //   1.25-1.49x the time without them. This loop writes one line in each of a block's rows
-  //   per B panel, so every write-combining flush goes to a different row of Y.
-  // - Zen 4 (AVX-512): Y's lines fetched ahead and Y streamed, as in the per-tile path
-  //   (gemm_avx512.cpp has the measurements).
+  // L1 across the M block). How it writes Y depends on the ISA (Cfg::kShortKFetchAndStreamY):
+  // - AVX2: no fetch of Y's lines, and plain stores even where Y could stream (gemm.cpp,
+  //   streams_output): a 16-column tile row is one line, so this loop writes one line in
+  //   each of a block's rows per B panel and every write-combining flush would go to a
+  //   different row of Y; plain stores let the cache merge them.
+  // - AVX-512: Y's lines fetched ahead and Y streamed, as in the per-tile path.
   __attribute__((flatten)) static void short_k_tiles(const MacroArgs& g, const float* bp, int64_t j,
                                                      int64_t m_end) {
     constexpr int kRows = Cfg::kShortKRows;

@@ -66,9 +66,7 @@ inline float load1(const T* p) {
 
 // The first `count` lanes of v (count in [1, 8]) with plain stores of 4, 2 and 1 lanes, not
 // vmaskmovps, which is microcoded on AMD cores: A panels are 6 wide (the AVX2 tile's rows),
-// so every 8x8 transpose of an A block ended in eight masked stores. Alternating runs in one
-// process on Zen 3: x[N,2048]·W[512,2048]^T (A packed, K = 2048) 0.85-0.96 of the time at
-// N = 128 and 0.92-0.99 at N = 1024 and 4096, 1 and 2 threads; K = 512 (A read in place) even.
+// so every 8x8 transpose of an A block would end in eight masked stores.
 inline void store8(float* p, __m256 v, int64_t count) {
   if (count >= 8) {
     _mm256_storeu_ps(p, v);

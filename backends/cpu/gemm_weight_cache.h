@@ -1,7 +1,7 @@
 // Prepacked GEMM weights shared by every prepared graph of the process.
 //
 // A model session plans one graph per input shape, and several sessions may share one model;
-// each prepared matmul node used to pack its own copy of its weight, so a process held the
+// if each prepared matmul node packed its own copy of its weight, a process would hold the
 // model's bytes once per plan. The cache keys a packed weight by what the packed bytes
 // depend on (the weight's address, its desc, the ISA's packing and op(B)'s strides) and hands
 // out shared references: one packed copy per weight and ISA while any prepared graph uses it.

@@ -48,10 +48,7 @@ Status run_softmax(const KernelArgs& args, const NormalizationIsa& isa) {
   const float* pm = mask != nullptr ? mask->ptr<const float>() : nullptr;
   float* py = y.ptr<float>();
   // Outputs too large for the cache are streamed by the rule of GEMM and layer_norm
-  // (cpu_isa.h, rows_streamable): y's lines are then never read for ownership. Alternating
-  // runs in one process on Zen 3 (AVX2, 2 cores, session 17), eight runs: [32768, 512] took
-  // 0.79-0.99 of the time at 1 thread (median 0.94), 0.85-1.00 at 2 (0.95); [4096, 512]
-  // (8 MiB, not streamed) unchanged.
+  // (cpu_isa.h, rows_streamable): y's lines are then never read for ownership.
   const bool stream = rows_streamable(py, n, y.desc.nbytes());
   // Rows ahead to fetch during a row's exp pass (NormalizationIsa::softmax_row).
   const int64_t ahead = std::max<int64_t>(1, kRowFetchAheadFloats / std::max<int64_t>(n, 1));
@@ -113,9 +110,7 @@ Status run_layer_norm(const KernelArgs& args, const NormalizationIsa& isa) {
   const void* gamma = args.inputs[1].data;
   const void* beta = args.inputs[2].data;
   // An output beyond the cache goes out with non-temporal stores (cpu_isa.h) when every row
-  // starts on a line. Measured on Zen 4 (32 MiB L3; alternating runs in one process):
-  // [32768, 512] 7-8 % less time at 1 thread, 20-22 % at 2; [4096, 512] (not streamed)
-  // unchanged.
+  // starts on a line: its lines are then never read for ownership.
   // An input beyond the cache (the output's size) is also fetched rows ahead where the ISA
   // gains from that (normalization_impl.h, kRowFetchAheadFloats, kLayerNormFetchFromMemory).
   const RowFlow flow{rows_streamable(py, d, y.desc.nbytes()), y.desc.nbytes() >= stream_min_bytes()};

@@ -181,9 +181,7 @@ struct NormalizationKernels {
   // the first, an inf or NaN logit) sends the row back to the max and a second exp pass. The
   // exp must then hold for positive arguments up to kShiftGuessSumMax's log and overflow to
   // +inf above (avx512::exp_neg_ps: checked exhaustively, max 1.76 ulp; the AVX2 one's integer
-  // exponent add wraps instead). Rows of 512 (Zen 5, AVX-512, session 34, alternating variants
-  // in one process): [4096,512] 0.95-0.96 of the time of the max pass's pipelined rows,
-  // [512,128] 0.92. Rows of at most kStreamedRow logits only: the guess's exps must not
+  // exponent add wraps instead). Rows of at most kStreamedRow logits only: the guess's exps must not
   // overwrite an input row that may still be needed, so in place they wait in a stack buffer
   // of that size (the bits then do not depend on whether y aliases x).
   static constexpr float kShiftGuessSumMax = 0x1p64f;
@@ -206,12 +204,9 @@ struct NormalizationKernels {
     T s0 = V::zero(), s1 = s0;
     int64_t j = 0;
     for (; j + 2 * L <= valid; j += 2 * L) {
-      // The exps leave the load ports idle: the rows ahead, line by line (Zen 3, AVX2,
-      // alternating runs in one process, session 19: [4096,512] 0.72-0.86 of the time at 1
-      // and 2 threads, [32768,512] 0.85-0.96, [512,512] and [1024,512] 0.96-1.01; a burst of
-      // the whole row ahead before each row instead: 0.87-0.98 and 1.00-1.06). Fetching the
-      // output rows ahead for writing too (prefetchw, session 20): 1.03-1.09 at 1 and 0.96-1.09
-      // at 2 threads, [4096,512], so y's ownership reads are not what this pass waits on.
+      // The exps leave the load ports idle: the rows ahead are fetched line by line here,
+      // spread over the pass rather than in a burst before each row. The output rows need no
+      // fetch: this pass waits on its input, not on y's ownership reads.
       if (fetch != nullptr)
         for (int e = 0; e < 2 * L; e += 16)
           _mm_prefetch(reinterpret_cast<const char*>(fetch + j + e), _MM_HINT_T0);
@@ -244,9 +239,8 @@ struct NormalizationKernels {
   // element instead of the online pass's two; the extra passes hit L1/L2. Streamed (whole
   // rows of at most kStreamedRow, y on a vector boundary): the exps go to a stack buffer, and
   // the last pass writes y once with non-temporal stores, so y's lines are never read for
-  // ownership. The stack buffer with plain stores for rows that are not streamed (y written
-  // once instead of twice): 1.13-1.15x the time at [4096,512] on 1 thread, even at [128,512]
-  // and [1024,512] and on 2 threads (Zen 3, alternating runs in one process, session 21).
+  // ownership. Rows that are not streamed keep their exps in y itself: y is in cache, and a
+  // second buffer would only add cache footprint.
   template <MaskMode Mm>
   static void softmax_cached(const float* x, const float* mask, T scale, int64_t valid, int64_t n, float* y,
                              bool stream, const float* fetch) {
@@ -415,24 +409,14 @@ struct NormalizationKernels {
 
   // A row fetches the input kRowFetchAheadFloats ahead into L1 during one of its passes:
   // the three passes over a row and its serial mean -> variance -> scale steps otherwise
-  // leave the next rows' loads waiting behind them. Which pass (Zen 3, alternating runs in
-  // one process, session 19, against no fetch unless said otherwise): from the L3, the
-  // variance pass (four lines per four vectors; [4096,512] 0.72-0.93 of the time at 1 and 2
-  // threads, [1024,512] 0.95-1.01), as the normalise pass's extra loads cost there
-  // ([1024,512] 1.07-1.13x); from memory (RowFlow::fetch_ahead), the normalise pass (a line
-  // per vector; [32768,512] 0.76-0.87, with 2, 4 and 8 rows of 512 ahead alike), as the
-  // variance pass there gained less (1.00-1.06x the normalise pass's time). Session 20:
-  // fetching the output rows ahead for writing in the variance pass as well (prefetchw):
-  // [4096,512] 0.91-1.12 at 1 thread, 0.85-1.08 at 2, no gain. On Zen 4 (AVX-512, session
-  // 23, alternating runs in one process) the fetch from memory cost instead: without it
-  // [32768,512] took 0.71-0.90 of the time at 1 thread (one run 1.17) and 0.79-1.03 at 2,
-  // [65536,512] 0.65-0.81 and 0.82-0.97, so Cfg::kLayerNormFetchFromMemory is off there
-  // (fetching in the variance pass instead: 0.98-1.12x the normalise pass's time). The L3
-  // case was even there (no fetch at [4096,512]: 0.96-1.02), so it kept the variance pass.
-  // Session 33 (Zen 5, a standalone copy of this loop against one that pipelines the rows as
-  // softmax_rows_t does: row r + 1's mean, row r's variance and row r - 1's normalise pass in
-  // one loop, the same bits): 0.75-0.76 of the time at [128,512] (in L2) but 0.96-1.00 at
-  // [4096,512] (from L3), where the target is measured: not landed yet.
+  // leave the next rows' loads waiting behind them. Which pass:
+  // - input from the L3: the variance pass (four lines per four vectors), which has load
+  //   slots to spare; in the normalise pass the extra loads would compete with its own.
+  // - input from memory (RowFlow::fetch_ahead, Cfg::kLayerNormFetchFromMemory): the
+  //   normalise pass (a line per vector), which is the longest of the three and so hides
+  //   the DRAM latency best. AVX-512 fetches nothing there: with 16-lane passes the
+  //   software fetches cost more load slots than they save in waiting.
+  // The output rows are not fetched for writing: the passes wait on their input.
 
   template <ParamType G, ParamType B>
   static void layer_norm_rows_t(const float* x, float* y, int64_t rows, int64_t d, float eps,
@@ -442,8 +426,8 @@ struct NormalizationKernels {
     for (int64_t r = 0; r < rows; ++r, x += d, y += d) {
       // Two passes over the row (it is in L1 after the first): the mean, then the sum of
       // squared deviations from it, four chains each (the adds are independent, so the
-      // passes run at the FMA throughput; the one-pass Welford chains were bound by their
-      // sub -> FMA latency). The data are shifted by the row's first element: the sums then
+      // passes run at the FMA throughput, where one-pass Welford chains would be bound by
+      // their sub -> FMA latency). The data are shifted by the row's first element: the sums then
       // track a small mean (few ulp of it lost, not of |mean|), and the normalise pass forms
       // (x - shift) - mean_shifted, exact for rows clustered far from 0 (|mean| >> std),
       // where x - mean_f32 would not be.
@@ -488,8 +472,7 @@ struct NormalizationKernels {
       const float var = V::hsum(V::add(V::add(q0, q1), V::add(q2, q3))) / float(d);
       const T inv = V::set1(1.0f / __builtin_sqrtf(var + eps));
       // Whole vectors with plain loads, then one masked tail: a masked load per vector (AVX2
-      // vmaskmovps) made this pass the bottleneck on Zen 3 (alternating runs in one process,
-      // 1 thread: [64,512] and [512,512] 0.66-0.87 of the time, [4096,512] 0.73-0.88).
+      // vmaskmovps, slow on AMD cores) would make this pass the bottleneck.
       for (j = 0; j + L <= d; j += L) {
         if (fetch_in_normalise) _mm_prefetch(reinterpret_cast<const char*>(ahead + j), _MM_HINT_T0);
         const T xn = V::mul(V::sub(V::sub(V::load(x + j), shift), vmean), inv);

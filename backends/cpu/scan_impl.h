@@ -4,12 +4,10 @@
 //
 // Columns are independent, so how they are grouped into blocks never changes a bit: whole
 // blocks of Cfg::kFull unmasked vectors (compile-time shape, so that the running values stay
-// in registers; with a runtime vector count the compiler keeps them on the stack: a load
-// and a store per vector and row, measured 2x slower at [4096, 512]), then the remaining
-// columns in blocks of up to Cfg::kUnroll vectors, the last one under a lane mask. The same
-// for segment_max, whose every load went through the masked blocks until session 18: whole
-// blocks took 0.52-0.66 of that time on Zen 3 ([512, 512] and [4096, 512], segments of 23 and
-// 64, 1 and 2 threads, alternating runs in one process).
+// in registers; with a runtime vector count the compiler keeps them on the stack, a load
+// and a store per vector and row), then the remaining columns in blocks of up to
+// Cfg::kUnroll vectors, the last one under a lane mask. segment_max uses the same blocks,
+// so only its last block pays for masked loads.
 #pragma once
 
 #include <cstdint>

@@ -29,7 +29,7 @@ Status cpu_topk_mask_f32(const KernelArgs& args);
 Status cpu_topk_indices_f32(const KernelArgs& args);
 Result<std::shared_ptr<void>> cpu_topk_prepare(const Graph& graph, const Node& node, ThreadPool* pool);
 
-inline constexpr host::HostKernel kTopkMask{cpu_topk_mask_f32, cpu_topk_prepare};
-inline constexpr host::HostKernel kTopkIndices{cpu_topk_indices_f32, cpu_topk_prepare};
+inline constexpr host::HostKernel cpu_topk_mask_f32_with_prepare{cpu_topk_mask_f32, cpu_topk_prepare};
+inline constexpr host::HostKernel cpu_topk_indices_f32_with_prepare{cpu_topk_indices_f32, cpu_topk_prepare};
 
 }  // namespace longrun::cpu

@@ -25,8 +25,8 @@ template <class V>
 struct SparseAttention {
   using T = typename V::T;
   static constexpr int L = V::L;
-  // hv vectors per pass over the key list: 64 floats, a head of 64 in one pass at both ISAs
-  // (AVX2 in two halves of 4 vectors before session 22: sparse_attention.h).
+  // hv vectors per pass over the key list: 64 floats, so a head of 64 reads each V row once
+  // (one pass, one accumulator set per 64 floats) at both ISAs.
   static constexpr int kPvVecs = 64 / L;
   // Accumulator sets in pv: two interleaved ones for FMA latency while 2E accumulators and
   // two weights fit the registers (16 ymm / 32 zmm), else one.
@@ -46,8 +46,7 @@ struct SparseAttention {
       for (int d = 0; d < DV + int(kTail); ++d) qv[d] = V::load(q + d * L);
       const int tail = int(hd - int64_t(DV) * L);
       // Vector d of every key before vector d + 1 of any: the group's L rows are all
-      // requested within its first L loads, so their cache misses overlap from the start
-      // (Zen 4, N = 4096, random keys: 3-10 % less time than key by key with two chains).
+      // requested within its first L loads, so their cache misses overlap from the start.
       const float* r[L];
 #pragma GCC unroll 16
       for (int s = 0; s < L; ++s) r[s] = kbase + int64_t(keys[s]) * kstride;
@@ -255,11 +254,8 @@ struct SparseAttention {
 
   // Requests the cache lines of a contiguous index row (the next query's, while this one's
   // keys are gathered). Between two rows, pass 1 gathers some 4·kk lines of K at random,
-  // and the hardware prefetchers did not keep the rows' own sequential stream coming: perf
-  // put ~9 % of the samples outside the dot products on each row's first read (Zen 4,
-  // N = 4096, k = 205). With this fetch: 0.95-0.99 of the time on 1 and 2 threads (six
-  // alternating runs, N = 2048 and 4096; the AVX2 code on the same machine 0.99-1.00). The
-  // same fetch in pass 2 (next row and next weights) was even.
+  // which keeps the hardware prefetchers from following the index rows' own sequential
+  // stream, so without this fetch each row's first read misses.
   static void fetch_index_row(const AttentionProblem& p, const int32_t* irow) {
     if (p.is[3] != 1) return;
     const auto* c = reinterpret_cast<const char*>(irow);
@@ -268,10 +264,9 @@ struct SparseAttention {
 
   // Work items [begin, end): (b, h, block of sparse_block_q() queries), each in two passes
   // (sparse_attention.h says why). False (at once) when an index is out of range; the
-  // outputs are then unspecified. Flattened (everything but the dots, called through a
-  // pointer, inlined): paired ratio against dense attention at N = 4096, k = 205 (Zen 5,
-  // five alternating runs of two binaries) 5.39-5.58 against 4.82-5.36 on 1 thread
-  // (medians 5.46 / 5.26), 5.44-5.49 against 5.24-5.34 on 2 (two runs).
+  // outputs are then unspecified. Flattened: everything but the dots (called through a
+  // pointer chosen once per run by hd) is inlined into one body, so the per-query loops
+  // keep their state in registers.
   [[gnu::flatten]] static bool run(const AttentionProblem& p, int64_t begin, int64_t end, float* scratch) {
     const SparseScratchLayout lay = sparse_scratch_layout(p.Nq, p.Nk, p.kk, p.hd);
     const int64_t bq = sparse_block_q(p.Nq, p.Nk, p.kk, p.hd);

@@ -52,9 +52,9 @@ struct Vec {
   static void stream(float* p, T v) { _mm256_stream_ps(p, v); }
   // Lanes outside m read as 0 and are never touched in memory.
   static T load_n(const float* p, M m) { return _mm256_maskload_ps(p, _mm256_castps_si256(m)); }
-  // A full mask takes a plain store: vmaskmovps to memory is microcoded on AMD cores (Zen 4:
-  // layer_norm's per-vector masked stores made the AVX2 kernel 3x slower than AVX-512), and
-  // the loops call this for every vector, with a partial mask only on the tail.
+  // A full mask takes a plain store: vmaskmovps to memory is microcoded on AMD cores (several
+  // times slower than a plain store), and the loops call this for every vector, with a
+  // partial mask only on the tail.
   static void store_n(float* p, M m, T v) {
     if (_mm256_movemask_ps(m) == 0xFF)
       _mm256_storeu_ps(p, v);

@@ -11,9 +11,10 @@
 //   exp_ps        max 0.91 ulp (relative 7.7e-8) on every normal result; subnormal results
 //                 (-103.97 < x < -87.34) are computed with one final rounding too.
 //                 x > 88.7228 -> +inf, x < -103.97 -> +0, +inf -> +inf, -inf -> +0, NaN -> NaN.
-//   exp_neg_ps    (internal, x <= 0) as exp_ps, but results below 2^-126 are flushed to +0; the
-//                 AVX-512 version (vmath_avx512.h: a 2^(j/32) table and a quadratic) max 1.76
-//                 ulp over all 2^31 sign-set patterns, every NaN pattern kept.
+//   exp_neg_ps    (internal, x <= 0) as exp_ps, but results below 2^-126 are flushed to +0
+//                 (bit for bit exp_ps above that); the AVX-512 version (vmath_avx512.h: a
+//                 2^(j/32) table and a quadratic) max 1.76 ulp over all 2^31 sign-set
+//                 patterns, every NaN pattern kept.
 //   tanh_ps       max 1.36 ulp (relative 1.5e-7); |x| < 0.625 uses an odd polynomial, so tiny
 //                 x keep full relative accuracy; |x| >= 9.5 -> +-1 exactly (as rounding gives
 //                 from 9.01 on); +-inf -> +-1, NaN -> NaN.
@@ -146,17 +147,12 @@ static inline __m256 exp_ps(__m256 x) {
 // as subnormals, which would cost a microcode assist per vector on Intel cores. exp_core's
 // steps with one scaling: n lies in [-126, 0] here, so 2^n is a normal number and p 2^n is
 // rounded once, as exp_core's exact first step and rounding second step do. Bit for bit the
-// same as exp_core on every f32 with the sign bit set (checked exhaustively), four vector
-// operations fewer: softmax 8-15 % faster on Zen 3. The scaling itself is an integer add of
-// n to p's exponent field, not a multiply by 2^n: for x >= kExpMinNormal the result p 2^n
-// is a normal number (n = -126 only with r > 0, so p > 1), where the two are the same
-// number; it takes the add off the FMA pipes (softmax 2-3 % faster on Zen 3, alternating
-// runs in one process, session 18; the same bits on every f32 with the sign bit set, +inf
-// and every NaN pattern, checked exhaustively). Rounding n by adding 1.5 2^23 in the FMA
-// (n's bits then sit in the sum's low mantissa bits: one FMA and a subtraction instead of
-// the multiply, round and convert, plus a mask so NaN keeps its exponent) had the same
-// worst error, 0.882 ulp, with 6 of 2^31 results one ulp apart at rounding ties, but softmax
-// took 1.02-1.07x the time (Zen 3, session 19): not used.
+// same as exp_core down to the flush threshold on every f32 with the sign bit set, +inf and
+// every NaN pattern (checked exhaustively), four vector operations fewer. The scaling itself is an integer
+// add of n to p's exponent field, not a multiply by 2^n: for x >= kExpMinNormal the result p 2^n is a normal
+// number (n = -126 only with r > 0, so p > 1), where the two are the same number, and the integer add runs
+// off the FMA pipes. Above 88 that add wraps the exponent instead of overflowing to +inf, so this version is
+// for x <= 0 only.
 static inline __m256 exp_neg_ps(__m256 x) {
   using namespace vmath;
   const __m256 lo = _mm256_set1_ps(kExpMinNormal);

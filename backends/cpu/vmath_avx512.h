@@ -60,16 +60,12 @@ static inline __m512 exp_ps(__m512 x) {
 //    the table entry t folds in as t + (t r)(c1 + c2 r), three operations;
 //  - a NaN comes through r and scalef; lanes below kExpMinNormal (-inf included, whatever
 //    they computed) are zeroed by scalef's mask.
-// Max 1.76 ulp against double exp over every f32 with the sign bit set (checked exhaustively,
-// session 34). It also holds for positive x up to 88.72 (max 1.76 ulp, exhaustively), and
+// Max 1.76 ulp against double exp over every f32 with the sign bit set (checked
+// exhaustively). It also holds for positive x up to 88.72 (max 1.76 ulp, exhaustively), and
 // overflows to +inf above, as scalef does (+inf -> +inf): the softmax's first-logit shift
-// relies on that (normalization_impl.h). Session 27's version (a 2^(j/16) table and a cubic on |r| <= ln2/32,
-// 11 operations) held 1.00 ulp; this one took 0.93-0.96 of its time in a softmax exp pass over a row in L1,
-// and the whole softmax of [4096,512] 0.96 of the time (Zen 5, session 34, alternating variants in one
-// process). On the Zen 5 VM these exps are bound by all their vector operations together (about three a
-// cycle), not by the FMA pipes alone: session 27 measured exp_core's 12 operations at 8.4-9.1 cycles per
-// vector of a softmax row against 7.2-7.3 for 11, and a variant of 8 FMA-pipe but 14 operations in all
-// at 8.0-8.2.
+// relies on that (normalization_impl.h). These loops are bound by the total count of vector
+// operations (about three issue per cycle), not by the FMA pipes alone, so the 32-entry
+// table, which saves a polynomial term and an operation, is worth its two-register lookup.
 inline constexpr float kExpNegLog2e = 1.4426950216e+00f;  // 1 / ln2
 inline constexpr float kExpNegLn2Hi = 0.693115234375f;    // ln2 to 12 bits (2839 / 2^12)
 inline constexpr float kExpNegLn2Lo = 3.194618330e-05f;   // ln2 - kExpNegLn2Hi
@@ -177,22 +173,17 @@ __attribute__((noinline)) static __m512 gelu_tail_ps(__m512 x) { return gelu_rat
 // 1 - Phi rounding), with Phi(-a) from the piecewise polynomial of vmath_gelu_table.h:
 // interval k = round(a (a + 2) / 4) by one FMA (the low 4 bits of the magic-number sum index
 // vpermps), then degree 7 in u = a - center[k]. Per 16 lanes that is 10 operations on the FMA
-// pipes (9 FMAs and a compare; on Zen 5 mask-writing compares issue there too) and 9 vpermps,
-// against gelu_rational_ps's 27 on the FMA pipes. Zen 5, a tight loop over 2 KiB in L1 (cycles
-// per vector, calibrated by an FMA loop in the same run): 7.7-7.9 with four vectors side by
-// side, 8.5-8.8 one at a time, against 12.8-13.5 for gelu_rational_ps. Session 40: |x| and
-// the clamp by one vrangeps instead of vandps + vminps (the same values) took 0.95 of the time
-// (two builds alternating, five rounds: 4.85-4.88 against 5.09-5.44 TSC ticks per vector).
+// pipes (9 FMAs and a compare, where mask-writing compares issue on the FMA pipes) and 9
+// vpermps, against gelu_rational_ps's 27 on the FMA pipes. |x| and the clamp come from one
+// vrangeps (not vandps + vminps). 16 intervals, not 32: vpermps (one register of table)
+// issues at about twice the rate of the two-register vpermt2ps. The elementwise gelu runs
+// gelu_ps<4> (four vectors side by side); eight would spill registers.
 //  - a is clamped at kGeluTableClamp: Phi(-6.9) = 2.6e-12, so for x >= 6.9 the result rounds
 //    to x (also +inf); NaN passes the clamp (vrangeps returns it, quieted) and stays NaN.
 //  - Lanes x <= -kGeluTableClamp (and -inf) take gelu_rational_ps; each lane's result depends
 //    only on its own x, whichever path its neighbours take.
 //  - Max error 3.15 ulp over every f32 input above -6.9 (all of them, checked once); 6.97 in
 //    the tail.
-// Measured and left (same loop): 32 intervals through vpermt2ps (degree 6 or 7, or uniform
-// intervals that need no center lookup) 8.4-9.4, as vpermt2ps issues at about one per cycle
-// here and vpermps at two; one compare for four vectors (an unsigned max of the bit patterns)
-// 7.8-8.2 against 7.5-7.8; eight vectors side by side 8.5-8.6 (registers spill).
 inline constexpr float kGeluTableClamp = 6.9f;  // below vmath::kGeluTableTop
 // W vectors at once, each step for all W before the next (W independent dependency chains
 // side by side, so the FMA pipes need not wait on one chain's latency); one branch for all W.

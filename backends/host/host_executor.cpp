@@ -92,8 +92,8 @@ Status reserve_weight_copy_bytes(int64_t bytes) {
 
 // Mapped straight from the kernel, not from the heap: a plan's scratch has a size of its own
 // (it follows the input shape), and heap blocks of many sizes, freed as plans are evicted,
-// fragmented the heap (the soak test saw resident memory wander by > 1 MiB); a mapping goes
-// back whole, and pages a run never touches are never resident.
+// would fragment the heap and let resident memory wander; a mapping goes back whole, and
+// pages a run never touches are never resident.
 Status SharedScratch::allocate(int64_t bytes) {
   bytes_ = bytes;
   if (bytes <= 0) return {};

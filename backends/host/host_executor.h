@@ -69,8 +69,8 @@ Status reserve_weight_copy_bytes(int64_t bytes);
 
 // Run-time scratch shared by the nodes of one prepared graph. Nodes run one at a time and
 // runs of a prepared graph are serialised, so one buffer at the largest request serves every
-// node: per-node buffers (a GEMM's packed activation B is up to 16 MiB) added up to hundreds
-// of MiB in a 6-layer model.
+// node: per-node buffers (a GEMM's packed activation B is up to 16 MiB) would add up to
+// hundreds of MiB in a 6-layer model.
 class SharedScratch {
  public:
   // 64-byte aligned, at least the requesting node's bytes; valid while the prepared graph is.
