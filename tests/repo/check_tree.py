@@ -2,7 +2,7 @@
 """Checks of the repository's text that no compiler makes.
 
   check_tree.py notebook ROOT   no tracked text file refers to a work session or a tracker
-                                entry by number ("Session 4", "issue 12"): history belongs
+                                entry by number (the word and a digit, in either case):
                                 in commit messages, not in the tree.
   check_tree.py links ROOT      every relative link in every tracked *.md resolves to a file
                                 or folder, and a link's #anchor to a heading of the target.
