@@ -3,7 +3,7 @@
 
   check_tree.py notebook ROOT   no tracked text file refers to a work session or a tracker
                                 entry by number (the word and a digit, in either case):
-                                in commit messages, not in the tree.
+                                history belongs in commit messages, not in the tree.
   check_tree.py links ROOT      every relative link in every tracked *.md resolves to a file
                                 or folder, and a link's #anchor to a heading of the target.
   check_tree.py doc-refs ROOT   every mention of docs/<page>.md#<anchor> in any tracked text file
