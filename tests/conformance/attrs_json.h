@@ -1,4 +1,4 @@
-// JSON <-> OpAttrs for the conformance goldens (tests/reference/make_op_goldens.py writes the
+// JSON <-> OpAttrs for the conformance goldens (tests/oracles/make_op_goldens.py writes the
 // JSON). Field names are exactly those of ops/include/longrun/ops/attrs.h; enums are strings
 // ("f16", "gelu_tanh", "matrix"); float fields are numbers that must be exact f32 values, or
 // "inf" / "-inf" / "nan"; perm/dims are arrays of `rank` entries. A missing field keeps the

@@ -26,7 +26,7 @@ Result<GoldenFile> load_golden_file(OpKind op) {
   const std::string path = golden_path(op);
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
-    return not_found("no golden file " + path + " (run tests/reference/make_op_goldens.py)");
+    return not_found("no golden file " + path + " (run tests/oracles/make_op_goldens.py)");
   LR_ASSIGN_OR_RETURN(std::shared_ptr<SafetensorsFile> file, SafetensorsFile::open(path));
   const auto it = file->metadata().find("longrun.golden");
   if (it == file->metadata().end()) return format_error(path + ": no 'longrun.golden' metadata");

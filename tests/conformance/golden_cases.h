@@ -1,4 +1,4 @@
-// Loads the op goldens written by tests/reference/make_op_goldens.py:
+// Loads the op goldens written by tests/oracles/make_op_goldens.py:
 // LONGRUN_GOLDEN_DIR/ops/<op>.safetensors with tensors "<case>/in<j>", "<case>/out0" and the
 // metadata "longrun.golden" = JSON list of {"name", "op", "attrs", "inputs"}.
 #pragma once

@@ -1,5 +1,5 @@
 // Runs one golden case on a backend and compares with the golden output (float64 results
-// rounded once, tests/reference/make_op_goldens.py). The case runs in a mode (case_runner.h)
+// rounded once, tests/oracles/make_op_goldens.py). The case runs in a mode (case_runner.h)
 // into an output with guard bytes, twice, and the harness requires: guards intact, inputs
 // unchanged, NaN/Inf at the golden's positions, the error within tolerances.cpp, and both
 // runs bit-identical.

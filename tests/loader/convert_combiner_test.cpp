@@ -1,6 +1,6 @@
 // Combiner imports (tools/convert/mapping_combiner.cpp): the combiner_axial_causal golden model
 // saved as the official JAX code would (Flax msgpack of a flax.optim Optimizer, written by
-// tests/reference/make_flax_fixtures.py) converts back to the golden tensors bit for bit and
+// tests/oracles/make_flax_fixtures.py) converts back to the golden tensors bit for bit and
 // reproduces the golden model's logits; the same weights under the combiner/tf variable names
 // (built here, with the TF attention biases at zero and the head tied to the embedding table)
 // map onto the same tensors and reproduce last_hidden_state. Errors name the tensor.

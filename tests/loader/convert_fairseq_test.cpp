@@ -1,5 +1,5 @@
 // fairseq RoBERTa, fairseq Lasformer and the bare Hugging Face BartModel layouts:
-//  - fairseq_roberta.pt (tests/reference/make_fairseq_checkpoints.py: roberta_tiny with
+//  - fairseq_roberta.pt (tests/oracles/make_fairseq_checkpoints.py: roberta_tiny with
 //    fairseq >= 0.10 names, a fused in_proj in layer 0, version buffer, tied lm_head.weight,
 //    a classification head, args Namespace) converts through --from fairseq to the golden
 //    tensors (the token-type table, which fairseq lacks, as zeros) and the oracle's outputs for

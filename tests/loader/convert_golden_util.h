@@ -122,7 +122,7 @@ struct IoTolerance {
 };
 
 // Runs `model` on the inputs of the io file at `io_path` (the PyTorch oracle's goldens, written
-// by tests/reference) and checks every output against its "expected/<name>" with the model
+// by tests/oracles) and checks every output against its "expected/<name>" with the model
 // tests' measure; every output must have one, and every expected tensor an output (except the
 // debug intermediates, outputs of debug_outputs models only). An io file that records the
 // config its outputs were computed with ("longrun.config") must agree with the model's on

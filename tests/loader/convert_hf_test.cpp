@@ -1,5 +1,5 @@
 // Hugging Face layouts (hf-bert, hf-roberta, hf-bart): the golden bert / roberta / bart models
-// re-saved as HF directories by tests/reference/make_hf_checkpoints.py (prefixes, buffers, an
+// re-saved as HF directories by tests/oracles/make_hf_checkpoints.py (prefixes, buffers, an
 // NSP head, tied decoder copies; model.safetensors and a torch.save pytorch_model.bin) convert
 // back to exactly the golden tensors, with the arch detected from config.json and the head /
 // pooler flags inferred from the tensors. Fourier variants (fourier_bart_l2_r03 as an HF BART

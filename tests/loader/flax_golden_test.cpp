@@ -1,5 +1,5 @@
 // Flax msgpack reader against files packed like flax.serialization.to_bytes
-// (tests/reference/make_flax_fixtures.py): every leaf's path, dtype, shape and bytes (or scalar
+// (tests/oracles/make_flax_fixtures.py): every leaf's path, dtype, shape and bytes (or scalar
 // value) must equal the manifest, and the layout helpers must reproduce numpy's transposes.
 #include <doctest/doctest.h>
 
@@ -23,7 +23,7 @@ std::string golden_path(const std::string& name) { return std::string(LONGRUN_GO
 
 std::vector<std::byte> read_bytes(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
-  REQUIRE_MESSAGE(f.good(), "missing fixture " << path << " (run tests/reference/make_flax_fixtures.py)");
+  REQUIRE_MESSAGE(f.good(), "missing fixture " << path << " (run tests/oracles/make_flax_fixtures.py)");
   std::vector<char> c((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   std::vector<std::byte> b(c.size());
   if (!c.empty()) std::memcpy(b.data(), c.data(), c.size());

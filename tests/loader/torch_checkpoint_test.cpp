@@ -1,4 +1,4 @@
-// torch.save readers: the zip, legacy and protocol-4 fixtures (tests/reference/
+// torch.save readers: the zip, legacy and protocol-4 fixtures (tests/oracles/
 // make_torch_checkpoints.py) hold exactly the tensors of mixed.expected.safetensors, bit for
 // bit; the malformed-file matrix (truncations at every length, bad offsets, compressed and
 // overlapping entries, wrong storage sizes, disallowed globals inside an archive, legacy

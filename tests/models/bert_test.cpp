@@ -15,7 +15,7 @@
 namespace longrun::model_tests {
 namespace {
 
-// Golden models (tests/reference/bert.py): V 100, D 64, 2 layers; bert P 300, 2 token types;
+// Golden models (tests/oracles/bert.py): V 100, D 64, 2 layers; bert P 300, 2 token types;
 // roberta P 304, pad 1 (longest input 302), 1 token type.
 const std::string kBert = "bert_tiny.safetensors";
 const std::string kRoberta = "roberta_tiny.safetensors";

@@ -1,4 +1,4 @@
-// Whole models against the PyTorch goldens of tests/reference/make_model_goldens.py.
+// Whole models against the PyTorch goldens of tests/oracles/make_model_goldens.py.
 //
 // Every tests/golden/models/<model>.<case>.io.safetensors names its model file in the
 // metadata key "longrun.model", holds the inputs as "input/<name>" and the expected outputs

@@ -1,7 +1,7 @@
 // Real weights: sentence-transformers/all-MiniLM-L6-v2 (BERT, 6 layers, 384 wide), converted
 // from its Hugging Face directory by longrun-convert to "bert" and to "fourier-bert"
 // (filter before layer 3, ratio 0.5), embeds the sentences of tests/golden/minilm/ as the
-// float64 PyTorch oracle does (tests/reference/make_minilm_goldens.py): B = 1, the committed
+// float64 PyTorch oracle does (tests/oracles/make_minilm_goldens.py): B = 1, the committed
 // tokenizer ids, mean of last_hidden_state over the tokens, L2-normalised.
 //
 // The weights are not committed: tests/models/minilm_test.sh (CTest models.minilm) fetches

@@ -1,5 +1,5 @@
 // Tokenizers against Hugging Face `tokenizers` goldens (tests/golden/tokenizer/expected.json,
-// written by tests/reference/make_tokenizer_goldens.py): exact ids with and without special
+// written by tests/oracles/make_tokenizer_goldens.py): exact ids with and without special
 // tokens and exact decode() text, for every string and every tokenizer variant and source
 // (tokenizer.json, vocab files, metadata round trip); plus the errors on bad files and input.
 #include "longrun/tokenizer.h"

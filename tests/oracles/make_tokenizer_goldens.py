@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Writes the tokenizer goldens under tests/golden/tokenizer/ with Hugging Face `tokenizers`.
 
-Test-time only (never a runtime dependency):
-    python3 -m venv /tmp/tokvenv && /tmp/tokvenv/bin/pip install tokenizers
-    /tmp/tokvenv/bin/python tests/reference/make_tokenizer_goldens.py
+Test-time only (never a runtime dependency); tools/dev/goldens.sh installs the pinned version
+into build/.cache/goldens-venv and runs:
+    build/.cache/goldens-venv/bin/python tests/oracles/make_tokenizer_goldens.py
 
 Inputs (committed):
   bert/   vocab.txt, tokenizer.json, tokenizer_config.json, special_tokens_map.json of

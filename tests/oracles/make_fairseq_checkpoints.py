@@ -27,7 +27,7 @@ The Lasformer (no public code) has fairseq names already; its round trip builds 
 checkpoint at test time. fairseq itself does not run on Python 3.11 (CHECKPOINTS.md §0), so
 the dicts are written with plain torch.save, as fairseq's checkpoint_utils does.
 
-  /usr/bin/python3 tests/reference/make_fairseq_checkpoints.py      # Debian torch 1.13
+  /usr/bin/python3 tests/oracles/make_fairseq_checkpoints.py      # Debian torch 1.13
 """
 
 import argparse

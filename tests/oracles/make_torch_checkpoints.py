@@ -1,6 +1,6 @@
 """Writes the torch.save fixtures of the checkpoint importer (tests/golden/checkpoints/).
 
-  /usr/bin/python3 tests/reference/make_torch_checkpoints.py      # Debian torch 1.13
+  /usr/bin/python3 tests/oracles/make_torch_checkpoints.py      # Debian torch 1.13
 
 lra_vanilla.official.pt      the lra_vanilla golden model (tests/golden/models) saved the way the
                              official LUMIA-Group/FourierTransformer LRA code does:
@@ -162,7 +162,7 @@ def main():
     torch.save(obj, os.path.join(OUT, "mixed.legacy.pt"), _use_new_zipfile_serialization=False)
     torch.save(obj, os.path.join(OUT, "mixed.p4.pt"), pickle_protocol=4)
     safetensors_io.write(os.path.join(OUT, "mixed.expected.safetensors"), expected,
-                         {"generator": "tests/reference/make_torch_checkpoints.py"})
+                         {"generator": "tests/oracles/make_torch_checkpoints.py"})
 
     ns = argparse.Namespace(arch="transformer", encoder_layers=2, dropout=0.1, share_all_embeddings=True)
     torch.save({"args": ns, "model": collections.OrderedDict([("encoder.version", torch.tensor([3.0]))]),

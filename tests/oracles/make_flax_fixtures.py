@@ -19,7 +19,7 @@ with the flax-combiner layout must give the golden tensors bit for bit
 (tests/loader/convert_combiner_test.cpp).
 
 Needs the `msgpack` module (Debian python3-msgpack or `pip install --user msgpack`).
-Run: /usr/bin/python3 tests/reference/make_flax_fixtures.py
+Run: /usr/bin/python3 tests/oracles/make_flax_fixtures.py
 """
 import json
 import os

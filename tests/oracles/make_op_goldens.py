@@ -8,9 +8,9 @@ names of ops/include/longrun/ops/attrs.h). Expected outputs come from numpy/scip
 float64 -- an oracle independent of the C++ kernels -- rounded once to the output dtype.
 
 Run with Debian's python (torch 1.13, numpy, scipy):
-    /usr/bin/python3 tests/reference/make_op_goldens.py            # (re)write the goldens
-    /usr/bin/python3 tests/reference/make_op_goldens.py --check    # exit 1 if they differ
-    /usr/bin/python3 tests/reference/make_op_goldens.py --op dct   # only some ops
+    /usr/bin/python3 tests/oracles/make_op_goldens.py            # (re)write the goldens
+    /usr/bin/python3 tests/oracles/make_op_goldens.py --check    # exit 1 if they differ
+    /usr/bin/python3 tests/oracles/make_op_goldens.py --op dct   # only some ops
 Everything is seeded; two runs produce byte-identical files. Test-only code: nothing in the
 runtime imports or runs it.
 """
@@ -61,7 +61,7 @@ def build(op):
         raise RuntimeError("%s: no cases" % op)
     meta = {
         "longrun.golden": json.dumps(g.cases, sort_keys=True, separators=(",", ":"), allow_nan=False),
-        "longrun.generator": "tests/reference/make_op_goldens.py",
+        "longrun.generator": "tests/oracles/make_op_goldens.py",
     }
     return safetensors_io.serialize(g.tensors, meta), len(g.cases)
 

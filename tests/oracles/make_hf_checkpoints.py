@@ -2,7 +2,7 @@
 """Writes Hugging Face-style directories of the bert / roberta / bart golden models
 (tests/golden/models) for the importer's round-trip tests (tests/golden/checkpoints/hf_*/).
 
-  /usr/bin/python3 tests/reference/make_hf_checkpoints.py      # Debian torch 1.13
+  /usr/bin/python3 tests/oracles/make_hf_checkpoints.py      # Debian torch 1.13
 
 hf_bert/       config.json (model_type "bert", architectures ["BertForPreTraining"]; no
                mlm_head / add_pooling_layer: the importer infers them from the tensors) +
@@ -260,7 +260,7 @@ def oracle_io(out_name, golden_name, arch, filters=None, zeroed=(), generator="m
     tensors = {"input/" + k: i64(v) for k, v in inputs.items()}
     tensors.update(("expected/" + k, f32(v)) for k, v in out.items() if not k.startswith("debug."))
     meta = {"longrun.arch": arch, "longrun.config": json.dumps(cfg, sort_keys=True, separators=(",", ":")),
-            "longrun.generator": "tests/reference/" + generator}
+            "longrun.generator": "tests/oracles/" + generator}
     safetensors_io.write(os.path.join(OUT, out_name), tensors, meta)
 
 

@@ -17,8 +17,8 @@ and metadata with the filter settings and the mean cosine similarity of the two 
 Embeddings come from the bert.py oracle in float64 (one sentence per batch: no padding),
 rounded once to float32.
 
-    /usr/bin/python3 tests/reference/make_minilm_goldens.py --model-dir DIR          # write
-    /usr/bin/python3 tests/reference/make_minilm_goldens.py --model-dir DIR --check  # compare
+    /usr/bin/python3 tests/oracles/make_minilm_goldens.py --model-dir DIR          # write
+    /usr/bin/python3 tests/oracles/make_minilm_goldens.py --model-dir DIR --check  # compare
 
 Needs torch (Debian python3-torch) and the `tokenizers` package (pip; test-time only).
 """
@@ -86,7 +86,7 @@ def build(model_dir):
         tensors["bert/%d" % i] = Tensor.from_numpy(e_bert.astype(np.float32), "F32")
         tensors["fourier-bert/%d" % i] = Tensor.from_numpy(e_four.astype(np.float32), "F32")
     meta = {
-        "longrun.generator": "tests/reference/make_minilm_goldens.py",
+        "longrun.generator": "tests/oracles/make_minilm_goldens.py",
         "filter_layer": str(FILTER_LAYER),
         "filter_ratio": repr(FILTER_RATIO),
         "mean_cosine_fourier_vs_bert": "%.6f" % float(np.mean(cosines)),

@@ -17,9 +17,9 @@ intermediates that longrun builds with ModelOptions::debug_outputs), with metada
 Expected values come from the family's PyTorch oracle in float64, rounded once to float32.
 
 Run with Debian's python (torch 1.13, numpy, scipy):
-    /usr/bin/python3 tests/reference/make_model_goldens.py           # (re)write the goldens
-    /usr/bin/python3 tests/reference/make_model_goldens.py --check   # exit 1 if any file differs
-    /usr/bin/python3 tests/reference/make_model_goldens.py --family fourier-lra
+    /usr/bin/python3 tests/oracles/make_model_goldens.py           # (re)write the goldens
+    /usr/bin/python3 tests/oracles/make_model_goldens.py --check   # exit 1 if any file differs
+    /usr/bin/python3 tests/oracles/make_model_goldens.py --family fourier-lra
 Everything is seeded; two runs produce byte-identical files. Test-only code.
 """
 
@@ -48,7 +48,7 @@ from safetensors_io import Tensor  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 GOLDEN_DIR = os.path.join(REPO, "tests", "golden", "models")
-GENERATOR = "tests/reference/make_model_goldens.py"
+GENERATOR = "tests/oracles/make_model_goldens.py"
 
 FAMILIES = [fourier_lra, bert, fastformer, combiner, seq2seq_bart, seq2seq_transformer, seq2seq_fourier_bart,
             seq2seq_lasformer]
