@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Eager PyTorch timing baseline for the bidirectional Combiner LM (fixed and axial forms).
 
-tests/reference/combiner.py is the correctness oracle: it walks every query in Python, which
+tests/oracles/combiner.py is the correctness oracle: it walks every query in Python, which
 is right for goldens and useless as a speed peer. This module computes the same model
 (MODELS.md §2.1, §2.2 TF sqrt_fixed_full, §2.4 TF axial_rowmajor with the 'proj' row summary,
 key_padding false) the way a PyTorch user would write it: block matmuls in the rows / cols
@@ -19,7 +19,7 @@ import sys
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "reference"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "oracles"))
 
 import combiner as oracle  # noqa: E402
 

@@ -7,7 +7,7 @@ benchmarks, so longrun's numbers (CPU now, CUDA later) have a framework baseline
         --longrun longrun.jsonl --json pytorch.jsonl
 
 Each model file is a native longrun file (longrun.arch, longrun.config, canonical tensor
-names). Its family's PyTorch oracle from tests/reference/ (the modules listed in
+names). Its family's PyTorch oracle from tests/oracles/ (the modules listed in
 make_model_goldens.FAMILIES, e.g. fourier_lra.py, fastformer.py) is built in float32 (or
 --dtype) with those weights and run under torch.no_grad() on exactly longrun-bench's input_ids
 [B, N] (the same 64-bit LCG and seeds, ids in [4, vocab - 1)) with an all-ones attention mask;
@@ -39,8 +39,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REFERENCE = os.path.join(HERE, "..", "..", "tests", "reference")
-sys.path.insert(0, REFERENCE)
+ORACLES = os.path.join(HERE, "..", "..", "tests", "oracles")
+sys.path.insert(0, ORACLES)
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
