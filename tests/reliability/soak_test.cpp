@@ -60,7 +60,7 @@ TEST_CASE("soak: 10 000 runs of varying length keep RSS flat and the plan cache 
     inputs.push_back(std::move(t).value());
   }
   // Each length's first output; every later run (re-planned after evictions) must match it
-  // bitwise (README: determinism contract).
+  // bitwise (docs/usage.md#determinism).
   std::vector<Tensor> first(lengths.size());
   int mismatches = 0;
   auto run_one = [&](size_t i) {

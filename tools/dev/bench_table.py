@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turns `longrun-bench ops|models --json FILE` output into the Markdown tables of the README.
+"""Turns `longrun-bench ops|models --json FILE` output into Markdown tables (medians across runs).
 
 usage: bench_table.py FILE.jsonl [FILE.jsonl ...] [--threads 1,2] [--paired]
 

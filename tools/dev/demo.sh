@@ -8,8 +8,8 @@
 # the synthetic Fourier token-mixing demo instead. Arguments go to longrun-demo.
 # Part 2 runs every architecture (fourier-lra, fastformer, combiner fixed and axial,
 # lasformer) end to end on a long input -- N = LONGRUN_DEMO_N, default 4096 -- with random
-# weights (the `longrun-bench models` presets of the README's performance section, default
-# cpu backend, all cores), printing each output and its time next to its vanilla baseline
+# weights (the `longrun-bench models` presets of docs/performance.md, default cpu backend,
+# all cores), printing each output and its time next to its vanilla baseline
 # (median of 5 runs, no warm-up; ~2 minutes on 2 cores). LONGRUN_DEMO_N=0 skips it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -42,8 +42,8 @@ struct SessionOptions {
   // cpu only: after each parallel section the pool's workers keep busy-waiting for this many
   // microseconds (0 .. 1000000) instead of going back to sleep, so a kernel that starts
   // within that window runs on every thread at once. Waking a sleeping worker takes tens of
-  // microseconds to milliseconds on a VM, longer than many kernels of a short run (README
-  // "Threads, affinity and spinning"). Costs up to threads - 1 CPUs busy for that long after every
+  // microseconds to milliseconds on a VM, longer than many kernels of a short run
+  // (docs/threads.md#spinning). Costs up to threads - 1 CPUs busy for that long after every
   // parallel section. 0 (default): workers sleep when idle. Results do not depend on it.
   // Use it with `affinity` on VMs: unpinned, a spinning worker was measured sharing the
   // caller's vCPU and running a kernel slower than one thread.
@@ -52,10 +52,10 @@ struct SessionOptions {
   // = 0, or that count) pins each parallel section's threads while it runs: the calling
   // thread to the CPU it is on (it is never moved) and each worker to another of those CPUs,
   // restoring every mask after. Unpinned, a woken worker was measured landing on the caller's
-  // own vCPU (README "Threads, affinity and spinning"). false: no pinning without a list.
+  // own vCPU (docs/threads.md#auto-affinity). false: no pinning without a list.
   // Results do not depend on it.
   bool auto_affinity = true;
-  // The determinism switch (README "Determinism contract"): the cpu ISA defaults to "avx2"
+  // The determinism switch (docs/usage.md#determinism): the cpu ISA defaults to "avx2"
   // ("scalar" without AVX2) instead of the best level, and threads = 0 without `affinity` is
   // refused (invalid_argument), so the same options run the same kernels with the same work
   // split on every AVX2 machine.
