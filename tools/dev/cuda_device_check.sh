@@ -49,7 +49,8 @@ phase() {
 }
 
 LONGRUN_TEST_BACKEND=cuda LONGRUN_CONFORMANCE_REPORT=1 phase conformance 240 "$bin/longrun_conformance_tests"
-# The same suite with the first kernels forced where a faster path replaced them (A/B).
+# The same suite with the simpler fallback kernels forced (rank top-k, serial cummax, warp
+# attention), which stay selectable so each path keeps its test.
 LONGRUN_TEST_BACKEND=cuda LONGRUN_CUDA_TOPK=rank LONGRUN_CUDA_CUMMAX=serial LONGRUN_CUDA_ATTENTION=warp \
   phase conformance_old 240 "$bin/longrun_conformance_tests"
 LONGRUN_TEST_BACKEND=cuda phase models 180 "$bin/longrun_model_tests"
