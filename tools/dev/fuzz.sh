@@ -16,7 +16,7 @@ mkdir -p "$out/obj"
 jobs=${LONGRUN_JOBS:-$(nproc)}
 common=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
         -Iruntime/include -Iops/include -Iruntime/src -Itools/convert -Itools)
-ground=(runtime/src/ground/*.cpp)
+core=(runtime/src/core/*.cpp)
 
 # Every source is compiled once into build/fuzz/obj (all with the same flags, $jobs at a
 # time) and linked into each target that needs it: the readers' sources are shared by five
@@ -26,7 +26,7 @@ target_order=()
 add_target() {  # name sources...
   local name=$1
   shift
-  target_sources[$name]="$* ${ground[*]}"
+  target_sources[$name]="$* ${core[*]}"
   target_order+=("$name")
 }
 obj_of() { local src=$1; echo "$out/obj/${src//\//__}.o"; }
