@@ -5,7 +5,9 @@
 #include "bert/bert.h"
 #include "combiner/combiner.h"
 #include "fastformer/fastformer.h"
+#include "fourier/fourier_bart.h"
 #include "fourier/fourier_lra.h"
+#include "lasformer/lasformer.h"
 #include "seq2seq/families.h"
 
 namespace longrun::models {

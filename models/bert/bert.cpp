@@ -11,6 +11,7 @@
 
 #include "bert/bert_config.h"
 #include "common/blocks.h"
+#include "fourier/filter.h"
 
 namespace longrun::models {
 namespace {
@@ -232,11 +233,7 @@ void BertEncoder::build(GraphContext& c) const {
     const std::string tag = "debug.layer" + std::to_string(i);
     if (filter_[size_t(i)]) {
       // CLS stays out of the filter; M counts the CLS slot and caps at the len - 1 others.
-      const auto keep = int64_t(std::ceil(double(len) * cfg_.filter_ratio));
-      const std::string p = layer_prefix(i) + "filter";
-      const ValueId filtered = b.spectral_filter({slice(c, x, 1, 1, len)}, {.axis = 1, .keep = keep}, p);
-      x = b.concat({slice(c, x, 1, 0, 1), filtered}, {.axis = 1}, p + ".cls");
-      len = 1 + std::min(keep, len - 1);
+      x = filter_after_cls(c, x, &len, cfg_.filter_ratio, layer_prefix(i) + "filter");
       c.debug(x, tag + ".filtered");
     }
     // MODELS.md §1.3: no key padding mask from the first filter layer on.

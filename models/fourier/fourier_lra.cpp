@@ -19,6 +19,7 @@
 
 #include "common/blocks.h"
 #include "common/config.h"
+#include "fourier/filter.h"
 
 namespace longrun::models {
 namespace {
@@ -158,14 +159,10 @@ void FourierLra::build(GraphContext& c) const {
       // attention_dct.py: CLS stays out of the filter; M uses the length with CLS, the DCT
       // runs over the other len-1 positions, and the slice [:M] caps at len-1.
       const ValueId z = layer_norm(c, x, p + "norm1", kLayerNormEps);
-      const auto keep = int64_t(std::ceil(double(len) * cfg_.filter_ratio));
-      const ValueId filtered =
-          b.spectral_filter({slice(c, z, 1, 1, len)}, {.axis = 1, .keep = keep}, p + "filter");
-      const ValueId s = b.concat({slice(c, z, 1, 0, 1), filtered}, {.axis = 1}, p + "filter.cls");
+      const ValueId s = filter_after_cls(c, z, &len, cfg_.filter_ratio, p + "filter");
       c.debug(s, tag + ".filtered");
       // The residual is the filtered, normalised S, and the mask is "not applicable anymore".
       x = b.add({s, attention(c, s, i, kNoValue)}, {}, p + "residual1");
-      len = 1 + std::min(keep, len - 1);
     } else {
       // attention.py applies the mask only while len(Q) == len(mask).
       const ValueId layer_mask = len == t ? mask : kNoValue;

@@ -1,5 +1,5 @@
-// arch "bart": HF BartForConditionalGeneration names and semantics; arch "fourier-bart": the
-// same names with fairseq semantics and the encoder's filters (seq2seq/families.h).
+// arch "bart": HF BartForConditionalGeneration names and semantics (seq2seq/families.h). The
+// field reader is shared with "fourier-bart" (fourier/fourier_bart.cpp).
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -9,16 +9,11 @@
 
 namespace longrun::models {
 
-namespace {
-
-// "bart" and "fourier-bart" share the HF config fields and parameter names; fourier-bart adds
-// the filter fields and follows fairseq for positions and padding (MODELS.md §1.3).
-Result<std::unique_ptr<Architecture>> parse_bart_family(std::string_view config_json, bool fourier) {
-  const std::string what = fourier ? "fourier-bart config" : "bart config";
-  LR_ASSIGN_OR_RETURN(ConfigReader r, ConfigReader::parse(config_json, what));
+Result<Seq2SeqSpec> read_bart_fields(ConfigReader& r, const std::string& arch, nlohmann::json* config) {
+  const std::string what = arch + " config";
   constexpr int64_t kMaxDim = int64_t(1) << 20;
   Seq2SeqSpec s;
-  s.arch = fourier ? "fourier-bart" : "bart";
+  s.arch = arch;
   LR_ASSIGN_OR_RETURN(s.src_vocab, r.integer("vocab_size", 1, int64_t(1) << 24));
   s.tgt_vocab = s.src_vocab;
   LR_ASSIGN_OR_RETURN(s.dim, r.integer("d_model", 1, kMaxDim));
@@ -68,18 +63,6 @@ Result<std::unique_ptr<Architecture>> parse_bart_family(std::string_view config_
       return unsupported(what + ": field '" + sw.key + "': only " + (sw.bart_value ? "true" : "false") +
                          " (BART) is implemented");
   }
-  bool global_residual = true, lowpass = true;
-  if (fourier) {
-    LR_RETURN_IF_ERROR(
-        r.filter_layers("dct_layers", "dct_percentage", s.encoder_layers, &s.filter_layers, &s.filter_ratio));
-    LR_ASSIGN_OR_RETURN(global_residual, r.boolean_or("global_residual", true));
-    LR_ASSIGN_OR_RETURN(lowpass, r.boolean_or("dct_lowpass", true));
-    if (!global_residual && !s.filter_layers.empty())
-      return unsupported(what +
-                         ": field 'global_residual': false leaves the encoder output shorter than its mask "
-                         "(the official decoder asserts); every released script uses true");
-    if (!lowpass) return unsupported(what + ": field 'dct_lowpass': only the low-pass filter (true) exists");
-  }
   for (const char* k : {"bos_token_id",
                         "dropout",
                         "attention_dropout",
@@ -114,47 +97,37 @@ Result<std::unique_ptr<Architecture>> parse_bart_family(std::string_view config_
                         "length_penalty",
                         "early_stopping"})
     r.ignore(k);
-  LR_RETURN_IF_ERROR(r.finish());
 
   s.root = "model.";
   s.encoder_tokens = s.decoder_tokens = s.output_projection = "model.shared";
   s.final_logits_bias = true;
   s.layernorm_embedding = true;
-  // fairseq make_positions rows = max + pad + 1 = HF's max + 2 for pad 1.
-  s.positions = fourier ? PositionKind::learned_fairseq : PositionKind::learned_arange;
-  s.padding_from_tokens = fourier;
-  nlohmann::json j{{"vocab_size", s.src_vocab},
-                   {"d_model", s.dim},
-                   {"encoder_layers", s.encoder_layers},
-                   {"decoder_layers", s.decoder_layers},
-                   {"encoder_attention_heads", s.encoder.heads},
-                   {"decoder_attention_heads", s.decoder.heads},
-                   {"encoder_ffn_dim", s.encoder.ffn},
-                   {"decoder_ffn_dim", s.decoder.ffn},
-                   {"max_position_embeddings", s.max_source_positions},
-                   {"activation_function", act},
-                   {"scale_embedding", scale},
-                   {"pad_token_id", s.pad},
-                   {"eos_token_id", s.eos},
-                   {"decoder_start_token_id", s.decoder_start}};
-  if (fourier) {
-    j["dct_layers"] = s.filter_layers;
-    if (!s.filter_layers.empty()) j["dct_percentage"] = s.filter_ratio;
-    j["global_residual"] = global_residual;
-    j["dct_lowpass"] = lowpass;
-  }
-  s.config_json = j.dump();
-  return make_encoder_decoder(std::move(s));
+  s.positions = PositionKind::learned_arange;
+  s.padding_from_tokens = false;
+  *config = nlohmann::json{{"vocab_size", s.src_vocab},
+                           {"d_model", s.dim},
+                           {"encoder_layers", s.encoder_layers},
+                           {"decoder_layers", s.decoder_layers},
+                           {"encoder_attention_heads", s.encoder.heads},
+                           {"decoder_attention_heads", s.decoder.heads},
+                           {"encoder_ffn_dim", s.encoder.ffn},
+                           {"decoder_ffn_dim", s.decoder.ffn},
+                           {"max_position_embeddings", s.max_source_positions},
+                           {"activation_function", act},
+                           {"scale_embedding", scale},
+                           {"pad_token_id", s.pad},
+                           {"eos_token_id", s.eos},
+                           {"decoder_start_token_id", s.decoder_start}};
+  return s;
 }
-
-}  // namespace
 
 Result<std::unique_ptr<Architecture>> parse_bart_config(std::string_view config_json) {
-  return parse_bart_family(config_json, false);
-}
-
-Result<std::unique_ptr<Architecture>> parse_fourier_bart_config(std::string_view config_json) {
-  return parse_bart_family(config_json, true);
+  LR_ASSIGN_OR_RETURN(ConfigReader r, ConfigReader::parse(config_json, "bart config"));
+  nlohmann::json j;
+  LR_ASSIGN_OR_RETURN(Seq2SeqSpec s, read_bart_fields(r, "bart", &j));
+  LR_RETURN_IF_ERROR(r.finish());
+  s.config_json = j.dump();
+  return make_encoder_decoder(std::move(s));
 }
 
 }  // namespace longrun::models

@@ -17,6 +17,7 @@
 #include <set>
 
 #include "common/blocks.h"
+#include "fourier/filter.h"
 
 namespace longrun::models {
 namespace {
@@ -334,23 +335,15 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
       if (is_filter_layer(i)) {
         src.key_mask = kNoValue;  // from the first filter on "not applicable anymore", cross-attn too
         global.push_back(x);
-        const auto keep = int64_t(std::ceil(double(c.desc(x).dim(1)) * s_.filter_ratio));
-        x = c.b.spectral_filter({x}, {.axis = 1, .keep = keep}, lp + "filter");
+        x = filter_sequence(c, x, s_.filter_ratio, lp + "filter");
         c.debug(x, "debug.encoder.layer" + std::to_string(i) + ".filtered");
       }
-      std::function<ValueId(ValueId)> global_residual;
+      std::function<ValueId(ValueId)> before_final_norm;
       if (i == s_.encoder_layers - 1 && !global.empty())
-        global_residual = [&](ValueId h) {  // GR[0] + sum_j NearestUp(GR[j], T0), h the last
-          ValueId sum = global.front();
-          for (size_t j = 1; j <= global.size(); ++j) {
-            const ValueId term = j < global.size() ? global[j] : h;
-            const ValueId up =
-                c.b.upsample_nearest({term}, {.axis = 1, .size = in.length}, lp + "global_residual.up");
-            sum = c.b.add({sum, up}, {}, lp + "global_residual");
-          }
-          return sum;
+        before_final_norm = [&](ValueId h) {
+          return global_residual(c, global, h, in.length, lp + "global_residual");
         };
-      x = encoder_layer(c, x, lp, s_.encoder, src.key_mask, global_residual, selector(c, i, shared));
+      x = encoder_layer(c, x, lp, s_.encoder, src.key_mask, before_final_norm, selector(c, i, shared));
       // A view: the last layer's output may also be last_hidden_state (a value is output once).
       if (c.ok()) {
         const TensorDesc& d = c.desc(x);

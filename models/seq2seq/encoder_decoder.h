@@ -1,6 +1,6 @@
 // The generic fairseq/HF encoder-decoder (MODELS.md §1.3 base, CHECKPOINTS.md §3.1/§4.2) that
-// the "bart" and "transformer" families configure: token embeddings times embed_scale, plus
-// positions (learned with HF's arange + 2, or fairseq make_positions learned/sinusoidal),
+// the "bart", "transformer", "fourier-bart" and "lasformer" families configure: token embeddings times
+// embed_scale, plus positions (learned with HF's arange + 2, or fairseq make_positions learned/sinusoidal),
 // optional layernorm_embedding, post-LN or pre-LN layers (seq2seq/layers.h), an optional
 // final layer_norm per side (pre-LN), and the output projection tied or not.
 //
@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "common/architecture.h"
+#include "lasformer/selection.h"
 #include "seq2seq/layers.h"
-#include "seq2seq/selection.h"
 
 namespace longrun::models {
 
@@ -57,11 +57,11 @@ struct Seq2SeqSpec {
   // filter (M = ceil(T * ratio) of the current length T, all tokens), the padding mask
   // dropped from the first filter layer on and for cross-attention, and the global residual
   // (every pre-filter input and the last layer's pre-LN sum, upsampled to the input length)
-  // before the last encoder LayerNorm. Post-LN only.
+  // before the last encoder LayerNorm. Post-LN only. The steps are fourier/filter.h.
   std::vector<int64_t> filter_layers;
   double filter_ratio = 0.0;
   // Lasformer (MODELS.md §4): top-k key selection in every attention, one selection per group
-  // of selection.group_size layers (seq2seq/selection.h); generation caches the selection keys.
+  // of selection.group_size layers (lasformer/selection.h); generation caches the selection keys.
   SelectionSpec selection;
 };
 

@@ -1,5 +1,7 @@
-// Config parsers of the encoder-decoder families (rows of models/registry.cpp). Both build a
-// seq2seq/encoder_decoder.h architecture; they differ in names, positions and padding rules.
+// Config parsers of the two base encoder-decoder families (rows of models/registry.cpp). Both
+// build a seq2seq/encoder_decoder.h architecture; they differ in names, positions and padding
+// rules. Their field readers are shared with the families built on them: "fourier-bart"
+// (fourier/fourier_bart.h) on "bart", "lasformer" (lasformer/lasformer.h) on "transformer".
 //
 // "bart" (bart.cpp): HF BartForConditionalGeneration. longrun.config = the HF config.json
 //   fields: vocab_size, d_model, encoder_layers, decoder_layers, encoder_attention_heads,
@@ -43,41 +45,26 @@
 //     {encoder,decoder}.layer_norm.*                   with *_normalize_before
 //   (encoder.version, decoder.version and *._float_tensor are dropped by the converter.)
 //   Positions: fairseq make_positions (pad-aware), masks from ids == pad, no attention_mask.
-// "fourier-bart" (bart.cpp): Fourier-BART (MODELS.md §1.3; LUMIA-Group/FourierTransformer
-//   Summarization, fairseq bart_large_dct). The "bart" config fields and parameter names, plus
-//   dct_layers (list of encoder layers, required), dct_percentage (r in (0, 1], required with
-//   filters), global_residual (true; false is rejected with filters: the official decoder
-//   asserts), dct_lowpass (true). fairseq semantics: make_positions (pad-aware, same table
-//   shape), padding from ids == pad (no attention_mask input), pad rows zeroed after the
-//   embeddings; at a filter layer the input (all positions, pads included) is filtered to
-//   M = ceil(T r) before the standard layer, the key mask is dropped from the first filter
-//   on and cross-attention masks nothing; the last layer adds every pre-filter input and its
-//   own pre-LN sum, nearest-upsampled to the input length, before its final LayerNorm. Debug
-//   adds debug.encoder.layer<i>.filtered. The official fp16 rounding of the filter output
-//   (MODELS.md §1.7) is not reproduced.
-// "lasformer" (transformer.cpp): Lasformer (MODELS.md §4) = the "transformer" family (fields,
-//   names, semantics) with top-k key selection in encoder self-, decoder self- and cross-
-//   attention (seq2seq/selection.h), plus the fields selection_group_size (r, 3),
-//   selection_dim (ds, 64), selection_ratio (rho in (0, 1], 0.05), selection_min_keys
-//   (k_min, 10), selection_bias (false). Extra parameters at the lowest layer i of every
-//   group (i % r == 0), per attention a in {encoder.layers.{i}.self_attn,
-//   decoder.layers.{i}.self_attn, decoder.layers.{i}.encoder_attn}:
-//     a.select_q.weight [ds, D]  a.select_k.weight [ds, D]  (+ .bias [ds] with selection_bias)
-//   rho is a config field (one for all groups), not a tensor: k sets the graph's shapes.
-//   Generation: the step's query selects among the cached selection keys of its group
-//   (GenerationSpec: past_select / cross_select caches), as row t of the full forward.
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
 #include <string_view>
 
 #include "common/architecture.h"
+#include "common/config.h"
+#include "seq2seq/encoder_decoder.h"
 
 namespace longrun::models {
 
 Result<std::unique_ptr<Architecture>> parse_bart_config(std::string_view config_json);
 Result<std::unique_ptr<Architecture>> parse_transformer_config(std::string_view config_json);
-Result<std::unique_ptr<Architecture>> parse_fourier_bart_config(std::string_view config_json);
-Result<std::unique_ptr<Architecture>> parse_lasformer_config(std::string_view config_json);
+
+// Every "bart" / "transformer" field above, read from r (r.finish() left to the caller, who
+// may read its own fields first) into a spec for `arch`; *config gets them re-serialised.
+// The "bart" reader sets HF positions and padding (learned_arange, attention_mask input).
+Result<Seq2SeqSpec> read_bart_fields(ConfigReader& r, const std::string& arch, nlohmann::json* config);
+Result<Seq2SeqSpec> read_transformer_fields(ConfigReader& r, const std::string& arch, nlohmann::json* config);
 
 }  // namespace longrun::models

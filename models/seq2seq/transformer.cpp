@@ -1,5 +1,5 @@
 // arch "transformer": fairseq Transformer encoder-decoder names and semantics
-// (seq2seq/families.h; CHECKPOINTS.md §3.1).
+// (seq2seq/families.h; CHECKPOINTS.md §3.1). Its field reader is Lasformer's base too.
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -9,9 +9,6 @@
 
 namespace longrun::models {
 
-namespace {
-
-// Every "transformer" field (r.finish() left to the caller); *config gets them re-serialised.
 Result<Seq2SeqSpec> read_transformer_fields(ConfigReader& r, const std::string& arch,
                                             nlohmann::json* config) {
   const std::string what = arch + " config";
@@ -109,36 +106,11 @@ Result<Seq2SeqSpec> read_transformer_fields(ConfigReader& r, const std::string& 
   return s;
 }
 
-}  // namespace
-
 Result<std::unique_ptr<Architecture>> parse_transformer_config(std::string_view config_json) {
   LR_ASSIGN_OR_RETURN(ConfigReader r, ConfigReader::parse(config_json, "transformer config"));
   nlohmann::json j;
   LR_ASSIGN_OR_RETURN(Seq2SeqSpec s, read_transformer_fields(r, "transformer", &j));
   LR_RETURN_IF_ERROR(r.finish());
-  s.config_json = j.dump();
-  return make_encoder_decoder(std::move(s));
-}
-
-Result<std::unique_ptr<Architecture>> parse_lasformer_config(std::string_view config_json) {
-  LR_ASSIGN_OR_RETURN(ConfigReader r, ConfigReader::parse(config_json, "lasformer config"));
-  nlohmann::json j;
-  LR_ASSIGN_OR_RETURN(Seq2SeqSpec s, read_transformer_fields(r, "lasformer", &j));
-  SelectionSpec& sel = s.selection;
-  sel.enabled = true;
-  LR_ASSIGN_OR_RETURN(sel.group_size, r.integer_or("selection_group_size", 3, 1, 1024));
-  LR_ASSIGN_OR_RETURN(sel.dim, r.integer_or("selection_dim", 64, 1, int64_t(1) << 20));
-  LR_ASSIGN_OR_RETURN(sel.ratio, r.number_or("selection_ratio", 0.05, 0.0, 1.0));
-  LR_ASSIGN_OR_RETURN(sel.min_keys, r.integer_or("selection_min_keys", 10, 1, int64_t(1) << 24));
-  LR_ASSIGN_OR_RETURN(sel.bias, r.boolean_or("selection_bias", false));
-  if (sel.ratio <= 0.0)
-    return r.error("selection_ratio", "expected a fraction in (0, 1], found " + std::to_string(sel.ratio));
-  LR_RETURN_IF_ERROR(r.finish());
-  j["selection_group_size"] = sel.group_size;
-  j["selection_dim"] = sel.dim;
-  j["selection_ratio"] = sel.ratio;
-  j["selection_min_keys"] = sel.min_keys;
-  j["selection_bias"] = sel.bias;
   s.config_json = j.dump();
   return make_encoder_decoder(std::move(s));
 }

@@ -1,4 +1,4 @@
-// libFuzzer target for the Flax msgpack reader (tools/checkpoint/flax) and, on accepted
+// libFuzzer target for the Flax msgpack reader (tools/convert/flax) and, on accepted
 // inputs, flattening and the layout helpers.
 //
 // Build (clang): see tools/dev/fuzz.sh (fuzz_flax_msgpack). Seeds: tests/golden/flax/*.msgpack.
@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "checkpoint/flax/flax_layout.h"
-#include "checkpoint/flax/flax_tree.h"
+#include "convert/flax/flax_layout.h"
+#include "convert/flax/flax_tree.h"
 #include "fuzz_input.h"
 
 using fuzz_input::fail;

@@ -3,7 +3,7 @@
 // Build (clang): clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined
 //   -Iruntime/include -Iops/include -Iruntime/src tests/fuzz/fuzz_safetensors.cpp
 //   runtime/src/safetensors_reader.cpp runtime/src/file_pages.cpp runtime/src/safetensors_writer.cpp
-//   runtime/src/strict_json.cpp runtime/src/ground/*.cpp -o fuzz_safetensors
+//   runtime/src/strict_json.cpp runtime/src/core/*.cpp -o fuzz_safetensors
 // Seeds: any .safetensors file, e.g. the ones serialize_safetensors() writes in the tests.
 //
 // Properties checked on every input: parse() returns (never crashes, never reads outside the

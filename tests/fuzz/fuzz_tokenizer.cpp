@@ -1,6 +1,6 @@
 // libFuzzer target for the tokenizers: arbitrary bytes as text, as ids and as metadata.
 //
-// Build (clang): see tools/dev/fuzz.sh (sources runtime/src/text/*.cpp and the ground).
+// Build (clang): see tools/dev/fuzz.sh (sources runtime/src/text/*.cpp and runtime/src/core/).
 // The tokenizers come from tests/golden/tokenizer ($LONGRUN_TOKENIZER_DIR, default
 // ../../../tests/golden/tokenizer: fuzz.sh runs targets in build/fuzz/<target>.work).
 //

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "checkpoint/flax/flax_layout.h"
-#include "checkpoint/flax/flax_tree.h"
+#include "convert/flax/flax_layout.h"
+#include "convert/flax/flax_tree.h"
 
 using namespace longrun;
 using namespace longrun::checkpoint;

@@ -1,7 +1,7 @@
 // Flax -> PyTorch layout helpers on hand-made tensors: the transposes of Dense/DenseGeneral
 // kernels for every element size, the reshape of head biases, the rank checks and the name
 // mapping. (The golden Combiner kernels are checked against numpy in flax_golden_test.cpp.)
-#include "checkpoint/flax/flax_layout.h"
+#include "convert/flax/flax_layout.h"
 
 #include <doctest/doctest.h>
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "checkpoint/flax/flax_tree.h"
+#include "convert/flax/flax_tree.h"
 
 using namespace longrun;
 using namespace longrun::checkpoint;

@@ -27,7 +27,7 @@ cmake --build "$sub" --target longrun longrun_shared -j"${LONGRUN_TEST_JOBS:-$(n
   { tail -40 "$sub/build.log"; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cc -std=c99 -O2 "$src/tools/examples/c_classify/main.c" -o "$work/c_classify" -I"$src/runtime/include" \
+cc -std=c99 -O2 "$src/tools/examples/c_classify/main.c" -o "$work/c_classify" -I"$src/capi/include" \
   -L"$sub" -llongrun -Wl,-rpath,"$sub"
 ok=$("$work/c_classify" "$src/tests/golden/models/bert_tiny.safetensors" 2 7 11 5 9 3 2)
 grep -q '^logits:' <<<"$ok"

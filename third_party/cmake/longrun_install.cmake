@@ -5,7 +5,7 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/include/longrun ${PROJECT_SOURCE_DIR}/ops/include/longrun
-                  ${PROJECT_SOURCE_DIR}/models/include/longrun
+                  ${PROJECT_SOURCE_DIR}/models/include/longrun ${PROJECT_SOURCE_DIR}/capi/include/longrun
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 set(LONGRUN_INSTALL_TARGETS longrun longrun_headers longrun_backend_deps)
 if(TARGET longrun_shared)

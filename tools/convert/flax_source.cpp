@@ -3,7 +3,7 @@
 #include <memory>
 #include <optional>
 
-#include "checkpoint/flax/flax_tree.h"
+#include "convert/flax/flax_tree.h"
 
 namespace longrun::convert {
 namespace {

@@ -1,5 +1,5 @@
 // Flax msgpack checkpoints (flax.serialization.to_bytes: a `checkpoint_<step>` file, an
-// HF flax_model.msgpack) as a SourceCheckpoint: the tree is parsed by tools/checkpoint/flax
+// HF flax_model.msgpack) as a SourceCheckpoint: the tree is parsed by tools/convert/flax
 // (bounds-checked, chunked arrays reassembled) and every array leaf becomes a tensor named by
 // its "/"-joined path ("params/Embed_0/embedding"). Plain scalars (step counters, learning
 // rates) become notes. Kernels keep the Flax layout: the mapping decides about transposes.

@@ -16,7 +16,7 @@ mkdir -p "$out/obj"
 jobs=${LONGRUN_JOBS:-$(nproc)}
 common=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
         -Iruntime/include -Iops/include -Iruntime/src -Itools/convert -Itools)
-ground=(runtime/src/ground/*.cpp)
+core=(runtime/src/core/*.cpp)
 
 # Every source is compiled once into build/fuzz/obj (all with the same flags, $jobs at a
 # time) and linked into each target that needs it: the readers' sources are shared by five
@@ -26,7 +26,7 @@ target_order=()
 add_target() {  # name sources...
   local name=$1
   shift
-  target_sources[$name]="$* ${ground[*]}"
+  target_sources[$name]="$* ${core[*]}"
   target_order+=("$name")
 }
 obj_of() { local src=$1; echo "$out/obj/${src//\//__}.o"; }
@@ -80,7 +80,7 @@ run_target() {  # name seed_dir...
 # Checkpoint importer (tools/convert): the pickle parser alone, and the readers on whole files.
 convert_sources=(tools/convert/pickle.cpp tools/convert/pickle_globals.cpp tools/convert/source.cpp
                  tools/convert/source_dtype.cpp tools/convert/zip_reader.cpp tools/convert/torch_checkpoint.cpp
-                 tools/convert/readers.cpp tools/convert/flax_source.cpp tools/checkpoint/flax/*.cpp
+                 tools/convert/readers.cpp tools/convert/flax_source.cpp tools/convert/flax/*.cpp
                  runtime/src/safetensors_reader.cpp runtime/src/file_pages.cpp runtime/src/safetensors_writer.cpp
                  runtime/src/strict_json.cpp runtime/src/text/unicode.cpp runtime/src/text/text_file.cpp)
 add_target fuzz_safetensors tests/fuzz/fuzz_safetensors.cpp runtime/src/safetensors_reader.cpp \
@@ -90,7 +90,7 @@ add_target fuzz_torch_zip tests/fuzz/fuzz_torch_zip.cpp "${convert_sources[@]}"
 add_target fuzz_fairseq tests/fuzz/fuzz_fairseq.cpp tools/convert/fairseq.cpp "${convert_sources[@]}"
 # The sharded index (and config.json) of an HF directory.
 add_target fuzz_hf_index tests/fuzz/fuzz_hf_index.cpp "${convert_sources[@]}"
-add_target fuzz_flax_msgpack tests/fuzz/fuzz_flax_msgpack.cpp tools/checkpoint/flax/*.cpp
+add_target fuzz_flax_msgpack tests/fuzz/fuzz_flax_msgpack.cpp tools/convert/flax/*.cpp
 add_target fuzz_tokenizer tests/fuzz/fuzz_tokenizer.cpp runtime/src/text/*.cpp
 # The HF tokenizer files: a layout byte (0 tokenizer.json, 1 vocab.txt, 2 vocab.json), then the
 # files separated by "@@FILE@@" lines (tests/fuzz/fuzz_tokenizer_files.cpp).

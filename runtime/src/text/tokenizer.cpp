@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "text/models.h"
 #include "text/tokenizer_impl.h"
+#include "text/tokenizer_models.h"
 #include "text/unicode.h"
 
 namespace longrun {

@@ -2,7 +2,7 @@
 #include <string>
 #include <vector>
 
-#include "text/models.h"
+#include "text/tokenizer_models.h"
 #include "text/unicode.h"
 
 namespace longrun::text {

@@ -1,4 +1,4 @@
-#include "seq2seq/selection.h"
+#include "lasformer/selection.h"
 
 #include <cmath>
 #include <limits>
