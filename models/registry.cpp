@@ -44,11 +44,11 @@ constexpr std::array kFamilies = {
            &parse_transformer_config},
     Family{"fourier-bart",
            "Fourier-BART: BART names with fairseq semantics, DCT filters in the encoder and the global "
-           "residual (MODELS.md 1.3); generation",
+           "residual (docs/models.md#fourier-bart); generation",
            &parse_fourier_bart_config},
     Family{"lasformer",
            "Lasformer: fairseq Transformer with top-k key selection shared by groups of layers "
-           "(MODELS.md 4), sparse attention over the selected keys",
+           "(docs/models.md#lasformer), sparse attention over the selected keys",
            &parse_lasformer_config},
 };
 

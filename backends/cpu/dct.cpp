@@ -134,7 +134,7 @@ OpKind kind_of(SpectralOp op) {
 
 // Tables in double, rounded once. DCT-II: X_k = c_k Re(e^{-i pi k/2n} V_k) with V the FFT of
 // the shuffled column, and V_k = (Z_k + conj Z_{n-k})/2 for the paired columns; the 1/2 is
-// folded in: ca = c_k/2 cos, sb = c_k/2 sin. DCT-III: the pre-twiddle of MODELS.md §1.1 with
+// folded in: ca = c_k/2 cos, sb = c_k/2 sin. DCT-III: the pre-twiddle of docs/models.md#spectral-filter with
 // the 1/m of the inverse FFT and the ortho scale folded into h_k = 1/sqrt(m) (k = 0),
 // 1/sqrt(2m) (k >= 1).
 void build_tables(SpectralState& st) {

@@ -1,5 +1,5 @@
 // The cpu backend's spectral kernels: dct (orthonormal DCT-II), idct (DCT-III) and
-// spectral_filter (idct_M(dct_N(x)[:M])), for f32 along any axis (MODELS.md §1.1).
+// spectral_filter (idct_M(dct_N(x)[:M])), for f32 along any axis (docs/models.md#spectral-filter).
 //
 // Two routes (docs/cpu-kernels.md): power-of-two lengths >= 16 along a non-last axis with
 // >= 16 columns take the column route (ColumnPlan below: FFTs vectorised across columns, no

@@ -177,10 +177,10 @@ double cos_pi(int64_t q, int64_t den) {
   return std::cos(std::numbers::pi * double(q % (2 * den)) / double(den));
 }
 
-// R[i,j] = sum_{k<m} c_k(m) c_k(n) cos(pi k (2i+1)/2m) cos(pi k (2j+1)/2n) (MODELS.md §1.1) in
-// closed form: with cos a cos b = (cos(a-b) + cos(a+b))/2 the sum over k >= 1 is two
-// Dirichlet sums D(t) = sum_{k=1}^{m-1} cos(k t) = sin((m-1)t/2) cos(m t/2) / sin(t/2), with
-// t/2 = pi p / 4mn for the integers p = (2i+1)n -+ (2j+1)m. O(mn) in double, not O(m^2 n).
+// R[i,j] = sum_{k<m} c_k(m) c_k(n) cos(pi k (2i+1)/2m) cos(pi k (2j+1)/2n) (docs/models.md#spectral-filter)
+// in closed form: with cos a cos b = (cos(a-b) + cos(a+b))/2 the sum over k >= 1 is two Dirichlet sums D(t) =
+// sum_{k=1}^{m-1} cos(k t) = sin((m-1)t/2) cos(m t/2) / sin(t/2), with t/2 = pi p / 4mn for the integers p =
+// (2i+1)n -+ (2j+1)m. O(mn) in double, not O(m^2 n).
 std::vector<float> build_filter_matrix(int64_t n, int64_t m, bool transposed) {
   std::vector<float> r(size_t(n * m));
   const int64_t den = 4 * m * n;  // D has period den in p

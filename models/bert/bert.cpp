@@ -236,7 +236,7 @@ void BertEncoder::build(GraphContext& c) const {
       x = filter_after_cls(c, x, &len, cfg_.filter_ratio, layer_prefix(i) + "filter");
       c.debug(x, tag + ".filtered");
     }
-    // MODELS.md §1.3: no key padding mask from the first filter layer on.
+    // docs/models.md#fourier-bart: no key padding mask from the first filter layer on.
     x = layer(c, x, i, i < first_filter ? mask : kNoValue);
     debug_last(x, tag + ".output", i + 1 == cfg_.num_layers);
   }

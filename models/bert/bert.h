@@ -1,6 +1,6 @@
 // BERT-style post-LN encoders: arches "bert" (HF BertModel), "roberta" (HF RobertaModel),
 // "fourier-bert" and "fourier-roberta" (the same encoders with the Fourier Transformer's
-// spectral filter before chosen layers, MODELS.md §1.1 and §1.3).
+// spectral filter before chosen layers, docs/models.md#fourier-bert-and-fourier-roberta).
 //
 // longrun.config fields (HF config.json names; `architectures`, `model_type`, dropout and
 // other training-only keys are accepted and ignored):
@@ -40,16 +40,16 @@
 //   pooled = tanh(pooler.dense(X[:, 0]));  bert logits = E_word · LN(act(dense(X)))ᵀ + bias;
 //   roberta logits = E_word · LN(gelu(dense(X)))ᵀ + bias
 //
-// Fourier variants (MODELS.md §1.3 encoder semantics, CLS kept out as its roberta branch):
+// Fourier variants (docs/models.md#fourier-bart encoder semantics, CLS kept out as its roberta branch):
 //   before layer i in filter_layers: with T' the current length (CLS included),
 //   M = min(ceil(T' * r) in double, T' - 1), X = [X[:, :1], IDCT_M(DCT_{T'-1}(X[:, 1:])[:M])];
 //   the layer then runs unchanged on the shorter X. The key padding mask is used only by the
-//   layers before the first filter layer (§1.3: key_padding_mask = None from
-//   idx >= min(dct_layers)); pad tokens take part in the DCT (§1.4). Choices where MODELS.md
-//   is silent: M counts the CLS slot (as the LRA code, §1.2); no global residual (the BART
-//   encoder needs it only for cross-attention), so last_hidden_state/logits have 1 + M rows
-//   of the last filter; pad embeddings are not zeroed (HF BERT/RoBERTa do not), so
-//   filter_layers = [] is exactly bert / roberta.
+//   layers before the first filter layer (docs/models.md#fourier-bart: key_padding_mask = None from
+//   idx >= min(dct_layers)); pad tokens take part in the DCT
+//   (docs/models.md#fourier-bert-and-fourier-roberta). Choices the official code leaves open: M counts the
+//   CLS slot (as the LRA code, docs/models.md#lra-encoder); no global residual (the BART encoder needs it
+//   only for cross-attention), so last_hidden_state/logits have 1 + M rows of the last filter; pad embeddings
+//   are not zeroed (HF BERT/RoBERTa do not), so filter_layers = [] is exactly bert / roberta.
 //
 // Inputs: input_ids i32/i64 [B, N] (N <= P for bert, P - pad_token_id - 1 for roberta; N >= 2
 // with filters), optional attention_mask u8/i32/i64/f32 [B, N] (0/1; a row of all zeros gives

@@ -1,4 +1,4 @@
-// combiner: the JAX LanguageModel around the Combiner attention forms (MODELS.md §2.1):
+// combiner: the JAX LanguageModel around the Combiner attention forms (docs/models.md#combiner-lm):
 //
 //   ids padded with 0 to Np = ceil(N / s) * s (JAX runs at max_len; same for real positions)
 //   X = Embed[ids] + PE[0..Np-1]            (Flax WMT sinusoid, sin | cos halves)
@@ -227,7 +227,7 @@ Result<std::unique_ptr<Architecture>> parse_combiner_config(std::string_view con
   if (c.form.causal && c.form.key_padding)
     return r.error("key_padding",
                    "applies to bidirectional forms only (causal forms are exact under right "
-                   "padding, MODELS.md §2.6), found key_padding = true with causal = true");
+                   "padding, docs/models.md#combiner-padding), found key_padding = true with causal = true");
   if (logsparse) {
     // log_len = ceil(log2(max_len - 1)) >= 1; JAX fails for max_len = 2 (empty concatenate).
     if (c.max_len < 3)

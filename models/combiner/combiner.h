@@ -1,4 +1,4 @@
-// Combiner (Ren et al. 2021; google-research/combiner): arch "combiner" (MODELS.md §2).
+// Combiner (Ren et al. 2021; google-research/combiner): arch "combiner" (docs/models.md#combiner).
 //
 // The model is the JAX LanguageModel (net.py/main.py): Embed -> + sinusoidal PE (Flax WMT,
 // concatenated sin|cos halves) -> pre-LN layers (LN eps 1e-6, q/k/v/out without bias,
@@ -15,15 +15,15 @@
 //   mlp_dim      MLP width                                                      (required)
 //   num_layers                                                                  (required)
 //   max_len      longest input; the JAX model always runs at exactly max_len, which equals
-//                padding shorter inputs (exact for causal forms, §2.6)           (required)
+//                padding shorter inputs (exact for causal forms, docs/models.md#combiner-padding) (required)
 //   max_seg_len  s, the segment (row) length; max_len % s == 0 (JAX reshapes with both);
 //                not used by logsparse                                (required but logsparse)
 //   attention    "fixed" | "logsparse" | "axial" | "mixture"                   (required)
 //   causal       true (JAX forms) | false (TF forms; logsparse has none)     (default true)
 //   key_padding  bidirectional only: false = the TF reference (inputs padded to a multiple
-//                of s with id 0, pads take part like tokens); true = §2.6 (b): pads and
-//                attention_mask zeros get no direct weight, are left out of every pooling
-//                and local expectation, and partitions without a real token are masked
+//                of s with id 0, pads take part like tokens); true = docs/models.md#combiner-padding (b):
+//                pads and attention_mask zeros get no direct weight, are left out of every pooling and local
+//                expectation, and partitions without a real token are masked
 //                                                                            (default false)
 //   pooling      bidirectional mixture only: "max" (paper / JAX cummax) or "sum" (the TF
 //                code's approx_cummax, which is a cumsum)                    (default "max")
@@ -51,8 +51,8 @@
 //   autoreg_model/transformer_layer_<l>/MlpBlock_0/Dense_1/{kernel [mlp, D], bias [D]}
 //   autoreg_model/LayerNorm_0/{scale, bias}, autoreg_model/Dense_0/{kernel [D, V], bias [V]}
 //   <Attn> = _SelfAttSqrtn (fixed), _SelfAttLogn, _SelfAttAxialRowmajor, _AxialMixtureAtt.
-// TF1 names for a converter (MODELS.md §2.8): word_embeddings/weights = Embed_0/embedding;
-// layer_<lll>/attn/pre_norm/{gamma, beta} = LayerNorm_0; layer_<lll>/attn/{q,k,v}/weight
+// TF1 names for a converter (docs/models.md#combiner-parameters): word_embeddings/weights =
+// Embed_0/embedding; layer_<lll>/attn/pre_norm/{gamma, beta} = LayerNorm_0; layer_<lll>/attn/{q,k,v}/weight
 // [D, H, hd] = query/key/value kernel (the TF biases have no slot here: a TF checkpoint needs
 // zero biases or a TF-flavoured variant); attn/dense/weight = the output kernel;
 // attn/rowmajor_param_post/{dense, pre_norm, dense_1} = W1, LN', W2; layer_<lll>/ffn/pre_norm

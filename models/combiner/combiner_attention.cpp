@@ -1,6 +1,6 @@
-// The Combiner attention forms (MODELS.md §2.2-2.6). Notation as §2.1: query i = (u, t) with
-// row u = i div s, column t = i mod s; n = Np / s rows. Every form lists its slot groups
-// (direct keys and summaries) and hands them to combine(), which runs ONE softmax per query.
+// The Combiner attention forms (docs/models.md#combiner). Notation as docs/models.md#combiner-lm: query i =
+// (u, t) with row u = i div s, column t = i mod s; n = Np / s rows. Every form lists its slot groups (direct
+// keys and summaries) and hands them to combine(), which runs ONE softmax per query.
 #include "combiner/combiner_attention.h"
 
 #include <limits>
@@ -76,7 +76,7 @@ ValueId nonempty(GraphContext& c, ValueId pooled_real, const std::string& name) 
   return c.b.cast({pooled_real}, {.to = DType::u8}, name + ".nonempty");
 }
 
-// --- Fixed (§2.2) -----------------------------------------------------------------------------
+// --- Fixed (docs/models.md#combiner-fixed) -------------------------------------------------------
 ValueId fixed(GraphContext& c, const Form& f, const Ctx& z, const std::string& name,
               const std::string& debug) {
   const bool kp = z.real != kNoValue;
@@ -116,7 +116,7 @@ ValueId fixed(GraphContext& c, const Form& f, const Ctx& z, const std::string& n
   return combine(c, z.q_rows, kNoValue, {direct, summary}, name);  // no cols-layout group
 }
 
-// --- Axial (§2.4)  -----------------------------------------------------------------------------
+// --- Axial (docs/models.md#combiner-axial)  ------------------------------------------------------
 // The fused attention op on the rows as a batch ([B, H * n, s, hd] is a view of the rows
 // layout), optionally with each query's log-sum-exp ([B, H, Np]).
 struct RowAttention {
@@ -169,7 +169,7 @@ ValueId axial(GraphContext& c, const Form& f, const Ctx& z, const RowSummary& ro
   return c.b.axial_attention(in, at, name + ".joint");
 }
 
-// --- Logsparse (§2.3; causal only) -------------------------------------------------------------
+// --- Logsparse (docs/models.md#combiner-logsparse; causal only) ----------------------------------
 // One key per slot and query: self, and for level l (block c = 2^l) with bit l of i set, key
 // max_Omega k and value E_Omega of Omega = [((i>>l)-1) c, (i>>l) c). With one key per slot the
 // logit is a row-wise dot product, (q * key) @ ones[hd, 1], and the value step a broadcast
@@ -218,7 +218,7 @@ ValueId logsparse(GraphContext& c, const Form& f, const Heads& x, const std::str
   return y;
 }
 
-// --- Mixture (§2.5) ---------------------------------------------------------------------------
+// --- Mixture (docs/models.md#combiner-mixture) ---------------------------------------------------
 // The exclusive prefix pooling of q and k over the partitions "rows before/after u in column
 // t" (rows = true) or "columns before/after t in row u", in rows layout [B, H, n, s, hd],
 // plus (key_padding) which partitions hold a real token, u8 [B, n, s].

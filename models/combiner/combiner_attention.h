@@ -1,7 +1,8 @@
-// The four Combiner attention forms of MODELS.md §2.2-2.5 on projected heads, composed from
+// The four Combiner attention forms of docs/models.md#combiner on projected heads, composed from
 // matmul / where / concat / softmax / segment_max / cummax (combiner_graph.h). Causal forms
 // follow the JAX code (combiner/jax/model/layer.py), bidirectional forms the TF code
-// (combiner/tf/approx_attention.py); key_padding gives §2.6's "correct" bidirectional mode.
+// (combiner/tf/approx_attention.py); key_padding gives docs/models.md#combiner-padding's "correct"
+// bidirectional mode.
 //
 // Memory: fixed and axial materialise O(N (n + s)) logits per head, mixture O(N (3n + 3s)),
 // logsparse O(N log N): what the official block algorithms hold, never [N, N].
@@ -29,11 +30,11 @@ struct Form {
   bool causal = true;
   bool key_padding = false;        // bidirectional only
   Pooling pooling = Pooling::max;  // mixture summaries: max (JAX, paper) or sum (TF cumsum)
-  // Axial key summary K~ (TF row_summary, MODELS.md §2.4): 'proj' W2 LN'(W1 R + x) (JAX, TF
+  // Axial key summary K~ (TF row_summary, docs/models.md#combiner-axial): 'proj' W2 LN'(W1 R + x) (JAX, TF
   // default), 'none' the key itself, 'wsum' the row attention's weighted sum of the keys.
   RowSummaryMode row_summary = RowSummaryMode::proj;
   int64_t segment = 1;  // s (not used by logsparse)
-  int64_t log_len = 0;  // logsparse: ceil(log2(max_len - 1)) levels (§2.3)
+  int64_t log_len = 0;  // logsparse: ceil(log2(max_len - 1)) levels (docs/models.md#combiner-logsparse)
 };
 
 struct Heads {

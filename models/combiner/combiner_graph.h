@@ -1,4 +1,4 @@
-// Graph pieces the Combiner attention forms are built from (MODELS.md §2): host constants
+// Graph pieces the Combiner attention forms are built from (docs/models.md#combiner): host constants
 // (index masks), masking by `where`, the "one softmax over direct and
 // summary logits" combination, and the prefix/segment pooling along rows or columns.
 //
@@ -58,10 +58,10 @@ ValueId combine(GraphContext& c, ValueId q_rows, ValueId q_cols, const std::vect
                 const std::string& name);
 
 enum class Pooling { max, sum };
-// The exclusive prefix pooling over a partition that MODELS.md §2.5 calls shift(cummax): along
-// `axis` (a positive axis of x), y[j] pools x over indices < j (reverse: > j); an empty
-// partition gives 0 (JAX shift_right/shift_left pad with 0). max uses the cummax op; sum (the
-// TF "approx_cummax", which is a cumsum) the exclusive cumsum op (f32, in order along axis).
+// The exclusive prefix pooling over a partition that docs/models.md#combiner-mixture calls shift(cummax):
+// along `axis` (a positive axis of x), y[j] pools x over indices < j (reverse: > j); an empty partition gives
+// 0 (JAX shift_right/shift_left pad with 0). max uses the cummax op; sum (the TF "approx_cummax", which is a
+// cumsum) the exclusive cumsum op (f32, in order along axis).
 ValueId exclusive_pool(GraphContext& c, ValueId x, int axis, bool reverse, Pooling pooling,
                        const std::string& name);
 

@@ -1,4 +1,4 @@
-// fastformer: the forward pass of MODELS.md §3.1, which follows the official notebook
+// fastformer: the forward pass of docs/models.md#fastformer-forward, which follows the official notebook
 // (Fastformer.ipynb: FastSelfAttention, FastformerLayer, FastformerEncoder, AttentionPooling,
 // Model):
 //

@@ -1,4 +1,4 @@
-// Fastformer (Wu et al. 2021), text classifier: arch "fastformer" (MODELS.md §3; the
+// Fastformer (Wu et al. 2021), text classifier: arch "fastformer" (docs/models.md#fastformer; the
 // official wuch15/Fastformer notebook, Fastformer.ipynb: FastSelfAttention with query = value
 // sharing, BERT-style post-LN sublayers, the additive-attention "weightpooler" and the
 // dense_linear head).

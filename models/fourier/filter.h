@@ -1,7 +1,7 @@
-// The Fourier Transformer's token-mixing steps (MODELS.md §1.1-§1.3) as the families insert
-// them into their layer stacks: the DCT low-pass filter along the sequence (the
-// spectral_filter op keeps the first M = ceil(T * ratio) coefficients and returns M rows),
-// with or without the CLS slot kept out, and Fourier-BART's global residual.
+// The Fourier Transformer's token-mixing steps (docs/models.md#spectral-filter, docs/models.md#lra-encoder,
+// docs/models.md#fourier-bart) as the families insert them into their layer stacks: the DCT low-pass filter
+// along the sequence (the spectral_filter op keeps the first M = ceil(T * ratio) coefficients and returns M
+// rows), with or without the CLS slot kept out, and Fourier-BART's global residual.
 //
 // Users: fourier/fourier_lra.cpp ("fourier-lra"), bert/bert.cpp ("fourier-bert",
 // "fourier-roberta") and seq2seq/encoder_decoder.cpp ("fourier-bart", fourier_bart.h).

@@ -1,4 +1,4 @@
-// arch "fourier-bart": Fourier-BART (MODELS.md §1.3; LUMIA-Group/FourierTransformer
+// arch "fourier-bart": Fourier-BART (docs/models.md#fourier-bart; LUMIA-Group/FourierTransformer
 // Summarization, fairseq bart_large_dct). The "bart" config fields and parameter names, plus
 // dct_layers (list of encoder layers, required), dct_percentage (r in (0, 1], required with
 // filters), global_residual (true; false is rejected with filters: the official decoder
@@ -9,7 +9,7 @@
 // on and cross-attention masks nothing; the last layer adds every pre-filter input and its
 // own pre-LN sum, nearest-upsampled to the input length, before its final LayerNorm. Debug
 // adds debug.encoder.layer<i>.filtered. The official fp16 rounding of the filter output
-// (MODELS.md §1.7) is not reproduced.
+// (docs/models.md#fourier-bart) is not reproduced.
 // The encoder-decoder itself (filter layers, global residual, unmasked cross-attention) is
 // seq2seq/encoder_decoder.h with Seq2SeqSpec::filter_layers set; the steps are fourier/filter.h.
 #pragma once

@@ -1,4 +1,4 @@
-// fourier-lra: the forward pass of MODELS.md §1.2, which follows the official code
+// fourier-lra: the forward pass of docs/models.md#lra-encoder, which follows the official code
 // (LRA/code/model.py, attention.py, attention_dct.py, model_wrapper.py):
 //
 //   ids, mask = append_cls(ids, mask)        CLS = V - 1 in front, last token dropped

@@ -1,4 +1,4 @@
-// Fourier Transformer, LRA encoder-only classifier: arch "fourier-lra" (MODELS.md §1.2; the
+// Fourier Transformer, LRA encoder-only classifier: arch "fourier-lra" (docs/models.md#lra-encoder; the
 // official LUMIA-Group/FourierTransformer LRA/code model). filter_layers = [] is the vanilla
 // softmax-attention baseline of the same code.
 //

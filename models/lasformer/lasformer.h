@@ -1,4 +1,4 @@
-// arch "lasformer": Lasformer (MODELS.md §4) = the "transformer" family (fields,
+// arch "lasformer": Lasformer (docs/models.md#lasformer) = the "transformer" family (fields,
 // names, semantics) with top-k key selection in encoder self-, decoder self- and cross-
 // attention (lasformer/selection.h), plus the fields selection_group_size (r, 3),
 // selection_dim (ds, 64), selection_ratio (rho in (0, 1], 0.05), selection_min_keys

@@ -1,4 +1,4 @@
-// Lasformer's lightweight top-k key selection (MODELS.md §4, paper eq. 1-2 and 8), built
+// Lasformer's lightweight top-k key selection (docs/models.md#lasformer, paper eq. 1-2 and 8), built
 // from topk_indices so that attention then costs O(N k) through sparse_attention:
 //
 //   Qs = Xq Wsq^T (+ bsq)   Ks = Xk Wsk^T (+ bsk)          Wsq, Wsk [ds, D] ("select_q/k")

@@ -224,7 +224,7 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
     return (s_.decoder_layers + s_.selection.group_size - 1) / s_.selection.group_size;
   }
 
-  // Layer i's KeySelector in a decoder step (MODELS.md §4 incremental decoding): the new row's
+  // Layer i's KeySelector in a decoder step (docs/models.md#lasformer incremental decoding): the new row's
   // selection key joins the cached ones ("past_select.<g>.key", written at the step's slot
   // like K/V) and the row selects among the valid slots; cross-attention selects among the
   // encoder's cached keys ("cross_select.<g>.key"). Other layers of the group reuse Sel.

@@ -1,8 +1,8 @@
-// The generic fairseq/HF encoder-decoder (MODELS.md §1.3 base, CHECKPOINTS.md §3.1/§4.2) that
-// the "bart", "transformer", "fourier-bart" and "lasformer" families configure: token embeddings times
-// embed_scale, plus positions (learned with HF's arange + 2, or fairseq make_positions learned/sinusoidal),
-// optional layernorm_embedding, post-LN or pre-LN layers (seq2seq/layers.h), an optional
-// final layer_norm per side (pre-LN), and the output projection tied or not.
+// The generic fairseq/HF encoder-decoder (docs/models.md#fourier-bart base,
+// docs/checkpoints.md#source-layouts) that the "bart", "transformer", "fourier-bart" and "lasformer" families
+// configure: token embeddings times embed_scale, plus positions (learned with HF's arange + 2, or fairseq
+// make_positions learned/sinusoidal), optional layernorm_embedding, post-LN or pre-LN layers
+// (seq2seq/layers.h), an optional final layer_norm per side (pre-LN), and the output projection tied or not.
 //
 // Besides the full forward (Architecture::build), the architecture builds the two graphs
 // generation runs (models/generate.cpp):
@@ -53,14 +53,14 @@ struct Seq2SeqSpec {
   // and the encoder zeroes pad rows after the embeddings. HF: from the attention_mask input.
   bool padding_from_tokens = false;
   int64_t pad = 1, eos = 2, decoder_start = 2;
-  // Fourier-BART (MODELS.md §1.3): encoder layers whose input goes through the spectral
+  // Fourier-BART (docs/models.md#fourier-bart): encoder layers whose input goes through the spectral
   // filter (M = ceil(T * ratio) of the current length T, all tokens), the padding mask
   // dropped from the first filter layer on and for cross-attention, and the global residual
   // (every pre-filter input and the last layer's pre-LN sum, upsampled to the input length)
   // before the last encoder LayerNorm. Post-LN only. The steps are fourier/filter.h.
   std::vector<int64_t> filter_layers;
   double filter_ratio = 0.0;
-  // Lasformer (MODELS.md §4): top-k key selection in every attention, one selection per group
+  // Lasformer (docs/models.md#lasformer): top-k key selection in every attention, one selection per group
   // of selection.group_size layers (lasformer/selection.h); generation caches the selection keys.
   SelectionSpec selection;
 };

@@ -12,7 +12,7 @@
 //   max_length, ...), ... accepted and ignored; normalize_before, add_final_layer_norm,
 //   static_position_embeddings, add_bias_logits (false) and normalize_embedding (true) are
 //   accepted at their BART values only (unsupported otherwise).
-//   Parameters (HF names; fairseq bart.* keys map 1:1 below "model.", MODELS.md §1.6):
+//   Parameters (HF names; fairseq bart.* keys map 1:1 below "model.", docs/models.md#bart):
 //     model.shared.weight [V, D]           token table of encoder, decoder and lm_head (tied)
 //     model.{encoder,decoder}.embed_positions.weight [max_position_embeddings + 2, D]
 //     model.{encoder,decoder}.layernorm_embedding.{weight,bias}

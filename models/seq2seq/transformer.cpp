@@ -1,5 +1,5 @@
 // arch "transformer": fairseq Transformer encoder-decoder names and semantics
-// (seq2seq/families.h; CHECKPOINTS.md §3.1). Its field reader is Lasformer's base too.
+// (seq2seq/families.h; docs/checkpoints.md#fairseq-checkpoints). Its field reader is Lasformer's base too.
 #include <cmath>
 #include <nlohmann/json.hpp>
 

@@ -1,6 +1,6 @@
 // Reference kernels for dct, idct and spectral_filter: the DIRECT O(N^2) cosine sums in
 // double, deliberately independent of any FFT so that they can judge the FFT (Makhoul)
-// and matrix kernels of the backends. Formulas (MODELS.md §1.1, scipy norm='ortho'):
+// and matrix kernels of the backends. Formulas (docs/models.md#spectral-filter, scipy norm='ortho'):
 //   DCT-II:  X_k = c_k(N) sum_{n<N} x_n cos(pi k (2n+1) / 2N)
 //   DCT-III: y_m = sum_{k<M} c_k(M) X_k cos(pi k (2m+1) / 2M)
 //   c_0(P) = 1/sqrt(P), c_k(P) = sqrt(2/P) for k >= 1.

@@ -1,7 +1,7 @@
 // Shape/dtype inference for the scan and pooling ops along one axis: cummax, cumsum,
 // segment_max, upsample_nearest (semantics in attrs.h; Combiner uses cummax, cumsum and
-// segment_max, MODELS.md §2.5, the pad-aware positions cumsum, and Fourier-BART's global
-// residual upsample_nearest, §1.3).
+// segment_max, docs/models.md#combiner-mixture, the pad-aware positions cumsum, and Fourier-BART's global
+// residual upsample_nearest, docs/models.md#fourier-bart).
 #include <array>
 #include <string>
 

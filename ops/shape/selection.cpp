@@ -1,5 +1,5 @@
 // Shape/dtype inference for the top-k selection ops: topk_mask, topk_indices (semantics in
-// attrs.h; used by Lasformer's per-row key selection, MODELS.md §4).
+// attrs.h; used by Lasformer's per-row key selection, docs/models.md#lasformer).
 #include <array>
 #include <cstdint>
 #include <limits>

@@ -1,5 +1,5 @@
 // Shape/dtype inference for the spectral ops: dct, idct, spectral_filter (semantics in
-// attrs.h; the filter is MODELS.md §1.1). All three compute in f32 and change only the
+// attrs.h; the filter is docs/models.md#spectral-filter). All three compute in f32 and change only the
 // length of the transformed axis.
 #include <array>
 #include <string>
@@ -70,7 +70,7 @@ Status infer_spectral_filter(const OpAttrs& attrs, std::span<const TensorDesc> i
   if (a.method != SpectralMethod::automatic && a.method != SpectralMethod::fft &&
       a.method != SpectralMethod::matrix)
     return invalid_argument("method " + std::to_string(int(a.method)) + " is not a SpectralMethod");
-  // keep > N is allowed and caps at N, like the official code's slice X[0:M] (MODELS.md §1.2).
+  // keep > N is allowed and caps at N, like the official code's slice X[0:M] (docs/models.md#lra-encoder).
   const int64_t m = a.keep < x.dim(axis) ? a.keep : x.dim(axis);
   LR_ASSIGN_OR_RETURN(outputs[0], resized_along(x, axis, m));
   return {};

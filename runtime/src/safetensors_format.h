@@ -1,4 +1,4 @@
-// Limits and reserved names shared by the safetensors reader and writer (CHECKPOINTS.md §1).
+// Limits and reserved names shared by the safetensors reader and writer (docs/checkpoints.md#safetensors).
 #pragma once
 
 #include <cstddef>

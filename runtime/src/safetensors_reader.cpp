@@ -1,4 +1,4 @@
-// safetensors reader: mmap + validation as in shared/design/CHECKPOINTS.md §1.4-1.5.
+// safetensors reader: mmap + validation as in docs/checkpoints.md#safetensors-reader.
 //
 // The file is untrusted. Order of checks (the reference's, then ours): length prefix present,
 // header length <= 100 MB and inside the file, UTF-8, strict JSON (no duplicate keys, plain

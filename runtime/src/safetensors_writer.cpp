@@ -1,5 +1,5 @@
 // safetensors writer: 64-byte aligned tensors, padded header, "__pad.N" fillers, atomic
-// temp + fsync + rename (shared/design/CHECKPOINTS.md §1.3, ARCHITECTURE.md §6).
+// temp + fsync + rename (docs/checkpoints.md#file-layout-and-atomic-write, docs/design.md#native-model-file).
 //
 // Layout: u64 header length, the header JSON (starts with '{', padded with trailing spaces so
 // the data section starts at a multiple of 64), then the tensors in the caller's order. A

@@ -45,8 +45,8 @@ Result<ConvertSummary> convert_combiner(const SourceCheckpoint& src, const std::
   return convert_checkpoint(src, o, out);
 }
 
-// The golden weights under the combiner/tf names (MODELS.md §2.8): layer_<lll>/..., gamma /
-// beta, weight; zero biases where TF has them and the JAX model does not; no head kernel.
+// The golden weights under the combiner/tf names (docs/models.md#combiner-parameters): layer_<lll>/..., gamma
+// / beta, weight; zero biases where TF has them and the JAX model does not; no head kernel.
 struct TfCheckpoint {
   std::vector<std::vector<std::byte>> buffers;
   std::vector<SafetensorsWriteEntry> entries;

@@ -1,4 +1,4 @@
-// The zip reader's zip64 handling and its overlap checks (CHECKPOINTS.md §2.2), on archives
+// The zip reader's zip64 handling and its overlap checks (docs/checkpoints.md#zip-reader), on archives
 // written byte by byte here: the per-entry zip64 extended-information extra field (id 0x0001;
 // central entries with 0xFFFFFFFF sizes / local header offset, local headers with 0xFFFFFFFF
 // sizes) reads correctly, and every lie in it (truncated block, block overrunning the extra

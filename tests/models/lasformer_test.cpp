@@ -1,4 +1,4 @@
-// arch "lasformer" (MODELS.md §4): config errors name the field, the selection parameters sit
+// arch "lasformer" (docs/models.md#lasformer): config errors name the field, the selection parameters sit
 // at the lowest layer of every group, the graph attends through sparse_attention over
 // k = 5 % of the keys (no dense attention op). Generation is checked by the .gen goldens
 // (generation_test.cpp). A padded row run alone (B = 1: the key mask is the selection GEMM's

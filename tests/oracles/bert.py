@@ -2,8 +2,8 @@
 RobertaModel), "fourier-bert" and "fourier-roberta" (the same encoders with the Fourier
 Transformer's spectral filter before chosen layers).
 
-Written from the HF BertModel / RobertaModel semantics (CHECKPOINTS.md §4) and MODELS.md §1.1
-and §1.3, independent of longrun's C++ and without the transformers library. Module and
+Written from the HF BertModel / RobertaModel semantics (docs/checkpoints.md#hugging-face-bert) and docs/models.md#spectral-filter
+and docs/models.md#fourier-bart, independent of longrun's C++ and without the transformers library. Module and
 attribute names reproduce the HF base-model state-dict names (heads: BertOnlyMLMHead's
 `cls.predictions.*`, RobertaLMHead's `lm_head.*`, decoders tied to the word embeddings), so
 `load_state_dict(strict=True)` checks the parameter table.

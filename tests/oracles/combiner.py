@@ -1,17 +1,17 @@
 """Combiner language model (arch "combiner"), in plain PyTorch float64.
 
-Written from shared/design/MODELS.md §2 (which follows google-research/combiner: the JAX
+Written from docs/models.md#combiner (which follows google-research/combiner: the JAX
 model and layers for the causal forms, the TF approx_attention.py for the bidirectional
 ones); independent of longrun's C++ (which builds the attention from block matmuls, pooling
 ops and one concatenated softmax). This oracle instead walks every query i = (u, t) and
-lists its terms -- direct keys and summaries (logit, value) -- exactly as the §2.2-2.5
+lists its terms -- direct keys and summaries (logit, value) -- exactly as the docs/models.md#combiner
 tables state, then takes one softmax over that list. Masked terms are simply absent.
 
-Model (MODELS.md §2.1, JAX net.py/main.py): Embed + Flax-WMT sinusoid (sin | cos halves),
+Model (docs/models.md#combiner-lm, JAX net.py/main.py): Embed + Flax-WMT sinusoid (sin | cos halves),
 pre-LN layers (eps 1e-6; q, k, v, out without bias; q / sqrt(hd); ReLU MLP with biases),
-final LN, Dense(V). Inputs are padded with id 0 to a multiple of s (§2.6); causal forms are
+final LN, Dense(V). Inputs are padded with id 0 to a multiple of s (docs/models.md#combiner-padding); causal forms are
 exact for real positions, bidirectional reference forms include the pads (TF), and
-key_padding (§2.6 (b)) drops pads from direct terms, poolings and local expectations and
+key_padding (docs/models.md#combiner-padding (b)) drops pads from direct terms, poolings and local expectations and
 drops partitions without a real token.
 """
 
@@ -103,7 +103,7 @@ def layer_norm(x, scale, bias):
 
 
 # ---------------------------------------------------------------------------------------------
-# Per-query term lists (MODELS.md §2.2-2.5)
+# Per-query term lists (docs/models.md#combiner)
 
 
 class Terms:
@@ -357,7 +357,7 @@ MODELS = OrderedDict(
     [
         # causal forms (JAX)
         ("combiner_fixed_causal", _cfg("fixed", True)),
-        # max_len - 1 = 256 is a power of two: the level-count bug of §2.3 hides [0, 256) from 256
+        # max_len - 1 = 256 is a power of two: the level-count bug of docs/models.md#combiner-logsparse hides [0, 256) from 256
         ("combiner_logsparse_causal", _cfg("logsparse", True, num_heads=4, max_len=257, max_seg_len=None)),
         ("combiner_axial_causal", _cfg("axial", True, num_heads=4, max_len=160, max_seg_len=8)),
         ("combiner_mixture_causal", _cfg("mixture", True, max_len=160, max_seg_len=8)),
@@ -367,7 +367,7 @@ MODELS = OrderedDict(
         ("combiner_mixture_bidir_max", _cfg("mixture", False, max_len=64, max_seg_len=8, pooling="max")),
         ("combiner_mixture_bidir_sum", _cfg("mixture", False, num_heads=4, max_len=64, max_seg_len=8,
                                             pooling="sum")),
-        # bidirectional, key_padding (§2.6 (b))
+        # bidirectional, key_padding (docs/models.md#combiner-padding (b))
         ("combiner_fixed_bidir_kp", _cfg("fixed", False, max_len=64, max_seg_len=8, key_padding=True)),
         ("combiner_axial_bidir_kp", _cfg("axial", False, max_len=64, max_seg_len=8, key_padding=True)),
         # TF's other axial row summaries (no W1 / LN' / W2; the output projection is DenseGeneral_0)

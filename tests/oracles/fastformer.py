@@ -1,6 +1,6 @@
 """Fastformer text classifier (arch "fastformer"), in plain PyTorch.
 
-Written from shared/design/MODELS.md §3.1 and §3.5 (which follow the official notebook,
+Written from docs/models.md#fastformer (which follow the official notebook,
 wuch15/Fastformer Fastformer.ipynb: FastSelfAttention, FastformerLayer with HF BERT's
 BertSelfOutput / BertIntermediate / BertOutput inlined, FastformerEncoder, AttentionPooling,
 Model); independent of longrun's C++. Module and attribute names reproduce the official

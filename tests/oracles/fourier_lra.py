@@ -1,6 +1,6 @@
 """Fourier Transformer, LRA encoder-only classifier (arch "fourier-lra"), in plain PyTorch.
 
-Written from shared/design/MODELS.md §1.1-1.2 (which follows the official code,
+Written from docs/models.md#lra-encoder (which follows the official code,
 LUMIA-Group/FourierTransformer LRA/code/{model.py, attention.py, attention_dct.py,
 model_wrapper.py}); independent of longrun's C++. Module and attribute names reproduce the
 official state-dict names, so `load_state_dict(strict=True)` checks the parameter table.
@@ -10,7 +10,7 @@ goldens are its outputs rounded once to float32. `check_float32()` re-runs a cas
 with the FFT (Makhoul) DCT exactly as the official code computes it, to show that the float64
 oracle and the float32 official arithmetic agree to float32 rounding.
 
-Semantics reproduced (MODELS.md §1.2 and the official code):
+Semantics reproduced (docs/models.md#lra-encoder and the official code):
   - append_cls: ids = [CLS = vocab_size - 1, ids[:, :T-1]], mask = [1, mask[:, :T-1]];
   - X = E_tok[ids] + E_pos[0..T-1]; the position table has 2^ceil(log2 max_seq_len) rows;
   - pre-LN layers (eps 1e-5, erf GELU); softmax attention logits QK^T/sqrt(hd) - 1e6 (1 - mask)
@@ -47,11 +47,11 @@ def filter_keep(t, r):
 
 
 # ---------------------------------------------------------------------------------------------
-# The spectral filter (MODELS.md §1.1)
+# The spectral filter (docs/models.md#spectral-filter)
 
 
 def dct2_ortho_makhoul(x):
-    """Orthonormal DCT-II along the last axis by the FFT shuffle (MODELS.md §1.1)."""
+    """Orthonormal DCT-II along the last axis by the FFT shuffle (docs/models.md#spectral-filter)."""
     n = x.shape[-1]
     v = torch.cat([x[..., ::2], x[..., 1::2].flip([-1])], dim=-1)
     vc = torch.fft.fft(v, dim=-1)

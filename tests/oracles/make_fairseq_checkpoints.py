@@ -24,7 +24,7 @@ fairseq_roberta.n7_pad.io.safetensors
                zeros, again a model no golden holds; the same oracle and batch.
 
 The Lasformer (no public code) has fairseq names already; its round trip builds the
-checkpoint at test time. fairseq itself does not run on Python 3.11 (CHECKPOINTS.md §0), so
+checkpoint at test time. fairseq itself does not run on Python 3.11 (docs/checkpoints.md#test-fixtures), so
 the dicts are written with plain torch.save, as fairseq's checkpoint_utils does.
 
   /usr/bin/python3 tests/oracles/make_fairseq_checkpoints.py      # Debian torch 1.13

@@ -1,9 +1,9 @@
-"""Fourier-BART (arch "fourier-bart", MODELS.md §1.3), oracle in seq2seq_oracle.py: BART
+"""Fourier-BART (arch "fourier-bart", docs/models.md#fourier-bart), oracle in seq2seq_oracle.py: BART
 names (HF), fairseq semantics (make_positions, padding from ids == pad, pad rows zeroed),
 the spectral filter before the listed encoder layers (all tokens, M = ceil(T r)), no key mask
 from the first filter on and for cross-attention, and the global residual (pre-filter inputs
 plus the last pre-LN sum, nearest-upsampled to the input length) before the last encoder LN.
-The official fp16 rounding of the filter output (MODELS.md §1.7) is not reproduced."""
+The official fp16 rounding of the filter output (docs/models.md#fourier-bart) is not reproduced."""
 
 from collections import OrderedDict
 

@@ -1,6 +1,6 @@
-"""Lasformer (arch "lasformer", MODELS.md §4): the fairseq Transformer of
+"""Lasformer (arch "lasformer", docs/models.md#lasformer): the fairseq Transformer of
 seq2seq_transformer.py with lightweight top-k key selection in encoder self-, decoder self-
-and cross-attention. Written from MODELS.md §4, in plain float64 PyTorch:
+and cross-attention. Written from docs/models.md#lasformer, in plain float64 PyTorch:
 
   Qs = Xq Wsq^T (+b)   Ks = Xk Wsk^T (+b)   As = Qs Ks^T / sqrt(ds) + masks (-inf)
   k_i = min(n_i, max(ceil(rho n_i - 1e-9), k_min)), n_i = unmasked keys of row i

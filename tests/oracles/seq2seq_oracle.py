@@ -1,6 +1,6 @@
 """Encoder-decoder oracle shared by the "bart" and "transformer" golden modules: the fairseq
 TransformerEncoder/Decoder (= HF BART) forward and fairseq-style beam search, in plain
-PyTorch float64. Written from shared/design/MODELS.md §1.3/§1.6 and CHECKPOINTS.md §3.1/§4
+PyTorch float64. Written from docs/models.md#encoder-decoders and docs/checkpoints.md#source-layouts
 (fairseq and transformers are not installed); independent of longrun's C++.
 
 A model is described by a dict `spec` (built by the family modules from their configs):
@@ -66,7 +66,7 @@ def spectral_filter(x, keep):
 
 def nearest_up(x, size):
     """F.interpolate(mode='nearest', size) along axis 1 with PyTorch's float32 index rule:
-    src = min(floor(float32(dst) * float32(M / size)), M - 1) (MODELS.md §1.3)."""
+    src = min(floor(float32(dst) * float32(M / size)), M - 1) (docs/models.md#fourier-bart)."""
     m = x.shape[1]
     if m == size:
         return x
@@ -200,7 +200,7 @@ class Seq2Seq:
             key_mask = None if mask is None else torch.from_numpy(np.asarray(mask) != 0)
         debug["debug.encoder.embeddings"] = x
         filters = sp.get("filter_layers", [])
-        global_terms = []  # Fourier-BART (MODELS.md §1.3): pre-filter inputs, then the last pre-LN sum
+        global_terms = []  # Fourier-BART (docs/models.md#fourier-bart): pre-filter inputs, then the last pre-LN sum
         t0 = x.shape[1]
         for i in range(sp["enc_layers"]):
             lp = "%slayers.%d." % (pre, i)

@@ -55,7 +55,6 @@ def slug(text):
     _ removed, spaces to hyphens."""
     text = re.sub(r"`([^`]*)`", r"\1", text)
     text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
-    text = re.sub(r"[*_]{1,3}([^*_]+)[*_]{1,3}", r"\1", text)
     text = text.strip().lower()
     text = "".join(c for c in text if c.isalnum() or c in " -_")
     return text.replace(" ", "-")

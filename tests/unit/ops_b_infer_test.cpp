@@ -235,7 +235,7 @@ TEST_CASE("reference: dct / idct match scipy norm='ortho'") {
 }
 
 TEST_CASE("reference: spectral_filter") {
-  // MODELS.md §1.1 amplitude effect: a constant 1 over N=10 with M=5 becomes sqrt(2).
+  // docs/models.md#spectral-filter amplitude effect: a constant 1 over N=10 with M=5 becomes sqrt(2).
   Buf y =
       run_ref(OpKind::spectral_filter, SpectralFilterAttrs{-1, 5}, {f32({10}, std::vector<float>(10, 1.f))});
   check_close(y.as<float>(), std::vector<double>(5, 1.41421356), 1e-6);

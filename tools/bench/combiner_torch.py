@@ -3,7 +3,7 @@
 
 tests/oracles/combiner.py is the correctness oracle: it walks every query in Python, which
 is right for goldens and useless as a speed peer. This module computes the same model
-(MODELS.md §2.1, §2.2 TF sqrt_fixed_full, §2.4 TF axial_rowmajor with the 'proj' row summary,
+(docs/models.md#combiner-lm, docs/models.md#combiner-fixed TF sqrt_fixed_full, docs/models.md#combiner-axial TF axial_rowmajor with the 'proj' row summary,
 key_padding false) the way a PyTorch user would write it: block matmuls in the rows / cols
 layouts and one softmax over the concatenated slots. Padded inputs are not handled (the
 benchmark's N is a multiple of s).

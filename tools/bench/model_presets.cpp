@@ -3,8 +3,8 @@
 namespace longrun::bench {
 namespace {
 
-// The LRA Text encoder (MODELS.md §1.5: D 512, FFN 2048, 8 heads of 64, 6 layers, vocab 512,
-// inputs up to 4000 -> a 4096-row position table), with and without the DCT filter.
+// The LRA Text encoder (docs/models.md#fourier-transformer-reference-settings: D 512, FFN 2048, 8 heads of
+// 64, 6 layers, vocab 512, inputs up to 4000 -> a 4096-row position table), with and without the DCT filter.
 #define LR_LRA_TEXT                                                                            \
   "\"vocab_size\":512,\"transformer_dim\":512,\"transformer_hidden_dim\":2048,\"num_head\":8," \
   "\"head_dim\":64,\"num_layers\":6,\"max_seq_len\":4096,\"num_classes\":2,\"pooling_mode\":\"CLS\","
@@ -13,14 +13,15 @@ namespace {
   "\"vocab_size\":512,\"transformer_dim\":512,\"transformer_hidden_dim\":2048,\"num_head\":8," \
   "\"head_dim\":64,\"num_layers\":6,\"max_seq_len\":8192,\"num_classes\":2,\"pooling_mode\":\"CLS\","
 
-// fairseq transformer_base sizes (MODELS.md §4: Lasformer's base model).
+// fairseq transformer_base sizes (docs/models.md#lasformer: Lasformer's base model).
 #define LR_TRANSFORMER_BASE                                                                                \
   "\"src_vocab_size\":8192,\"tgt_vocab_size\":8192,\"share_all_embeddings\":true,"                         \
   "\"encoder_embed_dim\":512,\"encoder_ffn_embed_dim\":2048,\"decoder_ffn_embed_dim\":2048,"               \
   "\"encoder_layers\":6,\"decoder_layers\":6,\"encoder_attention_heads\":8,\"decoder_attention_heads\":8," \
   "\"max_source_positions\":8192,\"max_target_positions\":8192"
 
-// The Combiner LM at the same sizes (qkv_dim = D), the TF LM segment s = 128 (MODELS.md §2.7).
+// The Combiner LM at the same sizes (qkv_dim = D), the TF LM segment s = 128
+// (docs/models.md#combiner-reference-settings).
 #define LR_COMBINER                                                                                       \
   "\"vocab_size\":512,\"emb_dim\":512,\"num_heads\":8,\"qkv_dim\":512,\"mlp_dim\":2048,\"num_layers\":6," \
   "\"max_len\":8192,\"max_seg_len\":128,\"causal\":false,"

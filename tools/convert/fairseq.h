@@ -1,4 +1,4 @@
-// fairseq checkpoints (CHECKPOINTS.md §3.1): a torch.save'd dict {"model": state_dict,
+// fairseq checkpoints (docs/checkpoints.md#fairseq-checkpoints): a torch.save'd dict {"model": state_dict,
 // "args": argparse.Namespace | None, "cfg": {"model": {...}, ...}, "last_optimizer_state",
 // "extra_state", ...}. The reader keeps only the model's tensors (names without "model."),
 // applies fairseq's own state-dict upgrades (fused in_proj split into q/k/v views, old

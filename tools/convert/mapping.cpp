@@ -8,7 +8,7 @@
 namespace longrun::convert {
 namespace {
 
-// MODELS.md §1.2: the official LUMIA-Group/FourierTransformer LRA code saves
+// docs/models.md#lra-encoder: the official LUMIA-Group/FourierTransformer LRA code saves
 // torch.save({"model_state_dict": model.module.state_dict()}), so names carry no "module."
 // prefix but sit under "model_state_dict"; other DataParallel saves keep "module.".
 // Parameter names are the native ones (the family table uses the official module names).
@@ -89,7 +89,7 @@ const SourceLayout kHfBart{
      {"model.decoder.embed_tokens.weight", "model.shared.weight"},
      {"lm_head.weight", "model.shared.weight"}}};
 
-// wuch15/Fastformer notebook (CHECKPOINTS.md: no released checkpoint): torch.save of the
+// wuch15/Fastformer notebook (docs/checkpoints.md#fastformer: no released checkpoint): torch.save of the
 // Model's state_dict, names as the family's table; optional DataParallel "module." and a
 // {"model_state_dict": ...} / {"state_dict": ...} wrapper as training scripts write.
 const SourceLayout kFastformerOfficial{"fastformer-official",

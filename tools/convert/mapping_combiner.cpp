@@ -1,7 +1,7 @@
-// Combiner source layouts (MODELS.md §2.8, models/combiner/combiner.h). The native names are
-// the Flax module paths of the official JAX LanguageModel, so the Flax layout only strips
-// the wrappers Flax and flax.optim put around them; the TF1 layout renames the TF variable
-// scopes of combiner/tf onto the same paths.
+// Combiner source layouts (docs/models.md#combiner-parameters, models/combiner/combiner.h). The native names
+// are the Flax module paths of the official JAX LanguageModel, so the Flax layout only strips the wrappers
+// Flax and flax.optim put around them; the TF1 layout renames the TF variable scopes of combiner/tf onto the
+// same paths.
 #include <charconv>
 #include <nlohmann/json.hpp>
 
@@ -62,7 +62,7 @@ std::optional<std::string> tf_leaf(std::string_view leaf, bool norm) {
   return std::nullopt;
 }
 
-// combiner/tf variable scopes (MODELS.md §2.8) -> the Flax paths:
+// combiner/tf variable scopes (docs/models.md#combiner-parameters) -> the Flax paths:
 //   word_embeddings/weights -> Embed_0/embedding; final_norm/{gamma,beta} ->
 //   autoreg_model/LayerNorm_0/{scale,bias}; softmax_bias -> autoreg_model/Dense_0/bias (the
 //   kernel is the tied embedding table, transposed: a tie rule);

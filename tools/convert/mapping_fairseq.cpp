@@ -1,4 +1,4 @@
-// fairseq source layouts (CHECKPOINTS.md §3.1), read with --from fairseq (fairseq.*: the
+// fairseq source layouts (docs/checkpoints.md#fairseq-checkpoints), read with --from fairseq (fairseq.*: the
 // "model" state dict with fairseq's own upgrades, args / cfg.model as the config):
 // Transformer, Lasformer, BART / Fourier-BART, RoBERTa / Fourier-RoBERTa.
 #include <nlohmann/json.hpp>
@@ -79,7 +79,7 @@ const SourceLayout kFairseqTransformer{"fairseq-transformer",
                                        complete_fairseq_transformer_config};
 
 // fairseq BART args -> the HF config names the bart / fourier-bart families read
-// (CHECKPOINTS.md §3: names 1:1 below "model."; positions [max + 2, D]; the official
+// (docs/checkpoints.md#fairseq-bart: names 1:1 below "model."; positions [max + 2, D]; the official
 // Fourier-BART adds only args: dct_layers, dct_percentage, dct_lowpass, global_residual).
 Result<std::string> complete_fairseq_bart_config(const std::string& config_json,
                                                  const SourceShapes& tensors) {
@@ -138,7 +138,7 @@ const SourceLayout kFairseqBart{"fairseq-bart",
                                 "model.",
                                 {"final_logits_bias"}};
 
-// Lasformer (no public code; MODELS.md §4): a fairseq Transformer whose selection weights are
+// Lasformer (no public code; docs/models.md#lasformer): a fairseq Transformer whose selection weights are
 // stored under the family's documented names ({encoder,decoder}.layers.{i}.{self_attn,
 // encoder_attn}.select_{q,k}.{weight,bias}) and whose args carry the selection_* fields.
 const SourceLayout kFairseqLasformer{

@@ -1,4 +1,4 @@
-// A pickle *parser* (CHECKPOINTS.md §2.5-2.7): an opcode VM that builds an inert value tree.
+// A pickle *parser* (docs/checkpoints.md#pickle-reader): an opcode VM that builds an inert value tree.
 // Nothing is ever imported or called. GLOBAL/STACK_GLOBAL names are checked against a fixed
 // allowlist and the few that matter for checkpoints (OrderedDict, the torch tensor rebuild
 // functions, storage classes, argparse.Namespace) are interpreted by this parser; any other

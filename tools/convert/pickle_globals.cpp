@@ -1,7 +1,7 @@
-// How the pickle parser interprets the allowlisted globals (CHECKPOINTS.md §2.6). Nothing is
-// imported or called: REDUCE on an allowlisted callable builds the inert value the real
-// function would have returned (an empty dict, a TensorRef, a Namespace record); anything else
-// is refused, or kept opaque in lenient mode.
+// How the pickle parser interprets the allowlisted globals (docs/checkpoints.md#allowlisted-globals). Nothing
+// is imported or called: REDUCE on an allowlisted callable builds the inert value the real function would
+// have returned (an empty dict, a TensorRef, a Namespace record); anything else is refused, or kept opaque in
+// lenient mode.
 #include <array>
 
 #include "pickle.h"

@@ -1,5 +1,5 @@
 // torch.save files: the zip format (torch >= 1.6) and the legacy sequential format
-// (CHECKPOINTS.md §2.2-2.4, §2.8). Both parse their pickle with the safe parser (pickle.h)
+// (docs/checkpoints.md#pytorch-zip-checkpoints). Both parse their pickle with the safe parser (pickle.h)
 // and check every storage against the bytes the file really holds.
 #pragma once
 

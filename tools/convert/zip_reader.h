@@ -1,4 +1,4 @@
-// A reader for the zip archives torch.save writes (CHECKPOINTS.md §2.2): central directory
+// A reader for the zip archives torch.save writes (docs/checkpoints.md#zip-reader): central directory
 // (zip64 when present), stored (uncompressed) entries only, sizes and offsets from the central
 // directory (torch's local headers carry zeros + data descriptors), data offset from the local
 // header's name/extra lengths. Every offset and size is bounds-checked; entries must not

@@ -1,4 +1,4 @@
-// safetensors reading (mmap, zero-copy, validated as in shared/design/CHECKPOINTS.md §1.5)
+// safetensors reading (mmap, zero-copy, validated as in docs/checkpoints.md#safetensors-reader)
 // and writing (64-byte aligned tensors, padded header, __metadata__, atomic temp+rename).
 //
 // Every file is untrusted: the reader checks header size, UTF-8, strict JSON (no duplicate

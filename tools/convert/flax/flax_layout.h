@@ -1,6 +1,6 @@
-// Flax -> PyTorch layout conventions (CHECKPOINTS.md §3.2), as small functions over one
-// tensor each. The mapping tables (Combiner, HF Flax models) call these; `name` (the Flax
-// path) only appears in messages. Element bytes are moved as is, so any dtype works.
+// Flax -> PyTorch layout conventions (docs/checkpoints.md#flax-layout-conventions), as small functions over
+// one tensor each. The mapping tables (Combiner, HF Flax models) call these; `name` (the Flax path) only
+// appears in messages. Element bytes are moved as is, so any dtype works.
 //
 //   nn.Dense       kernel [in, out]          -> weight [out, in]
 //   DenseGeneral   kernel [D, H, hd]         -> weight [H*hd, D]       (into heads; also [D, R, H, hd])

@@ -255,7 +255,7 @@ struct AttentionAttrs {
   bool with_lse = false;
   bool operator==(const AttentionAttrs&) const = default;
 };
-// axial_attention (the Combiner axial joint softmax, MODELS.md §2.4): inputs q [B, H, N, hd],
+// axial_attention (the Combiner axial joint softmax, docs/models.md#combiner-axial): inputs q [B, H, N, hd],
 // k [B, H, N, hd], v [B, H, N, hv], ks [B, H, N, hd], vs [B, H, N, hv], then an optional key
 // padding mask [B, N] u8 with has_key_padding_mask. N = n * segment; position i = u * segment + t
 // is row u, column t. Query i attends, in ONE softmax, to the direct keys k[(u, j)] with values
