@@ -17,6 +17,7 @@
 #   PRESETS  comma-separated presets (default: all, `longrun-bench models --list`)
 #   PYTHON   the Python that runs PyTorch (default /usr/bin/python3)
 #   OPS      1: also run `longrun-bench ops --threads $THREADS`
+# The PyTorch peer runs on OpenBLAS (below); install it first: tools/dev/deps.sh --bench-peers.
 # The full set takes tens of minutes at N = 4096; run it on an otherwise idle machine.
 set -euo pipefail
 
@@ -50,8 +51,18 @@ echo "perf_run.sh: $BENCH, N = $N, $THREADS threads, $REPEAT runs after $WARMUP 
 
 models=(models --n "$N" --threads "$THREADS" --repeat "$REPEAT" --warmup "$WARMUP" --save-models "$tmp/models")
 [[ -n $PRESETS ]] && models+=(--preset "$PRESETS")
+# Debian's torch calls the system libblas.so.3, which is the unoptimised reference BLAS unless
+# OpenBLAS is the selected alternative; the peer runs on OpenBLAS's libblas (deps.sh
+# --bench-peers installs it) with the same thread count, whatever the system default.
+openblas=/usr/lib/x86_64-linux-gnu/openblas-pthread
 if "$PYTHON" -c 'import torch' 2>/dev/null; then
   models+=(--pytorch)
+  if [[ -e $openblas/libblas.so.3 ]]; then
+    export LD_LIBRARY_PATH=$openblas${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} OPENBLAS_NUM_THREADS=$THREADS
+  else
+    echo "perf_run.sh: OpenBLAS is not installed (tools/dev/deps.sh --bench-peers); PyTorch will" \
+      "run on the system libblas.so.3, which may be the unoptimised reference BLAS" >&2
+  fi
 else
   echo "perf_run.sh: $PYTHON cannot import torch; skipping the eager PyTorch rows" >&2
 fi
