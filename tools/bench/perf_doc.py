@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Turns a longrun-bench results file into the performance page (docs/performance.md).
 
-usage: perf_doc.py RESULTS.jsonl [RESULTS.jsonl ...] [-o docs/performance.md]
+usage: perf_doc.py RESULTS.jsonl [RESULTS.jsonl ...] [-o docs/performance.md] [--summary]
 
 The page says it is generated and by which command, lists the provenance the lines carry
 (CPU, ISA, commit, compiler, build type, date, threads), then the tables:
@@ -11,6 +11,8 @@ The page says it is generated and by which command, lists the provenance the lin
     longrun ms, when present;
   - ops against their peers (ratio = peer ms / longrun ms), when present;
   - the machine check's probes and the pool's wake-up rows, when present.
+--summary prints only the compact table the top-level README shows: each model with its
+baseline and eager PyTorch at each N and thread count, and the provenance in one line.
 A key measured several times (several files, or runs appended to one) shows the median of its
 medians. Standard library only.
 """
@@ -202,6 +204,41 @@ def pool_section(rows):
                        body, right=(0, 1, 3, 4, 5, 6)) + [""]
 
 
+def summary(rows):
+    """One row per model: its time, its baseline's and PyTorch's, and the two ratios."""
+    models = {r["model"] for r in rows if kind(r) == "model"}
+    own, base_of, torch = Cells(), {}, Cells()
+    for r in rows:
+        if kind(r) != "model" or failed(r):
+            continue
+        key = (r["model"], r["n"], r["threads"])
+        own.add(key, ms=r["median_ms"])
+        peer = r.get("peer")
+        if peer in models:
+            base_of[r["model"]] = peer
+        elif peer and peer.startswith("pytorch"):
+            torch.add(key, ms=r.get("peer_median_ms"))
+    head = ["model", "vs", "N", "threads", "longrun ms", "baseline ms", "vs baseline", "PyTorch ms",
+            "vs PyTorch"]
+    body = []
+    for key in own.order:
+        model, n, threads = key
+        ms = own.get(key, "ms")
+        base = base_of.get(model)
+        base_ms = own.get((base, n, threads), "ms") if base else None
+        torch_ms = torch.get(key, "ms")
+        body.append([f"`{model}`", f"`{base}`" if base else "(baseline)", n, threads, fmt_ms(ms),
+                     fmt_ms(base_ms) if base else "-",
+                     fmt_ratio(base_ms / ms) if base and base_ms and ms else "-",
+                     fmt_ms(torch_ms) if torch_ms else "-",
+                     fmt_ratio(torch_ms / ms) if torch_ms and ms else "-"])
+    p = provenance_summary(rows)
+    where = "; ".join(f"{label} {', '.join(str(v) for v in sorted(p[field], key=str))}"
+                      for field, label in (("cpu", "CPU"), ("cpu_isa", "ISA"), ("commit", "commit"),
+                                           ("compiler", "compiler"), ("build_type", "build"), ("date", "run")) if p[field])
+    return "\n".join(table(head, body, right=(2, 3, 4, 5, 6, 7, 8)) + ["", where, ""])
+
+
 def render(paths, rows, command, readme_link):
     by_kind = {}
     for r in rows:
@@ -227,12 +264,17 @@ def main():
         description="Writes the performance page (Markdown) from longrun-bench --json results files.")
     ap.add_argument("results", nargs="+", metavar="RESULTS.jsonl")
     ap.add_argument("-o", "--output", default="-", help="Markdown file to write (default - = stdout)")
+    ap.add_argument("--summary", action="store_true",
+                    help="print only the compact model table of the top-level README")
     args = ap.parse_args()
     rows = []
     for path in args.results:
         rows += [r for _, r in records(path)]
     if not rows:
         sys.exit(f"perf_doc.py: no result lines in {', '.join(args.results)}")
+    if args.summary:
+        sys.stdout.write(summary(rows))
+        return 0
     command = "python3 tools/bench/perf_doc.py " + " ".join(args.results) + \
         ("" if args.output == "-" else f" -o {args.output}")
     readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "README.md")
