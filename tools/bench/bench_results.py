@@ -70,6 +70,15 @@ def median(values):
     return statistics.median(values) if values else None
 
 
+def markdown_table(head, rows, right=()):
+    """A Markdown table as a list of lines; the columns whose index is in `right` are
+    right-aligned (numbers). A '|' inside a cell becomes '/'."""
+    out = ["| " + " | ".join(head) + " |",
+           "|" + "|".join("---:" if i in right else "---" for i in range(len(head))) + "|"]
+    out += ["| " + " | ".join(str(c).replace("|", "/") for c in row) + " |" for row in rows]
+    return out
+
+
 def fmt_ms(ms):
     if ms is None:
         return "-"

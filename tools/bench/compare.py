@@ -19,7 +19,8 @@ import signal
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_results import PROVENANCE, engine, failed, fmt_ms, kind, median, provenance_summary, records  # noqa: E402
+from bench_results import (PROVENANCE, engine, failed, fmt_ms, kind, markdown_table, median,  # noqa: E402
+                           provenance_summary, records)
 
 
 def measurements(path):
@@ -99,10 +100,7 @@ def main():
         print("no rows in common")
         return 1
     if args.markdown:
-        print("| " + " | ".join(head) + " |")
-        print("|" + "---|" * len(head))
-        for row in table:
-            print("| " + " | ".join(c.replace("*", "·").replace("|", "/") for c in row) + " |")
+        print("\n".join(markdown_table(head, [[c.replace("*", "·") for c in row] for row in table])))
     else:
         widths = [max(len(r[i]) for r in table + [head]) for i in range(len(head))]
         right = {4, 5, 6, 7}

@@ -23,6 +23,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_results import engine, failed, fmt_ms, kind, median, provenance_summary, records  # noqa: E402
+from bench_results import markdown_table as table  # noqa: E402
 
 
 def fmt_ratio(v):
@@ -54,14 +55,6 @@ class Cells:
 
     def has(self, key):
         return key in self.values
-
-
-def table(head, rows, right=()):
-    """A Markdown table; the columns whose index is in `right` are right-aligned (numbers)."""
-    out = ["| " + " | ".join(head) + " |",
-           "|" + "|".join("---:" if i in right else "---" for i in range(len(head))) + "|"]
-    out += ["| " + " | ".join(str(c).replace("|", "/") for c in row) + " |" for row in rows]
-    return out
 
 
 def provenance_lines(rows):

@@ -18,7 +18,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
-from bench_results import records  # noqa: E402  (tools/bench/bench_results.py)
+from bench_results import markdown_table, records  # noqa: E402  (tools/bench/bench_results.py)
 
 
 def fmt_ms(ms):
@@ -79,8 +79,7 @@ def main():
     head = ["op / model", "shape"]
     for t in threads:
         head += [f"{t}t ms", f"{t}t rate", f"{t}t ratios"]
-    print("| " + " | ".join(head) + " |")
-    print("|" + "---|" * len(head))
+    body = []
     for key in order:
         out = [key[0], key[1].replace("*", "·")]
         for t in threads:
@@ -90,7 +89,8 @@ def main():
                 continue
             ratios = ", ".join(f"{p} {v:.2f}" for p, v in c["peers"].items())
             out += [fmt_ms(c["ms"]), c.get("rate", ""), ratios]
-        print("| " + " | ".join(out) + " |")
+        body.append(out)
+    print("\n".join(markdown_table(head, body)))
     if probes:
         parts = {}
         for (when, probe), medians in probes.items():
