@@ -34,6 +34,7 @@ constexpr Arity arity_of(OpKind k) {
     case OpKind::reshape: return {1, 1, -1, true};
     case OpKind::where: return {3, 3, -1, false};
     case OpKind::attention: return {3, 4, -1, false};
+    case OpKind::matmul_topk: return {2, 4, -1, false};
     case OpKind::sparse_attention: return {4, 4, -1, false};
     case OpKind::axial_attention: return {5, 6, -1, false};
     default: return {1, 1, -1, false};

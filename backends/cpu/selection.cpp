@@ -7,22 +7,10 @@
 #include <limits>
 #include <vector>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+#include "backends/cpu/topk_order.h"
 
 namespace longrun::cpu {
 namespace {
-
-// Unsigned key whose order is the ops' order: larger value larger key, every NaN the
-// largest key, -0 the same key as +0.
-inline uint32_t order_key(float v) {
-  uint32_t u;
-  std::memcpy(&u, &v, 4);
-  uint32_t key = u ^ (uint32_t(int32_t(u) >> 31) | 0x80000000u);  // flip negatives, set the sign of positives
-  key = u == 0x80000000u ? 0x80000000u : key;
-  return (u & 0x7fffffffu) > 0x7f800000u ? 0xffffffffu : key;
-}
 
 // The lines of a contiguous tensor along `axis`: viewed as [outer, n, inner], line l starts
 // at (l / inner) * n * inner + l % inner and steps by inner.
@@ -54,37 +42,6 @@ size_t scratch_words(const TopkPlan& p) { return size_t(p.n + 1024 + std::max(p.
 // select's fixed costs are small anyway).
 constexpr int64_t kSampleFrom = 512;
 constexpr int64_t kSamples = 256;
-
-// (key, index) as one u64 whose descending order is the op's: larger value first, then the
-// lower index.
-inline uint64_t composite(uint32_t key, int64_t j) {
-  return uint64_t(key) << 32 | (0xffffffffu - uint32_t(j));
-}
-
-// The float whose key is `key` (order_key's inverse on non-NaN keys).
-inline float key_value(uint32_t key) {
-  const uint32_t u = key & 0x80000000u ? key ^ 0x80000000u : ~key;
-  float v;
-  std::memcpy(&v, &u, 4);
-  return v;
-}
-
-// Bit b set when !(x[b * stride] < tf) (x >= tf or NaN), for b < len <= 64: a mask first,
-// then only the few hits are visited. SSE2 (the x86-64 baseline) compares 4 values at a time
-// on contiguous rows.
-inline uint64_t reaching(const float* x, int64_t stride, int64_t len, float tf) {
-  uint64_t bits = 0;
-  int64_t b = 0;
-#if defined(__SSE2__)
-  if (stride == 1) {
-    const __m128 t = _mm_set1_ps(tf);
-    for (; b + 4 <= len; b += 4)
-      bits |= uint64_t(_mm_movemask_ps(_mm_cmpnlt_ps(_mm_loadu_ps(x + b), t))) << b;
-  }
-#endif
-  for (; b < len; ++b) bits |= uint64_t(!(x[b * stride] < tf)) << b;
-  return bits;
-}
 
 // Sorts v[0, n) descending by an LSD radix sort on 8-bit digits, using tmp[0, n): the
 // index half of a composite needs only its low bits (n < 2^24), the key half all four bytes.
@@ -215,7 +172,7 @@ Status run_topk(const KernelArgs& args) {
         // The sample lives in the candidate buffer, unused on this route.
         if (p.n >= kSampleFrom && p.k < p.n && sampled_topk(row, p.inner, p.n, p.k, sel, cand)) {
           int32_t* out = y.ptr<int32_t>() + o * p.k * p.inner + i;
-          for (int64_t r = 0; r < p.k; ++r) out[r * p.inner] = int32_t(0xffffffffu - uint32_t(sel[r]));
+          for (int64_t r = 0; r < p.k; ++r) out[r * p.inner] = composite_index(sel[r]);
           continue;
         }
       }
@@ -230,7 +187,7 @@ Status run_topk(const KernelArgs& args) {
         // Descending composite key: larger value first, then lower index.
         std::sort(sel, sel + c, std::greater<uint64_t>());
         int32_t* out = y.ptr<int32_t>() + o * p.k * p.inner + i;
-        for (int64_t r = 0; r < c; ++r) out[r * p.inner] = int32_t(0xffffffffu - uint32_t(sel[r]));
+        for (int64_t r = 0; r < c; ++r) out[r * p.inner] = composite_index(sel[r]);
       } else {
         const int64_t base = o * p.n * p.inner + i;
         for (int64_t j = 0; j < p.n; ++j) {

@@ -1,4 +1,4 @@
-// CUDA kernels of topk_mask and topk_indices (semantics: attrs.h; oracle:
+// CUDA kernels of topk_mask, topk_indices and matmul_topk (semantics: attrs.h; oracle:
 // ops/reference/selection.cpp). Both are exact (tolerance 0).
 //
 // Both select under the ops' one total order: larger value first, every NaN above +inf,
@@ -26,6 +26,7 @@
 // test or time it. Neither op runs in place (schema inplace_input = -1).
 #include <math_constants.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -282,14 +283,15 @@ unsigned row_blocks(const AxisLines& rows) {
 }
 
 // k: how many of each row to select, 1..n (else the rank path, which needs no such bound).
+// x: the rows to select from (input 0 of topk_mask / topk_indices, matmul_topk's score rows).
 template <bool kIndices, typename Emit>
-Status launch_topk(const KernelArgs& args, const AxisLines& rows, int64_t out_len, int64_t k, Emit emit) {
+Status launch_topk(const KernelArgs& args, const float* x, const AxisLines& rows, int64_t out_len, int64_t k,
+                   Emit emit) {
   const cudaDeviceProp& props = args.ctx->props;
   const int64_t smem = radix_smem_bytes(rows.n, kIndices ? k : 0);
   const int64_t smem_cap = props.sharedMemPerBlockOptin > props.sharedMemPerBlock
                                ? int64_t(props.sharedMemPerBlockOptin)
                                : int64_t(props.sharedMemPerBlock);
-  const float* x = args.inputs[0].ptr<const float>();
   const int64_t t = (rows.n + 31) / 32 * 32;
   if (rank_path_forced() || rows.n > kRadixMaxN || smem > smem_cap || k < 1 || k > rows.n) {
     const int threads = int(t < kMaxThreads ? t : kMaxThreads);
@@ -313,7 +315,8 @@ Status run_topk_mask(const KernelArgs& args) {
   if (xd.numel() == 0) return {};
   const AxisLines rows = axis_lines(xd, xd.normalize_axis(a.axis));
   const int64_t k = a.k < rows.n ? a.k : rows.n;  // clamped to the row, as the reference
-  return launch_topk<false>(args, rows, rows.n, k, MaskEmit{args.outputs[0].data, a.output_scores, k});
+  return launch_topk<false>(args, args.inputs[0].ptr<const float>(), rows, rows.n, k,
+                            MaskEmit{args.outputs[0].data, a.output_scores, k});
 }
 
 Status run_topk_indices(const KernelArgs& args) {
@@ -322,7 +325,109 @@ Status run_topk_indices(const KernelArgs& args) {
   const TensorDesc& xd = args.inputs[0].desc;
   if (xd.numel() == 0 || args.outputs[0].desc.numel() == 0) return {};
   const AxisLines rows = axis_lines(xd, xd.normalize_axis(a.axis));
-  return launch_topk<true>(args, rows, a.k, a.k, IndexEmit{args.outputs[0].ptr<int32_t>(), a.k});
+  return launch_topk<true>(args, args.inputs[0].ptr<const float>(), rows, a.k, a.k,
+                           IndexEmit{args.outputs[0].ptr<int32_t>(), a.k});
+}
+
+// ---- matmul_topk ----
+// The score rows of a chunk of query rows go to device scratch (at most kScoreScratch bytes),
+// then the radix / rank top k above selects from them and a last kernel blanks the slots past
+// each row's eligible count and row_k. Scores are in-order fmaf chains times alpha, as
+// attrs.h defines them. Ineligible columns score -inf, so they sort after every eligible
+// column whose score is above -inf.
+constexpr int64_t kScoreScratch = int64_t(64) << 20;
+constexpr int kScoreThreads = 256;
+
+struct MatmulTopkShape {
+  int64_t m, nk, d, off;  // off: causal reach, row i sees j <= i + off
+  float alpha;
+  bool causal;
+  const uint8_t* mask;  // [mask_batches, nk] or null
+  int64_t mask_batches;
+  const int32_t* row_k;  // [row_k_batches, row_k_rows] (each 1 or full) or null
+  int64_t row_k_batches, row_k_rows;
+};
+
+__device__ __forceinline__ bool eligible(const MatmulTopkShape& s, int64_t b, int64_t i, int64_t j) {
+  if (s.causal && j > i + s.off) return false;
+  return s.mask == nullptr || s.mask[(s.mask_batches == 1 ? 0 : b) * s.nk + j] != 0;
+}
+
+// Block x: one query row (r0 + blockIdx.x); threads stride over the columns.
+__global__ void matmul_topk_scores(const float* q, const float* kmat, MatmulTopkShape s, int64_t r0,
+                                   float* scores) {
+  const int64_t g = r0 + blockIdx.x, b = g / s.m, i = g % s.m;
+  const float* qrow = q + g * s.d;
+  float* out = scores + int64_t(blockIdx.x) * s.nk;
+  for (int64_t j = int64_t(blockIdx.y) * blockDim.x + threadIdx.x; j < s.nk;
+       j += int64_t(gridDim.y) * blockDim.x) {
+    float v = -CUDART_INF_F;
+    if (eligible(s, b, i, j)) {
+      const float* krow = kmat + (b * s.nk + j) * s.d;
+      float acc = 0.0f;
+      for (int64_t t = 0; t < s.d; ++t) acc = fmaf(qrow[t], krow[t], acc);
+      v = acc * s.alpha;
+    }
+    out[j] = v;
+  }
+}
+
+// Block x: one query row; slots from min(k, eligible, row_k) on become -1.
+__global__ void matmul_topk_blank(MatmulTopkShape s, int64_t r0, int64_t k, int32_t* out) {
+  __shared__ unsigned long long count;
+  const int64_t g = r0 + blockIdx.x, b = g / s.m, i = g % s.m;
+  if (threadIdx.x == 0) count = 0;
+  __syncthreads();
+  unsigned long long mine = 0;
+  for (int64_t j = threadIdx.x; j < s.nk; j += blockDim.x) mine += eligible(s, b, i, j) ? 1 : 0;
+  atomicAdd(&count, mine);
+  __syncthreads();
+  int64_t slots = int64_t(count) < k ? int64_t(count) : k;
+  if (s.row_k != nullptr) {
+    const int64_t rk = s.row_k[(s.row_k_batches == 1 ? 0 : b) * s.row_k_rows + (s.row_k_rows == 1 ? 0 : i)];
+    slots = rk < slots ? rk : slots;
+  }
+  int32_t* row = out + g * k;
+  for (int64_t r = threadIdx.x; r < k; r += blockDim.x)
+    if (r >= slots) row[r] = -1;
+}
+
+Status run_matmul_topk(const KernelArgs& args) {
+  LR_RETURN_IF_ERROR(check_contiguous(args, "matmul_topk"));
+  const auto& a = args.attr<MatmulTopkAttrs>();
+  const TensorDesc& qd = args.inputs[0].desc;
+  const TensorDesc& kd = args.inputs[1].desc;
+  MatmulTopkShape s{qd.dim(1), kd.dim(1), qd.dim(2), kd.dim(1) - qd.dim(1), a.alpha, a.causal, nullptr, 1,
+                    nullptr,   1,         1};
+  size_t next = 2;
+  if (a.has_key_mask) {
+    s.mask = args.inputs[next].ptr<const uint8_t>();
+    s.mask_batches = args.inputs[next++].desc.dim(0);
+  }
+  if (a.has_row_k) {
+    s.row_k = args.inputs[next].ptr<const int32_t>();
+    s.row_k_batches = args.inputs[next].desc.dim(0);
+    s.row_k_rows = args.inputs[next].desc.dim(1);
+  }
+  const int64_t total = qd.dim(0) * s.m;
+  if (total == 0) return {};
+  const int64_t chunk_rows = std::max<int64_t>(1, std::min<int64_t>(total, kScoreScratch / (s.nk * 4)));
+  LR_ASSIGN_OR_RETURN(void* scratch, args.ctx->scratch(chunk_rows * s.nk * 4));
+  auto* scores = static_cast<float*>(scratch);
+  int32_t* out = args.outputs[0].ptr<int32_t>();
+  const int64_t column_blocks = (s.nk + kScoreThreads - 1) / kScoreThreads;
+  for (int64_t r0 = 0; r0 < total; r0 += chunk_rows) {
+    const int64_t rows = std::min(chunk_rows, total - r0);
+    const dim3 grid(unsigned(rows), unsigned(column_blocks < 65535 ? column_blocks : 65535));
+    matmul_topk_scores<<<grid, kScoreThreads, 0, args.ctx->stream>>>(
+        args.inputs[0].ptr<const float>(), args.inputs[1].ptr<const float>(), s, r0, scores);
+    LR_CUDA_LAUNCHED("matmul_topk_scores");
+    const AxisLines lines{rows, s.nk, 1};
+    LR_RETURN_IF_ERROR(launch_topk<true>(args, scores, lines, a.k, a.k, IndexEmit{out + r0 * a.k, a.k}));
+    matmul_topk_blank<<<unsigned(rows), kScoreThreads, 0, args.ctx->stream>>>(s, r0, a.k, out);
+    LR_CUDA_LAUNCHED("matmul_topk_blank");
+  }
+  return {};
 }
 
 }  // namespace
@@ -330,5 +435,6 @@ Status run_topk_indices(const KernelArgs& args) {
 // x is f32 and the outputs u8 / f32 / i32 as shape inference fixes them: no supports step.
 Kernel make_kernel_topk_mask() { return Kernel{run_topk_mask, nullptr, nullptr}; }
 Kernel make_kernel_topk_indices() { return Kernel{run_topk_indices, nullptr, nullptr}; }
+Kernel make_kernel_matmul_topk() { return Kernel{run_matmul_topk, nullptr, nullptr}; }
 
 }  // namespace longrun::cuda

@@ -1,5 +1,5 @@
 // Lasformer's lightweight top-k key selection (docs/models.md#lasformer, paper eq. 1-2 and 8), built
-// from topk_indices so that attention then costs O(N k) through sparse_attention:
+// as one matmul_topk so that attention then costs O(N k) through sparse_attention:
 //
 //   Qs = Xq Wsq^T (+ bsq)   Ks = Xk Wsk^T (+ bsk)          Wsq, Wsk [ds, D] ("select_q/k")
 //   As = Qs Ks^T / sqrt(ds) + masks (key padding; causal: j > i + Nk - Nq) = -inf
@@ -7,9 +7,11 @@
 //   Sel_i = the k(n_i) largest of As_i (ties: lower index), as i32 indices; slots past
 //           k(n_i) are -1 (sparse_attention skips them).
 // The -1e-9 keeps k(100) = 5 at rho = 0.05 (0.05 * 100 = 5.000000000000001 in binary).
-// The graph is static: topk_indices takes the widest k(Nk) per row, and a [Nk + 1, k(Nk)]
-// table indexed by n_i blanks the surplus slots. Masked keys score -inf and sort last, and
-// k(n) <= n, so a row never selects a masked key.
+// One matmul_topk node computes Sel: it never forms As (the backends reduce each row's
+// scores to its top k tile by tile, so the memory is O(Nq k) at any length), masked keys and
+// keys beyond a causal query's reach are never selected, and its row_k input (k(n_i) from an
+// [Nk + 1] table over the running count of valid keys) blanks each row's surplus slots. The
+// output has the widest k(Nk) slots per row.
 //
 // Group sharing (eq. 8) lives in the encoder-decoder: the lowest layer of every group of
 // group_size consecutive layers computes Sel from its own attention inputs and carries the

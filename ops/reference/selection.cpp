@@ -1,4 +1,4 @@
-// Reference kernels for topk_mask and topk_indices. Both rank a row with one total order:
+// Reference kernels for topk_mask, topk_indices and matmul_topk. Both rank a row with one total order:
 // larger value first, NaN above +inf (as torch.topk), and equal values (including NaN vs
 // NaN and -0 vs +0) by ascending index, so the result is deterministic and independent of
 // the sort algorithm.
@@ -71,6 +71,56 @@ Status reference_topk_indices(const KernelArgs& args) {
     const std::vector<int64_t> order = rank_row(read_row(x, in_base, xs, n));
     for (int64_t r = 0; r < a.k; ++r) ref::store_int(y, out_base + r * ys, order[size_t(r)]);
   });
+  return {};
+}
+
+// matmul_topk: each row's scores in f32 as attrs.h defines them (an in-order FMA chain, then
+// alpha), the eligible columns ranked by rank_row's order.
+Status reference_matmul_topk(const KernelArgs& args) {
+  const auto& a = args.attr<MatmulTopkAttrs>();
+  const TensorView& q = args.inputs[0];
+  const TensorView& kv = args.inputs[1];
+  const TensorView& y = args.outputs[0];
+  size_t next = 2;
+  const TensorView* mask = a.has_key_mask ? &args.inputs[next++] : nullptr;
+  const TensorView* row_k = a.has_row_k ? &args.inputs[next] : nullptr;
+  const int64_t batch = q.desc.dim(0), m = q.desc.dim(1), d = q.desc.dim(2), nk = kv.desc.dim(1);
+  const int64_t off = nk - m;
+  std::vector<double> scores;
+  std::vector<int64_t> columns;
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t i = 0; i < m; ++i) {
+      scores.clear();
+      columns.clear();
+      for (int64_t j = 0; j < nk; ++j) {
+        if (a.causal && j > i + off) break;
+        if (mask != nullptr) {
+          const int64_t mb = mask->desc.dim(0) == 1 ? 0 : b;
+          if (ref::load_int(*mask, mb * mask->desc.stride(0) + j * mask->desc.stride(1)) == 0) continue;
+        }
+        float s = 0.0f;
+        for (int64_t t = 0; t < d; ++t) {
+          const auto x =
+              float(ref::load(q, b * q.desc.stride(0) + i * q.desc.stride(1) + t * q.desc.stride(2)));
+          const auto w =
+              float(ref::load(kv, b * kv.desc.stride(0) + j * kv.desc.stride(1) + t * kv.desc.stride(2)));
+          s = std::fma(x, w, s);
+        }
+        scores.push_back(double(s * a.alpha));
+        columns.push_back(j);
+      }
+      int64_t slots = std::min<int64_t>(a.k, int64_t(columns.size()));
+      if (row_k != nullptr) {
+        const int64_t rb = row_k->desc.dim(0) == 1 ? 0 : b, ri = row_k->desc.dim(1) == 1 ? 0 : i;
+        slots =
+            std::min(slots, ref::load_int(*row_k, rb * row_k->desc.stride(0) + ri * row_k->desc.stride(1)));
+      }
+      const std::vector<int64_t> order = rank_row(scores);
+      const int64_t base = b * y.desc.stride(0) + i * y.desc.stride(1);
+      for (int64_t r = 0; r < a.k; ++r)
+        ref::store_int(y, base + r * y.desc.stride(2), r < slots ? columns[size_t(order[size_t(r)])] : -1);
+    }
+  }
   return {};
 }
 

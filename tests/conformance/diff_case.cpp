@@ -118,6 +118,7 @@ constexpr Registered kGenerators[] = {
     {OpKind::spectral_filter, generate_spectral_filter},
     {OpKind::topk_mask, generate_topk_mask},
     {OpKind::topk_indices, generate_topk_indices},
+    {OpKind::matmul_topk, generate_matmul_topk},
     {OpKind::cummax, generate_cummax},
     {OpKind::cumsum, generate_cumsum},
     {OpKind::segment_max, generate_segment_max},

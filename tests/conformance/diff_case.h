@@ -143,6 +143,7 @@ void generate_idct(CaseList& list);
 void generate_spectral_filter(CaseList& list);
 void generate_topk_mask(CaseList& list);
 void generate_topk_indices(CaseList& list);
+void generate_matmul_topk(CaseList& list);
 void generate_cummax(CaseList& list);
 void generate_cumsum(CaseList& list);
 void generate_segment_max(CaseList& list);

@@ -148,6 +148,39 @@ void generate_topk_indices(CaseList& L) {
   L.add("model", TopkIndicesAttrs{.k = 16, .axis = -1}, {random(r, DType::f32, {2, 128, 257}, kFinite)});
 }
 
+// Shapes around the cpu kernel's row block (48 / 56 rows) and key tile (512 columns), k near
+// the compaction sizes, masks, causal offsets and row_k, on adversarial values. The reference
+// defines the scores' arithmetic, so every backend must match it exactly.
+void generate_matmul_topk(CaseList& L) {
+  Rng& r = L.rng();
+  auto add = [&](const std::string& name, int64_t b, int64_t m, int64_t nk, int64_t d, MatmulTopkAttrs a,
+                 const Fill& fill, bool batch_mask = true, bool row_k_rows = true) {
+    std::vector<HostTensor> in{random(r, DType::f32, {b, m, d}, fill),
+                               random(r, DType::f32, {b, nk, d}, fill)};
+    if (a.has_key_mask) in.push_back(random_int(r, DType::u8, {batch_mask ? b : 1, nk}, 0, 1));
+    if (a.has_row_k) in.push_back(random_int(r, DType::i32, {b, row_k_rows ? m : 1}, -1, a.k + 1));
+    L.add(name, a, std::move(in));
+  };
+  for (int64_t nk : {1, 7, 64, 511, 512, 513, 1100})
+    for (int64_t k : distinct({1, (nk + 2) / 3, nk})) {
+      add("n" + std::to_string(nk) + "_k" + std::to_string(k), 1, 5, nk, 8, {.k = k, .alpha = 0.125f},
+          kFinite);
+      add("causal_n" + std::to_string(nk) + "_k" + std::to_string(k), 2, std::min<int64_t>(nk, 61), nk, 3,
+          {.k = k, .causal = true, .has_row_k = true}, kFinite);
+    }
+  for (int64_t m : {1, 47, 48, 49, 56, 57, 97, 113})
+    add("rows" + std::to_string(m), 1, m, 300, 16, {.k = 20, .alpha = 0.25f}, kFinite);
+  add("mask_per_batch", 3, 50, 700, 5, {.k = 40, .has_key_mask = true}, kFinite);
+  add("mask_shared_causal", 2, 100, 900, 5, {.k = 64, .causal = true, .has_key_mask = true}, kFinite, false);
+  add("mask_rowk_broadcast", 2, 30, 600, 4, {.k = 70, .has_key_mask = true, .has_row_k = true}, kFinite, true,
+      false);
+  add("long_k", 1, 9, 2100, 6, {.k = 1500}, kFinite);
+  add("d_long", 1, 10, 300, 600, {.k = 17, .alpha = 0.0625f}, kFinite);  // two GEMM K blocks
+  add("ties", 2, 20, 1000, 2, {.k = 200}, Fill{-1.0, 1.0, 0.1, 0.4, 0, 0, 0, 0, 0.5});
+  add("special", 1, 20, 800, 4, {.k = 100, .alpha = -1.0f},
+      kSpecial);  // nothing masked: -inf scores rank last
+}
+
 void generate_cummax(CaseList& L) {
   Rng& r = L.rng();
   int i = 0;

@@ -33,6 +33,11 @@ constexpr Entry kTable[] = {
     {OpKind::embedding, kAnyDType, {0, 0, kExactCopy}},  // f16/bf16 -> f32 widening is exact
     {OpKind::topk_mask, kAnyDType, {0, 0, kExactCopy}},
     {OpKind::topk_indices, kAnyDType, {0, 0, kExactCopy}},
+    {OpKind::matmul_topk,
+     kAnyDType,
+     {0, 0,
+      "attrs.h defines the scores as in-order f32 FMA chains times alpha, so a correct kernel computes "
+      "the same scores and selects the same indices; the goldens use exactly representable products"}},
     {OpKind::cummax, kAnyDType, {0, 0, kExactCopy}},
     {OpKind::cumsum,
      kAnyDType,

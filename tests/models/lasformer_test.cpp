@@ -1,15 +1,17 @@
 // arch "lasformer" (docs/models.md#lasformer): config errors name the field, the selection parameters sit
 // at the lowest layer of every group, the graph attends through sparse_attention over
-// k = 5 % of the keys (no dense attention op). Generation is checked by the .gen goldens
-// (generation_test.cpp). A padded row run alone (B = 1: the key mask is the selection GEMM's
-// column bias) gives its row of the batch's golden (B > 1: a where over the scores).
+// k = 5 % of the keys (no dense attention op) chosen by matmul_topk (no [N, N] scores, an
+// O(N k) arena at 16k). Generation is checked by the .gen goldens (generation_test.cpp). A
+// padded row run alone gives its row of the batch's golden.
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "longrun/graph.h"
+#include "longrun/planner.h"
 #include "longrun/safetensors.h"
 #include "models/check_status.h"
 #include "models/model_test_util.h"
@@ -85,16 +87,58 @@ TEST_CASE("lasformer: attention runs over the selected keys only") {
   int sparse = 0, topk = 0;
   for (const auto& node : g->nodes()) {
     CHECK(node.kind != OpKind::attention);
+    CHECK(node.kind != OpKind::topk_indices);  // no dense score rows to select from
     if (node.kind == OpKind::sparse_attention) ++sparse;
-    if (node.kind == OpKind::topk_indices) {
+    if (node.kind == OpKind::matmul_topk) {
       ++topk;
       // k(200) = max(ceil(0.05 * 200), 10) = 10 in the encoder and cross-attention, and
       // min(20, 10) = 10 in the decoder: 5 % of the 200 source keys.
-      CHECK(std::get<TopkIndicesAttrs>(node.attrs).k == 10);
+      CHECK(std::get<MatmulTopkAttrs>(node.attrs).k == 10);
     }
   }
   CHECK(sparse == 2 + 2 * 2);  // every attention of 2 + 2 layers
   CHECK(topk == 3);            // one group per stack: encoder self, decoder self, cross
+}
+
+// The selection's memory is O(N k): at N = 16,384 no value of the graph holds N^2 / 16
+// elements and the planned arena stays under a quarter of one dense [N, N] f32 score matrix
+// (the dense selection needed at least one such matrix in the arena). Planned, not run.
+TEST_CASE("lasformer: no [N, N] value and an O(N k) arena at N = 16384") {
+  constexpr int64_t kN = 16384;
+  const std::string config =
+      R"({"src_vocab_size":50,"tgt_vocab_size":50,"encoder_embed_dim":32,"encoder_ffn_embed_dim":64,)"
+      R"("encoder_layers":2,"encoder_attention_heads":2,"decoder_layers":1,"decoder_attention_heads":2,)"
+      R"("decoder_ffn_embed_dim":64,"max_source_positions":16384,"max_target_positions":16,)"
+      R"("selection_dim":16,"selection_group_size":2})";
+  auto table = model_parameters("lasformer", config);
+  REQUIRE_MESSAGE(table.ok(), table.status().to_string());
+  std::vector<std::vector<std::byte>> data;
+  std::vector<SafetensorsWriteEntry> entries;
+  for (const ModelParameter& p : *table) {
+    const TensorDesc d(DType::f32, p.dims);
+    data.emplace_back(size_t(d.nbytes()));
+    entries.push_back({p.name, d, data.back()});
+  }
+  auto bytes = serialize_safetensors(
+      entries, {{"longrun.format", "1"}, {"longrun.arch", "lasformer"}, {"longrun.config", config}});
+  REQUIRE_MESSAGE(bytes.ok(), bytes.status().to_string());
+  auto owner = std::make_shared<std::vector<std::byte>>(std::move(bytes).value());
+  auto file = SafetensorsFile::parse(*owner, owner, "lasformer-16k");
+  REQUIRE_MESSAGE(file.ok(), file.status().to_string());
+  auto m = Model::from_file(*file);
+  REQUIRE_MESSAGE(m.ok(), m.status().to_string());
+  const std::vector<std::string> names = {"input_ids", "decoder_input_ids"};
+  const std::vector<TensorDesc> descs = {TensorDesc(DType::i64, {1, kN}), TensorDesc(DType::i64, {1, 8})};
+  auto g = (*m)->build_graph(names, descs);
+  REQUIRE_MESSAGE(g.ok(), g.status().to_string());
+  for (const auto& v : g->values()) {
+    const std::string what = v.name + " has " + std::to_string(v.desc.numel()) + " elements";
+    CHECK_MESSAGE(v.desc.numel() < kN * kN / 16, what);
+  }
+  auto plan = plan_memory(*g);
+  REQUIRE_MESSAGE(plan.ok(), plan.status().to_string());
+  MESSAGE("planned arena at N = 16384: " << plan->report.arena_bytes / (1 << 20) << " MiB");
+  CHECK(plan->report.arena_bytes < kN * kN * int64_t(sizeof(float)) / 4);
 }
 
 TEST_CASE("lasformer: each padded row run alone (key mask as the score GEMM's bias) equals its batch row") {

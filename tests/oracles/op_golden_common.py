@@ -30,6 +30,7 @@ DEFAULT_ATTRS = {
     "spectral_filter": dict(axis=-2, keep=1, method="automatic"),
     "topk_mask": dict(k=1, axis=-1, output_scores=False),
     "topk_indices": dict(k=1, axis=-1),
+    "matmul_topk": dict(k=1, alpha=1.0, causal=False, has_key_mask=False, has_row_k=False),
     "cummax": dict(axis=-1, reverse=False, exclusive=False),
     "cumsum": dict(axis=-1, reverse=False, exclusive=False),
     "segment_max": dict(axis=-2, segment=1),
@@ -48,7 +49,7 @@ DEFAULT_ATTRS = {
 # Fields that are C++ `float` (per op): their JSON value is the exact f32 value (as a double),
 # or the string "inf", "-inf" or "nan".
 FLOAT_FIELDS = {
-    "matmul": {"alpha", "beta"}, "scale": {"scale", "shift"}, "softmax": {"scale"}, "layer_norm": {"eps"},
+    "matmul": {"alpha", "beta"}, "matmul_topk": {"alpha"}, "scale": {"scale", "shift"}, "softmax": {"scale"}, "layer_norm": {"eps"},
     "pad": {"value"}, "attention": {"scale"}, "sparse_attention": {"scale"}, "axial_attention": {"scale"},
 }
 

@@ -1,9 +1,10 @@
-"""Goldens for dct, idct, spectral_filter, topk_mask, topk_indices, cummax, cumsum,
+"""Goldens for dct, idct, spectral_filter, topk_mask, topk_indices, matmul_topk, cummax, cumsum,
 segment_max and upsample_nearest.
 
 Oracles: scipy.fft.dct/idct (type 2, norm='ortho'), an explicit stable sort (cross-checked
-against torch.topk where it has no ties), torch.cummax, numpy float32 cumsum (cross-checked
-against a scalar float32 loop), numpy reshape+max,
+against torch.topk where it has no ties; for matmul_topk over exact f64 products),
+torch.cummax, numpy float32 cumsum (cross-checked against a scalar float32 loop), numpy
+reshape+max,
 torch.nn.functional.interpolate(mode='nearest') (cross-checked against the f32 index rule).
 """
 
@@ -374,8 +375,64 @@ def gen_upsample_nearest():
     return g
 
 
+def gen_matmul_topk():
+    """Scores from exactly representable inputs (multiples of 1/4, short rows, alpha a power of
+    two), so every summation order gives the same f32 score and the oracle needs no FMA; the
+    ranking is _topk_order's over the eligible columns."""
+    g = OpGoldens("matmul_topk")
+
+    def case(name, q, kmat, k, *, alpha=1.0, causal=False, mask=None, row_k=None):
+        qv, kv = f32(q), f32(kmat)
+        b, m, _ = q.shape
+        nk = kmat.shape[1]
+        with np.errstate(invalid="ignore", over="ignore"):
+            scores = np.einsum("bmd,bnd->bmn", qv.f64(), kv.f64()) * alpha
+        assert np.array_equal(np.float32(scores), scores, equal_nan=True), name  # exact in f32
+        out = np.full((b, m, k), -1, dtype=np.int64)
+        for bi in range(b):
+            for i in range(m):
+                cols = [j for j in range(nk) if (not causal or j <= i + nk - m)
+                        and (mask is None or mask[0 if mask.shape[0] == 1 else bi, j] != 0)]
+                order = _topk_order([scores[bi, i, j] for j in cols])
+                slots = min(k, len(cols))
+                if row_k is not None:
+                    slots = min(slots, int(row_k[0 if row_k.shape[0] == 1 else bi, 0 if row_k.shape[1] == 1 else i]))
+                for r in range(max(slots, 0)):
+                    out[bi, i, r] = cols[order[r]]
+        inputs = [qv, kv] + ([u8(mask)] if mask is not None else []) + ([i32(row_k)] if row_k is not None else [])
+        g.add(name, inputs, i32(out), k=k, alpha=alpha, causal=causal, has_key_mask=mask is not None,
+              has_row_k=row_k is not None)
+
+    r = g.rng("x")
+
+    def qz(shape, levels=9):
+        return (r.integers(0, levels, size=shape) - levels // 2) / 4.0
+
+    case("m1_n1_k1", qz((1, 1, 3)), qz((1, 1, 3)), 1)
+    case("m5_n7_k3", qz((2, 5, 4)), qz((2, 7, 4)), 3, alpha=0.5)
+    case("ties_k_equals_n", qz((2, 6, 2), 3), qz((2, 9, 2), 3), 9)
+    case("d1_many_ties", qz((1, 8, 1), 3), qz((1, 33, 1), 3), 12)
+    case("signed_zero", np.zeros((1, 3, 2)), np.array([[[1.0, 0.0], [-1.0, 0.0], [0.0, 0.0], [2.0, -2.0]]]), 4,
+         alpha=-1.0)
+    case("causal_square", qz((2, 13, 4)), qz((2, 13, 4)), 5, causal=True)
+    case("causal_prefix_offset", qz((1, 4, 3)), qz((1, 11, 3)), 6, causal=True)
+    case("mask_batch", qz((2, 7, 3)), qz((2, 10, 3)), 4,
+         mask=np.array([[1, 0, 1, 1, 0, 1, 1, 1, 0, 1], [0] * 7 + [1, 1, 0]]))
+    case("mask_shared_causal_rowk", qz((2, 6, 3)), qz((2, 8, 3)), 5, causal=True,
+         mask=np.array([[1, 1, 0, 1, 1, 0, 1, 1]]), row_k=r.integers(-1, 7, size=(2, 6)))
+    case("rowk_per_batch", qz((3, 4, 2)), qz((3, 9, 2)), 7, row_k=np.array([[7], [0], [3]]))
+    case("all_masked", qz((1, 3, 2)), qz((1, 5, 2)), 2, mask=np.zeros((1, 5)))
+    qi = qz((1, 4, 3))
+    qi[0, 1, 0] = INF
+    qi[0, 2, 2] = -INF
+    case("inf_nan_scores", qi, qz((1, 9, 3)), 9, alpha=0.25)
+    case("long_rows_ties", qz((1, 20, 8), 5), qz((1, 1500, 8), 5), 75, alpha=0.125)
+    case("long_causal_mask", qz((2, 70, 5)), qz((2, 700, 5)), 35, causal=True,
+         mask=(r.random((2, 700)) < 0.8).astype(np.int64))
+    return g
+
 GENERATORS = {
     "dct": gen_dct, "idct": gen_idct, "spectral_filter": gen_spectral_filter, "topk_mask": gen_topk_mask,
-    "topk_indices": gen_topk_indices, "cummax": gen_cummax, "cumsum": gen_cumsum, "segment_max": gen_segment_max,
+    "topk_indices": gen_topk_indices, "matmul_topk": gen_matmul_topk, "cummax": gen_cummax, "cumsum": gen_cumsum, "segment_max": gen_segment_max,
     "upsample_nearest": gen_upsample_nearest,
 }

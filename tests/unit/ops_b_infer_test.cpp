@@ -134,6 +134,28 @@ TEST_CASE("infer: topk_mask / topk_indices") {
               {"k 6", "1 .. 5"});
 }
 
+TEST_CASE("infer: matmul_topk") {
+  const TensorDesc u8_mask(DType::u8, {1, 7}), rows(DType::i32, {2, 1});
+  CHECK(*infer1(OpKind::matmul_topk, MatmulTopkAttrs{.k = 3}, {F32({2, 5, 4}), F32({2, 7, 4})}) ==
+        TensorDesc(DType::i32, {2, 5, 3}));
+  CHECK(*infer1(OpKind::matmul_topk, MatmulTopkAttrs{.k = 7, .has_key_mask = true, .has_row_k = true},
+                {F32({2, 5, 4}), F32({2, 7, 4}), u8_mask, rows}) == TensorDesc(DType::i32, {2, 5, 7}));
+  check_error(OpKind::matmul_topk, MatmulTopkAttrs{.k = 8}, {F32({2, 5, 4}), F32({2, 7, 4})},
+              StatusCode::invalid_argument, {"k 8", "1 .. 7"});
+  check_error(OpKind::matmul_topk, MatmulTopkAttrs{.k = 2}, {F32({2, 5, 4}), F32({2, 7, 3})},
+              StatusCode::invalid_argument, {"input 1", "(d) expected 4, found 3"});
+  check_error(OpKind::matmul_topk, MatmulTopkAttrs{.k = 2}, {F32({2, 5, 4}), F32({1, 7, 4})},
+              StatusCode::invalid_argument, {"(batch) expected 2, found 1"});
+  check_error(OpKind::matmul_topk, MatmulTopkAttrs{.k = 2, .has_key_mask = true},
+              {F32({2, 5, 4}), F32({2, 7, 4})}, StatusCode::invalid_argument, {"2 inputs, expected 3"});
+  check_error(OpKind::matmul_topk, MatmulTopkAttrs{.k = 2, .has_key_mask = true},
+              {F32({2, 5, 4}), F32({2, 7, 4}), TensorDesc(DType::u8, {3, 7})}, StatusCode::invalid_argument,
+              {"input 2", "batch (or 1)"});
+  check_error(OpKind::matmul_topk, MatmulTopkAttrs{.k = 2, .has_row_k = true},
+              {F32({2, 5, 4}), F32({2, 7, 4}), TensorDesc(DType::i32, {2, 4})}, StatusCode::invalid_argument,
+              {"input 2", "M (or 1)"});
+}
+
 TEST_CASE("infer: cummax / cumsum / segment_max / upsample_nearest") {
   CHECK(*infer1(OpKind::cummax, CummaxAttrs{0, true, true}, {F32({4, 3})}) == F32({4, 3}));
   check_error(OpKind::cummax, CummaxAttrs{-3}, {F32({4, 3})}, StatusCode::invalid_argument, {"axis -3"});

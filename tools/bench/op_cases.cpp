@@ -315,6 +315,31 @@ void topk_indices_cases(int64_t n, std::vector<CaseSpec>* out) {
   });
 }
 
+// --- selection: each row's top k of Q K^T / 8 for Q, K [N, 64] (Lasformer's selection scores),
+// against the dense route on the same engine: the [N, N] product, then topk_indices.
+void matmul_topk_cases(int64_t n, std::vector<CaseSpec>* out) {
+  constexpr int64_t kDs = 64;
+  const int64_t k = ceil_frac(n, kSparse);
+  const std::string shape = dims({n, kDs}) + " k " + std::to_string(k);
+  add(out, "matmul_topk", shape, n, [n, k, shape]() -> Result<BenchCase> {
+    CaseMaker m("matmul_topk", shape, n);
+    const TensorDesc d(DType::f32, {1, n, kDs});
+    BufferPtr q = random_f32(n * kDs, 41), kb = random_f32(n * kDs, 42);
+    const ValueId qi = m.input("q", d, q), ki = m.input("k", d, kb);
+    constexpr float kAlpha = 0.125f;  // 1 / sqrt(64)
+    GraphBuilder dense;
+    const ValueId dq = dense.input("q", d), dk = dense.input("k", d);
+    const ValueId scores = dense.matmul({dq, dk}, {.trans_b = true, .alpha = kAlpha});
+    dense.output(dense.topk_indices({scores}, {.k = k, .axis = -1}), "y");
+    LR_ASSIGN_OR_RETURN(Graph dense_graph, dense.build());
+    std::vector<PeerFactory> peers{graph_peer("matmul+topk_indices", std::move(dense_graph),
+                                              {TensorView{d, q->data()}, TensorView{d, kb->data()}},
+                                              {q, kb})};
+    return m.finish(m.b.matmul_topk({qi, ki}, {.k = k, .alpha = kAlpha}), 2.0 * double(n * n * kDs),
+                    kF * double(2 * n * kDs + n * k), std::move(peers));
+  });
+}
+
 struct Family {
   OpKind op;
   // Default N. The elementwise and row ops also run at N = 32768 (64 MiB per [N, 512]
@@ -358,6 +383,11 @@ const std::vector<Family>& families() {
        spectral_filter_cases,
        "[N,512] along N, keep ceil(0.2 N)"},
       {OpKind::topk_indices, {4096}, 1024, topk_indices_cases, "[N,N], k = ceil(0.05 N); peer std::sort"},
+      {OpKind::matmul_topk,
+       {4096, 16384},
+       1024,
+       matmul_topk_cases,
+       "[N,64]x[N,64]^T, k = ceil(0.05 N); peer the dense matmul + topk_indices graph"},
       {OpKind::cummax, {4096}, 4096, cummax_cases, "[N,512] along N; peers memcpy, store_copy"},
       {OpKind::cumsum, {4096}, 4096, cumsum_cases, "[N,512] along N; peers memcpy, store_copy"},
       {OpKind::segment_max,

@@ -149,6 +149,24 @@ struct TopkIndicesAttrs {
   bool operator==(const TopkIndicesAttrs&) const = default;
 };
 
+// matmul_topk: per row of the scaled product S = alpha * A B^T, the i32 indices of its k
+// largest entries among the row's eligible columns, without forming S. Inputs: A [B, M, d],
+// B [B, Nk, d] (f32), then key_mask u8 [B or 1, Nk] (1 = eligible; when has_key_mask) and
+// row_k i32 [B or 1, M or 1] (when has_row_k). Column j of row i is eligible when key_mask allows
+// it and, with causal, j <= i + Nk - M. S[i, j] is an f32 FMA chain over d in order from 0,
+// times alpha in f32 (the cpu matmul's arithmetic, so S equals that product bit for bit).
+// Output [B, M, k]: the eligible columns by descending S, ties (and -0 / +0) by ascending
+// index, NaN above +inf (the topk_indices order); slot r holds -1 when r >= the row's eligible
+// count or r >= row_k[b, i]. Ineligible columns are never selected. 1 <= k <= Nk.
+struct MatmulTopkAttrs {
+  int64_t k = 1;
+  float alpha = 1.0f;
+  bool causal = false;
+  bool has_key_mask = false;
+  bool has_row_k = false;
+  bool operator==(const MatmulTopkAttrs&) const = default;
+};
+
 // cummax along `axis`: y[i] = max(x[0..i]) (inclusive) or max(x[0..i-1]) (exclusive, -inf
 // for the first). reverse scans from the end. NaN propagates (as torch.cummax).
 struct CummaxAttrs {
