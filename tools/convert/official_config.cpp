@@ -36,11 +36,16 @@ struct Translator {
 // layers (--layers "0,2"), mixed_precision and attn_type (--model); model.py puts the DCT
 // attention (attention_dct.py) on the layers listed when attn_type starts with "dct".
 Status translate_lra(Translator& t) {
-  if (!t.has("attn_type") && !t.has("layers") && !t.has("dct_percentage")) return {};  // longrun form
-  if (t.has("filter_layers") || t.has("filter_ratio"))
-    return t.error(t.has("filter_layers") ? "filter_layers" : "filter_ratio",
-                   "longrun's filter fields together with the official 'attn_type' / 'layers' / "
-                   "'dct_percentage': give one form");
+  const bool longrun_form = t.has("filter_layers") || t.has("filter_ratio");
+  if (longrun_form) {
+    // longrun's filter fields decide; the family parser accepts and ignores attn_type there.
+    for (const char* k : {"layers", "dct_percentage"})
+      if (t.has(k))
+        return t.error(k, "the official filter key together with longrun's 'filter_layers' / 'filter_ratio': "
+                          "give one form");
+    return {};
+  }
+  if (!t.has("attn_type") && !t.has("layers") && !t.has("dct_percentage")) return {};
   if (!t.has("attn_type"))
     return t.error("attn_type",
                    "missing; the official 'layers' and 'dct_percentage' take effect only with attn_type "
