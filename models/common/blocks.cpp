@@ -127,8 +127,8 @@ TokenInputs token_inputs(GraphContext& c, int64_t max_length, const std::string&
     if (!one_of(m.dtype(), {DType::u8, DType::i32, DType::i64, DType::f32}) || m.rank() != 2 ||
         m.dim(0) != t.batch || m.dim(1) != t.length) {
       c.fail(invalid_argument("input '" + mask_name + "': expected u8, i32, i64 or f32 [" +
-                              std::to_string(t.batch) + ", " + std::to_string(t.length) +
-                              "] (as " + ids_name + "), found " + shape_of(m)));
+                              std::to_string(t.batch) + ", " + std::to_string(t.length) + "] (as " +
+                              ids_name + "), found " + shape_of(m)));
     }
   }
   return t;

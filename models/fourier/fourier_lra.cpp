@@ -216,8 +216,9 @@ void FourierLra::build(GraphContext& c) const {
     c.output(x, "last_hidden_state");
     const ValueId pooled = first_token(c, x);
     c.output(pooled, "pooled");
-    c.output(feed_forward(c, pooled, "seq_classifer.mlpblock.0", "seq_classifer.mlpblock.2", Activation::relu),
-             "logits");
+    c.output(
+        feed_forward(c, pooled, "seq_classifer.mlpblock.0", "seq_classifer.mlpblock.2", Activation::relu),
+        "logits");
     return;
   }
   // ModelForSCDual: the one encoder over each input, SCHeadDual over [p0, p1, p0 * p1, p0 - p1].
@@ -234,8 +235,9 @@ void FourierLra::build(GraphContext& c) const {
   c.output(x0, "last_hidden_state_0");
   c.output(x1, "last_hidden_state_1");
   const ValueId p0 = first_token(c, x0), p1 = first_token(c, x1);
-  const ValueId features = b.concat({p0, p1, b.mul({p0, p1}, {}, "dual.product"), b.sub({p0, p1}, {}, "dual.difference")},
-                                    {.axis = -1}, "dual.features");
+  const ValueId features =
+      b.concat({p0, p1, b.mul({p0, p1}, {}, "dual.product"), b.sub({p0, p1}, {}, "dual.difference")},
+               {.axis = -1}, "dual.features");
   c.output(
       feed_forward(c, features, "seq_classifer.mlpblock.0", "seq_classifer.mlpblock.2", Activation::relu),
       "logits");

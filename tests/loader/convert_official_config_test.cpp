@@ -34,9 +34,9 @@ std::string fixture_text(const std::string& path) {
 
 std::string flax_dir() { return std::string(LONGRUN_GOLDEN_DIR) + "/flax"; }
 
-Result<ConvertSummary> convert_with(const std::string& input, const std::string& from, const std::string& arch,
-                                    const std::string& config_text, const std::string& out,
-                                    const std::vector<std::string>& sets = {}) {
+Result<ConvertSummary> convert_with(const std::string& input, const std::string& from,
+                                    const std::string& arch, const std::string& config_text,
+                                    const std::string& out, const std::vector<std::string>& sets = {}) {
   LR_ASSIGN_OR_RETURN(SourceCheckpoint src, read_checkpoint(input, from, {}));
   LR_ASSIGN_OR_RETURN(std::string config, merge_config(config_text, sets));
   ConvertOptions o;
@@ -94,8 +94,8 @@ TEST_CASE("official configs: the Retrieval dual encoder is recognised from the c
   const std::string out = temp_out("lra_dual.safetensors");
   const std::string config = fixture_text(checkpoint_dir() + "/fourier_lra_dual_l0_r02.model_config.json");
   CHECK_FALSE(contains(config, "dual"));
-  auto summary =
-      convert_with(checkpoint_dir() + "/fourier_lra_dual_l0_r02.official.pt", "auto", "fourier-lra", config, out);
+  auto summary = convert_with(checkpoint_dir() + "/fourier_lra_dual_l0_r02.official.pt", "auto",
+                              "fourier-lra", config, out);
   REQUIRE_MESSAGE(summary.ok(), summary.status().to_string());
   check_golden_tensors(out, "fourier_lra_dual_l0_r02");
   auto model = Model::load(out);
@@ -167,8 +167,8 @@ TEST_CASE("official configs: LRA keys map by attn_type; contradictions and unkno
     nlohmann::json j = lra_official();
     j["num_landmarks"] = 64;
     const std::string out = temp_out("lra_unknown.safetensors");
-    auto r = convert_with(checkpoint_dir() + "/fourier_lra_l12_r05.official.pt", "auto", "fourier-lra", j.dump(),
-                          out);
+    auto r = convert_with(checkpoint_dir() + "/fourier_lra_l12_r05.official.pt", "auto", "fourier-lra",
+                          j.dump(), out);
     REQUIRE_FALSE(r.ok());
     CHECK(contains(r.status().message(), "unknown field 'num_landmarks'"));
   }
@@ -178,10 +178,11 @@ TEST_CASE("official configs: Fastformer's fastformer.json as shipped converts th
   const std::string shipped = fixture_text(checkpoint_dir() + "/fastformer_d64.fastformer.json");
   CHECK_FALSE(contains(shipped, "num_labels"));
   const std::string out = temp_out("fastformer_json.safetensors");
-  auto summary = convert_with(checkpoint_dir() + "/fastformer_official.pt", "auto", "fastformer", shipped, out);
+  auto summary =
+      convert_with(checkpoint_dir() + "/fastformer_official.pt", "auto", "fastformer", shipped, out);
   REQUIRE_MESSAGE(summary.ok(), summary.status().to_string());
-  for (const char* k : {"'enable_fp16' \"False\"", "'hidden_dropout_prob'", "'initializer_range'",
-                        "'type_vocab_size'"})
+  for (const char* k :
+       {"'enable_fp16' \"False\"", "'hidden_dropout_prob'", "'initializer_range'", "'type_vocab_size'"})
     CHECK_MESSAGE(has_note(*summary, k), k);
   check_golden_tensors(out, "fastformer_d64");
   const auto model = load_with_golden_config(out, "fastformer_d64");  // num_labels 4 from dense_linear
@@ -189,13 +190,15 @@ TEST_CASE("official configs: Fastformer's fastformer.json as shipped converts th
   fs::remove(out);
 
   // Keys whose value contradicts the family, and unknown keys, fail by name.
-  for (const auto& [set, part] : {std::pair{"hidden_act=relu", "field 'hidden_act'"},
-                                  std::pair{"pooler_type=cls", "field 'pooler_type'"},
-                                  std::pair{"enable_fp16=maybe", "field 'enable_fp16'"},
-                                  std::pair{"num_labels=3", "dense_linear.weight"},
-                                  std::pair{"use_fp16_attention=true", "unknown field 'use_fp16_attention'"}}) {
+  for (const auto& [set, part] :
+       {std::pair{"hidden_act=relu", "field 'hidden_act'"},
+        std::pair{"pooler_type=cls", "field 'pooler_type'"},
+        std::pair{"enable_fp16=maybe", "field 'enable_fp16'"},
+        std::pair{"num_labels=3", "dense_linear.weight"},
+        std::pair{"use_fp16_attention=true", "unknown field 'use_fp16_attention'"}}) {
     CAPTURE(set);
-    auto r = convert_with(checkpoint_dir() + "/fastformer_official.pt", "auto", "fastformer", shipped, out, {set});
+    auto r =
+        convert_with(checkpoint_dir() + "/fastformer_official.pt", "auto", "fastformer", shipped, out, {set});
     REQUIRE_FALSE(r.ok());
     CHECK_MESSAGE(contains(r.status().message(), part), r.status().message());
   }

@@ -379,7 +379,9 @@ def case_inputs(model_name, case_name, batch, n, mask_rows, vocab):
 def check_float32(cfg, weights, ids, mask, expected):
     """The same forward in float32 (official arithmetic) stays within float32 rounding."""
     got = forward(cfg, weights, ids, mask, dtype=torch.float32)
-    names = ("last_hidden_state_0", "last_hidden_state_1", "logits") if cfg.get("dual") else ("last_hidden_state", "logits")
+    names = ("last_hidden_state", "logits")
+    if cfg.get("dual"):
+        names = ("last_hidden_state_0", "last_hidden_state_1", "logits")
     for k in names:
         a, b = got[k].astype(np.float64), expected[k]
         err = np.sqrt(np.sum((a - b) ** 2) / max(np.sum(b**2), 1e-300))

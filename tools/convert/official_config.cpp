@@ -41,8 +41,9 @@ Status translate_lra(Translator& t) {
     // longrun's filter fields decide; the family parser accepts and ignores attn_type there.
     for (const char* k : {"layers", "dct_percentage"})
       if (t.has(k))
-        return t.error(k, "the official filter key together with longrun's 'filter_layers' / 'filter_ratio': "
-                          "give one form");
+        return t.error(k,
+                       "the official filter key together with longrun's 'filter_layers' / 'filter_ratio': "
+                       "give one form");
     return {};
   }
   if (!t.has("attn_type") && !t.has("layers") && !t.has("dct_percentage")) return {};
@@ -59,7 +60,8 @@ Status translate_lra(Translator& t) {
     t.drop("dct_percentage", "unused with attn_type \"softmax\"");
   } else if (attn.starts_with("dct")) {
     if (!t.has("layers"))
-      return t.error("layers", "missing; attn_type \"" + attn + "\" needs the DCT layers (run_tasks.py --layers)");
+      return t.error("layers",
+                     "missing; attn_type \"" + attn + "\" needs the DCT layers (run_tasks.py --layers)");
     json layers = t.j["layers"];
     if (layers.is_string()) {  // the --layers form, "0,2"
       const std::string s = layers.get<std::string>();
@@ -68,9 +70,11 @@ Status translate_lra(Translator& t) {
       while (start <= s.size()) {
         const size_t comma = std::min(s.find(',', start), s.size());
         const std::string item = s.substr(start, comma - start);
-        if (item.empty() || item.size() > 6 || !std::all_of(item.begin(), item.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; }))
-          return t.error("layers", "expected a list of layer indices or their --layers form \"0,2\", found \"" +
-                                       s + "\"");
+        if (item.empty() || item.size() > 6 ||
+            !std::all_of(item.begin(), item.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; }))
+          return t.error(
+              "layers",
+              "expected a list of layer indices or their --layers form \"0,2\", found \"" + s + "\"");
         layers.push_back(std::stoll(item));
         start = comma + 1;
       }
@@ -86,6 +90,8 @@ Status translate_lra(Translator& t) {
                           "\"softmax\" for the baseline");
     if (!t.has("dct_percentage"))
       return t.error("dct_percentage", "missing; attn_type \"" + attn + "\" needs the kept fraction");
+    if (!t.j["dct_percentage"].is_number())
+      return t.error("dct_percentage", "expected a number in (0, 1], found " + t.j["dct_percentage"].dump());
     t.j["filter_layers"] = layers;
     t.j["filter_ratio"] = t.j["dct_percentage"];
     t.j.erase("layers");
@@ -111,8 +117,10 @@ Status translate_lra(Translator& t) {
 Status translate_fastformer(Translator& t) {
   if (t.has("enable_fp16")) {
     const json& v = t.j["enable_fp16"];
-    const bool ok = v.is_boolean() || (v.is_string() && (v == "True" || v == "False" || v == "true" || v == "false"));
-    if (!ok) return t.error("enable_fp16", "expected true / false or \"True\" / \"False\", found " + v.dump());
+    const bool ok =
+        v.is_boolean() || (v.is_string() && (v == "True" || v == "False" || v == "true" || v == "false"));
+    if (!ok)
+      return t.error("enable_fp16", "expected true / false or \"True\" / \"False\", found " + v.dump());
     t.drop("enable_fp16", "fp16 autocast switch of the training script; longrun computes in f32");
   }
   t.drop("hidden_dropout_prob", "dropout, training only");
@@ -125,11 +133,23 @@ Status translate_fastformer(Translator& t) {
 // google-research combiner/jax: main.py builds TransformerConfig(...) and picks the layer with
 // -model {mixture, axial, fixed, logn}; LanguageModel's head is Dense(pred_dim = vocab_size).
 Status translate_combiner(Translator& t) {
-  static const char* const kOfficialOnly[] = {
-      "model",        "output_vocab_size", "deterministic", "decode",        "share_param",
-      "seq_summary",  "window_size",       "architecture",  "use_layernorm", "share_embeddings",
-      "logits_via_embedding", "posemb_init", "dtype",       "kernel_init",   "bias_init"};
-  if (std::none_of(std::begin(kOfficialOnly), std::end(kOfficialOnly), [&](const char* k) { return t.has(k); }))
+  static const char* const kOfficialOnly[] = {"model",
+                                              "output_vocab_size",
+                                              "deterministic",
+                                              "decode",
+                                              "share_param",
+                                              "seq_summary",
+                                              "window_size",
+                                              "architecture",
+                                              "use_layernorm",
+                                              "share_embeddings",
+                                              "logits_via_embedding",
+                                              "posemb_init",
+                                              "dtype",
+                                              "kernel_init",
+                                              "bias_init"};
+  if (std::none_of(std::begin(kOfficialOnly), std::end(kOfficialOnly),
+                   [&](const char* k) { return t.has(k); }))
     return {};  // longrun form
   if (t.has("model")) {
     const json& m = t.j["model"];
@@ -137,8 +157,9 @@ Status translate_combiner(Translator& t) {
     if (m == "mixture" || m == "axial" || m == "fixed") attention = m.get<std::string>();
     if (m == "logn") attention = "logsparse";
     if (attention.empty())
-      return t.refuse("model", "expected \"mixture\", \"axial\", \"fixed\" or \"logn\" (main.py -model), found " +
-                                   m.dump());
+      return t.refuse(
+          "model",
+          "expected \"mixture\", \"axial\", \"fixed\" or \"logn\" (main.py -model), found " + m.dump());
     if (t.has("attention") && t.j["attention"] != attention)
       return t.error("attention", "contradicts 'model' " + m.dump() + " (which means \"" + attention +
                                       "\"), found " + t.j["attention"].dump());
@@ -150,9 +171,9 @@ Status translate_combiner(Translator& t) {
     const json& o = t.j["output_vocab_size"];
     if (!o.is_number_integer()) return t.error("output_vocab_size", "expected an integer, found " + o.dump());
     if (t.has("vocab_size") && t.j["vocab_size"] != o)
-      return t.refuse("output_vocab_size",
-                      "the LM head has vocab_size " + t.j["vocab_size"].dump() +
-                          " outputs (main.py: pred_dim = vocab_size), found " + o.dump());
+      return t.refuse("output_vocab_size", "the LM head has vocab_size " + t.j["vocab_size"].dump() +
+                                               " outputs (main.py: pred_dim = vocab_size), found " +
+                                               o.dump());
     t.drop("output_vocab_size", "equals vocab_size (the head is Dense(vocab_size))");
   }
   if (t.has("posemb_init")) {
@@ -186,7 +207,8 @@ Result<TranslatedConfig> translate_official_config(std::string_view arch, const 
   if (arch == "combiner") translate = translate_combiner, what = "combiner config (combiner/jax main.py)";
   if (!translate) return TranslatedConfig{config_json, {}};
   Translator t{json::parse(config_json, nullptr, false), std::move(what), {}};
-  if (t.j.is_discarded() || !t.j.is_object()) return TranslatedConfig{config_json, {}};  // the parser reports it
+  if (t.j.is_discarded() || !t.j.is_object())
+    return TranslatedConfig{config_json, {}};  // the parser reports it
   LR_RETURN_IF_ERROR(translate(t));
   return TranslatedConfig{t.j.dump(), std::move(t.notes)};
 }
