@@ -10,6 +10,8 @@
 //     X = X + mlpblock(LN2(X))
 //   X = LN(X), times the mask when the model has no filter layer
 //   pooled = X[:, 0]; logits = Linear -> ReLU -> Linear
+// dual (ModelForSCDual, docs/models.md#lra-dual-encoder): the same encoder over each input pair,
+//   logits = Linear -> ReLU -> Linear of [p0, p1, p0 * p1, p0 - p1]
 #include "fourier/fourier_lra.h"
 
 #include <cmath>
