@@ -95,28 +95,29 @@ ValueId add_learned_positions(GraphContext& c, ValueId x, const std::string& pre
   return c.b.add({x, rows}, {}, prefix + ".add");
 }
 
-TokenInputs token_inputs(GraphContext& c, int64_t max_length, const std::string& max_length_what) {
+TokenInputs token_inputs(GraphContext& c, int64_t max_length, const std::string& max_length_what,
+                         const std::string& ids_name, const std::string& mask_name) {
   TokenInputs t;
-  t.ids = c.input("input_ids");
-  t.mask = c.input("attention_mask");
+  t.ids = c.input(ids_name);
+  t.mask = c.input(mask_name);
   if (!c.ok()) return t;
   if (t.ids == kNoValue) {
-    c.fail(invalid_argument("input 'input_ids' is required"));
+    c.fail(invalid_argument("input '" + ids_name + "' is required"));
     return t;
   }
   const TensorDesc& ids = c.desc(t.ids);
   if (!one_of(ids.dtype(), {DType::i32, DType::i64}) || ids.rank() != 2) {
-    c.fail(invalid_argument("input 'input_ids': expected i32 or i64 [B, N], found " + shape_of(ids)));
+    c.fail(invalid_argument("input '" + ids_name + "': expected i32 or i64 [B, N], found " + shape_of(ids)));
     return t;
   }
   t.batch = ids.dim(0);
   t.length = ids.dim(1);
   if (t.batch < 1 || t.length < 1) {
-    c.fail(invalid_argument("input 'input_ids': expected B >= 1 and N >= 1, found " + shape_of(ids)));
+    c.fail(invalid_argument("input '" + ids_name + "': expected B >= 1 and N >= 1, found " + shape_of(ids)));
     return t;
   }
   if (t.length > max_length) {
-    c.fail(out_of_range("input 'input_ids': sequence length " + std::to_string(t.length) +
+    c.fail(out_of_range("input '" + ids_name + "': sequence length " + std::to_string(t.length) +
                         " is longer than the model allows (" + std::to_string(max_length) + ", " +
                         max_length_what + ")"));
     return t;
@@ -125,9 +126,9 @@ TokenInputs token_inputs(GraphContext& c, int64_t max_length, const std::string&
     const TensorDesc& m = c.desc(t.mask);
     if (!one_of(m.dtype(), {DType::u8, DType::i32, DType::i64, DType::f32}) || m.rank() != 2 ||
         m.dim(0) != t.batch || m.dim(1) != t.length) {
-      c.fail(invalid_argument("input 'attention_mask': expected u8, i32, i64 or f32 [" +
-                              std::to_string(t.batch) + ", " + std::to_string(t.length) +
-                              "] (as input_ids), found " + shape_of(m)));
+      c.fail(invalid_argument("input '" + mask_name + "': expected u8, i32, i64 or f32 [" +
+                              std::to_string(t.batch) + ", " + std::to_string(t.length) + "] (as " +
+                              ids_name + "), found " + shape_of(m)));
     }
   }
   return t;

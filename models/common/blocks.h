@@ -70,10 +70,12 @@ struct TokenInputs {
   int64_t batch = 0;
   int64_t length = 0;
 };
-// Checks "input_ids" (i32/i64, rank 2, B >= 1, 1 <= N <= max_length) and the optional
-// "attention_mask" (u8/i32/i64/f32, same [B, N]); fails the builder with a message naming the
+// Checks "input_ids" (or ids_name; i32/i64, rank 2, B >= 1, 1 <= N <= max_length) and the optional
+// "attention_mask" (or mask_name; u8/i32/i64/f32, same [B, N]); fails the builder with a message naming the
 // input. `max_length_what` explains the limit ("max_seq_len 300 of the config").
-TokenInputs token_inputs(GraphContext& c, int64_t max_length, const std::string& max_length_what);
+TokenInputs token_inputs(GraphContext& c, int64_t max_length, const std::string& max_length_what,
+                         const std::string& ids_name = "input_ids",
+                         const std::string& mask_name = "attention_mask");
 // The mask as u8 (nonzero = attend); values must be 0/1 (a float mask is truncated).
 ValueId mask_to_u8(GraphContext& c, ValueId mask);
 // u8 [B, N] mask -> f32 [B, N, 1] of 0/1, to multiply [B, N, D] activations.

@@ -10,6 +10,8 @@
 //     X = X + mlpblock(LN2(X))
 //   X = LN(X), times the mask when the model has no filter layer
 //   pooled = X[:, 0]; logits = Linear -> ReLU -> Linear
+// dual (ModelForSCDual, docs/models.md#lra-dual-encoder): the same encoder over each input pair,
+//   logits = Linear -> ReLU -> Linear of [p0, p1, p0 * p1, p0 - p1]
 #include "fourier/fourier_lra.h"
 
 #include <cmath>
@@ -38,6 +40,7 @@ struct FourierLraConfig {
   std::vector<int64_t> filter_layers;
   double filter_ratio = 0.0;  // 0 when there is no filter layer
   std::string pooling_mode = "CLS";
+  bool dual = false;  // ModelForSCDual (the Retrieval task): two inputs, one shared encoder
 };
 
 // 2^ceil(log2 n): the official run_tasks.py sizes the position table so.
@@ -73,19 +76,37 @@ class FourierLra final : public Architecture {
       add_linear(&t, p + "mlpblock.3", d, f);
     }
     add_layer_norm(&t, "model.norm", d);
-    add_linear(&t, "seq_classifer.mlpblock.0", f, d);  // "classifer" (sic): the official name
+    // "classifer" (sic): the official name; SCHeadDual reads [p0, p1, p0 * p1, p0 - p1].
+    add_linear(&t, "seq_classifer.mlpblock.0", f, cfg_.dual ? 4 * d : d);
     add_linear(&t, "seq_classifer.mlpblock.2", cfg_.num_classes, f);
     return t;
   }
 
   std::vector<ModelInput> inputs() const override {
-    return token_model_inputs("[B, N] token ids, N <= " + std::to_string(cfg_.max_seq_len),
-                              "[B, N] 1 = token, 0 = padding (default: all ones)");
+    const std::string ids = "[B, N] token ids, N <= " + std::to_string(cfg_.max_seq_len);
+    const std::string mask = "[B, N] 1 = token, 0 = padding (default: all ones)";
+    if (!cfg_.dual) return token_model_inputs(ids, mask);
+    std::vector<ModelInput> in;
+    for (const char* k : {"_0", "_1"}) {
+      std::vector<ModelInput> one = token_model_inputs(ids, mask);
+      for (ModelInput& i : one) in.push_back({i.name + k, i.required, i.dtypes, i.description});
+    }
+    return in;
   }
 
-  std::vector<std::string> outputs() const override { return {"last_hidden_state", "pooled", "logits"}; }
+  std::vector<std::string> outputs() const override {
+    if (cfg_.dual) return {"last_hidden_state_0", "last_hidden_state_1", "logits"};
+    return {"last_hidden_state", "pooled", "logits"};
+  }
 
-  std::vector<std::string> debug_outputs() const override { return filtered_layer_debug_outputs(filter_); }
+  std::vector<std::string> debug_outputs() const override {
+    const std::vector<std::string> one = filtered_layer_debug_outputs(filter_);
+    if (!cfg_.dual) return one;
+    std::vector<std::string> out;
+    for (const char* k : {"_0", "_1"})
+      for (const std::string& n : one) out.push_back(n + k);
+    return out;
+  }
 
   std::string config_json() const override {
     nlohmann::json j = {
@@ -101,12 +122,17 @@ class FourierLra final : public Architecture {
         {"pooling_mode", cfg_.pooling_mode},
     };
     if (!cfg_.filter_layers.empty()) j["filter_ratio"] = cfg_.filter_ratio;
+    if (cfg_.dual) j["dual"] = true;
     return j.dump();
   }
 
   void build(GraphContext& c) const override;
 
  private:
+  // The shared encoder over one input pair (suffix "" or "_0" / "_1"): LN(X) [B, T', D], or
+  // kNoValue after c.fail.
+  ValueId encode(GraphContext& c, const std::string& suffix) const;
+
   ValueId attention(GraphContext& c, ValueId x, int64_t layer, ValueId mask) const {
     const std::string p = layer_prefix(layer) + "mha.";
     AttentionSpec spec{p + "W_q",
@@ -125,31 +151,33 @@ class FourierLra final : public Architecture {
   std::vector<bool> filter_;
 };
 
-void FourierLra::build(GraphContext& c) const {
+ValueId FourierLra::encode(GraphContext& c, const std::string& suffix) const {
   GraphBuilder& b = c.b;
-  const TokenInputs in = token_inputs(c, cfg_.max_seq_len, "max_seq_len of the config");
-  if (!c.ok()) return;
+  const std::string ids_name = "input_ids" + suffix, mask_name = "attention_mask" + suffix;
+  const TokenInputs in = token_inputs(c, cfg_.max_seq_len, "max_seq_len of the config", ids_name, mask_name);
+  if (!c.ok()) return kNoValue;
   const bool has_filter = !cfg_.filter_layers.empty();
   const int64_t t = in.length;
   if (has_filter && t < 2) {
-    c.fail(
-        invalid_argument("input 'input_ids': a filter layer needs N >= 2 (the CLS slot plus one token to "
-                         "filter), found N = 1"));
-    return;
+    c.fail(invalid_argument("input '" + ids_name +
+                            "': a filter layer needs N >= 2 (the CLS slot plus one token to "
+                            "filter), found N = 1"));
+    return kNoValue;
   }
+  const std::string p0 = suffix.empty() ? "" : "encoder" + suffix + ".";
 
   // append_cls (model_wrapper.py): [CLS, ids[:, :T-1]] and [1, mask[:, :T-1]].
   const float cls = float(cfg_.vocab_size - 1);  // exact: vocab_size <= 2^24
   const ValueId ids =
-      b.pad({slice(c, in.ids, 1, 0, t - 1)}, {.axis = 1, .before = 1, .value = cls}, "append_cls.ids");
+      b.pad({slice(c, in.ids, 1, 0, t - 1)}, {.axis = 1, .before = 1, .value = cls}, p0 + "append_cls.ids");
   ValueId mask = kNoValue;
   if (in.mask != kNoValue)
     mask = b.pad({slice(c, mask_to_u8(c, in.mask), 1, 0, t - 1)}, {.axis = 1, .before = 1, .value = 1.0f},
-                 "append_cls.mask");
+                 p0 + "append_cls.mask");
 
   ValueId x = embedding(c, ids, "model.embeddings.word_embeddings");
   x = add_learned_positions(c, x, "model.embeddings.position_embeddings", 0);
-  c.debug(x, "debug.embeddings");
+  c.debug(x, "debug.embeddings" + suffix);
 
   int64_t len = t;  // current length, CLS included
   for (int64_t i = 0; i < cfg_.num_layers; ++i) {
@@ -159,30 +187,62 @@ void FourierLra::build(GraphContext& c) const {
       // attention_dct.py: CLS stays out of the filter; M uses the length with CLS, the DCT
       // runs over the other len-1 positions, and the slice [:M] caps at len-1.
       const ValueId z = layer_norm(c, x, p + "norm1", kLayerNormEps);
-      const ValueId s = filter_after_cls(c, z, &len, cfg_.filter_ratio, p + "filter");
-      c.debug(s, tag + ".filtered");
+      const ValueId s = filter_after_cls(c, z, &len, cfg_.filter_ratio, p0 + p + "filter");
+      c.debug(s, tag + ".filtered" + suffix);
       // The residual is the filtered, normalised S, and the mask is "not applicable anymore".
-      x = b.add({s, attention(c, s, i, kNoValue)}, {}, p + "residual1");
+      x = b.add({s, attention(c, s, i, kNoValue)}, {}, p0 + p + "residual1");
     } else {
       // attention.py applies the mask only while len(Q) == len(mask).
       const ValueId layer_mask = len == t ? mask : kNoValue;
       x = b.add({x, attention(c, layer_norm(c, x, p + "norm1", kLayerNormEps), i, layer_mask)}, {},
-                p + "residual1");
+                p0 + p + "residual1");
     }
     const ValueId h = layer_norm(c, x, p + "norm2", kLayerNormEps);
     x = b.add({x, feed_forward(c, h, p + "mlpblock.0", p + "mlpblock.3", Activation::gelu)}, {},
-              p + "residual2");
-    c.debug(x, tag + ".output");
+              p0 + p + "residual2");
+    c.debug(x, tag + ".output" + suffix);
   }
 
   x = layer_norm(c, x, "model.norm", kLayerNormEps);
   // model.py: X = norm(X) * mask[:, :, None] on the softmax path only.
-  if (!has_filter && mask != kNoValue) x = b.mul({x, mask_to_f32_column(c, mask)}, {}, "model.norm.mask");
-  c.output(x, "last_hidden_state");
-  const ValueId pooled = first_token(c, x);
-  c.output(pooled, "pooled");
-  c.output(feed_forward(c, pooled, "seq_classifer.mlpblock.0", "seq_classifer.mlpblock.2", Activation::relu),
-           "logits");
+  if (!has_filter && mask != kNoValue)
+    x = b.mul({x, mask_to_f32_column(c, mask)}, {}, p0 + "model.norm.mask");
+  return c.ok() ? x : kNoValue;
+}
+
+void FourierLra::build(GraphContext& c) const {
+  GraphBuilder& b = c.b;
+  if (!cfg_.dual) {
+    const ValueId x = encode(c, "");
+    if (!c.ok()) return;
+    c.output(x, "last_hidden_state");
+    const ValueId pooled = first_token(c, x);
+    c.output(pooled, "pooled");
+    c.output(
+        feed_forward(c, pooled, "seq_classifer.mlpblock.0", "seq_classifer.mlpblock.2", Activation::relu),
+        "logits");
+    return;
+  }
+  // ModelForSCDual: the one encoder over each input, SCHeadDual over [p0, p1, p0 * p1, p0 - p1].
+  const ValueId x0 = encode(c, "_0");
+  if (!c.ok()) return;
+  const ValueId x1 = encode(c, "_1");
+  if (!c.ok()) return;
+  const int64_t b0 = c.desc(x0).dim(0), b1 = c.desc(x1).dim(0);
+  if (b0 != b1) {
+    c.fail(invalid_argument("inputs 'input_ids_0' and 'input_ids_1': the batch sizes must match, found " +
+                            std::to_string(b0) + " and " + std::to_string(b1)));
+    return;
+  }
+  c.output(x0, "last_hidden_state_0");
+  c.output(x1, "last_hidden_state_1");
+  const ValueId p0 = first_token(c, x0), p1 = first_token(c, x1);
+  const ValueId features =
+      b.concat({p0, p1, b.mul({p0, p1}, {}, "dual.product"), b.sub({p0, p1}, {}, "dual.difference")},
+               {.axis = -1}, "dual.features");
+  c.output(
+      feed_forward(c, features, "seq_classifer.mlpblock.0", "seq_classifer.mlpblock.2", Activation::relu),
+      "logits");
 }
 
 }  // namespace
@@ -220,6 +280,7 @@ Result<std::unique_ptr<Architecture>> parse_fourier_lra_config(std::string_view 
                                           "model asserts it), found " +
                                           std::to_string(e));
   }
+  LR_ASSIGN_OR_RETURN(c.dual, r.boolean_or("dual", false));
   for (const char* k : {"dropout_prob", "attention_dropout", "attention_grad_checkpointing",
                         "mixed_precision", "learn_pos_emb", "tied_weights", "attn_type"})
     r.ignore(k);

@@ -15,6 +15,7 @@
 //   filter_ratio            r in (0, 1], M = ceil(T * r) in double  (required with filters)
 //   pooling_mode            "CLS" (the only one the official scripts use)   (default "CLS")
 //   embedding_dim           must equal transformer_dim when present
+//   dual                    ModelForSCDual, the Retrieval task's two-input classifier  (default false)
 //   dropout_prob, attention_dropout, attention_grad_checkpointing, mixed_precision,
 //   learn_pos_emb, tied_weights, attn_type: training-only, accepted and ignored
 //
@@ -24,6 +25,11 @@
 // pooled f32 [B, D] (= last_hidden_state[:, 0], the CLS position), logits f32 [B, C].
 // Debug outputs: debug.embeddings, debug.layer<i>.filtered (filter layers: the filtered,
 // normalised S), debug.layer<i>.output.
+// With dual: inputs input_ids_0 / attention_mask_0 and input_ids_1 / attention_mask_1 (same B,
+// each N as above), the one encoder over each; outputs last_hidden_state_0,
+// last_hidden_state_1 and logits = Linear -> ReLU -> Linear of [p0, p1, p0 * p1, p0 - p1] (p =
+// the CLS row of each); the classifier's first Linear is [F, 4 D]; debug outputs carry the
+// suffix _0 / _1.
 #pragma once
 
 #include <memory>

@@ -184,6 +184,35 @@ TEST_CASE("model graphs: input errors") {
   }
 }
 
+TEST_CASE("model graphs: the fourier-lra dual encoder (Retrieval) takes two named input pairs") {
+  auto m = Model::load(golden_dir() + "/fourier_lra_dual_l0_r02.safetensors");  // max_seq_len 140
+  REQUIRE_MESSAGE(m.ok(), m.status().to_string());
+  const Model& model = **m;
+  std::string joined;
+  for (const std::string& n : model.input_names()) joined += n + " ";
+  CHECK(joined == "input_ids_0 input_ids_1 attention_mask_0 attention_mask_1 ");
+  CHECK(model.required_inputs() == std::vector<std::string>{"input_ids_0", "input_ids_1"});
+  CHECK(model.output_names() ==
+        std::vector<std::string>{"last_hidden_state_0", "last_hidden_state_1", "logits"});
+  CHECK(contains(model.config_json(), "\"dual\":true"));
+  auto build = [&](std::vector<std::string> names, std::vector<TensorDesc> descs) {
+    return model.build_graph(names, descs);
+  };
+  const TensorDesc ids(DType::i64, {2, 8});
+  CHECK(build({"input_ids_0", "input_ids_1"}, {ids, TensorDesc(DType::i32, {2, 5})}).ok());
+  CHECK_STATUS(build({"input_ids"}, {ids}), StatusCode::invalid_argument, "no input 'input_ids'");
+  CHECK_STATUS(build({"input_ids_0"}, {ids}), StatusCode::invalid_argument, "'input_ids_1' is required");
+  CHECK_STATUS(build({"input_ids_0", "input_ids_1"}, {ids, TensorDesc(DType::i64, {3, 8})}),
+               StatusCode::invalid_argument, "batch sizes must match", "2 and 3");
+  CHECK_STATUS(build({"input_ids_0", "input_ids_1"}, {ids, TensorDesc(DType::i64, {2, 141})}),
+               StatusCode::out_of_range, "input_ids_1", "141");
+  CHECK_STATUS(
+      build({"input_ids_0", "input_ids_1", "attention_mask_1"}, {ids, ids, TensorDesc(DType::u8, {2, 7})}),
+      StatusCode::invalid_argument, "attention_mask_1", "as input_ids_1");
+  CHECK_STATUS(build({"input_ids_0", "input_ids_1"}, {TensorDesc(DType::i64, {2, 1}), ids}),
+               StatusCode::invalid_argument, "input_ids_0", "N >= 2");
+}
+
 TEST_CASE("model runs: ids outside the vocabulary are an error naming the embedding") {
   auto m = Model::load(golden_dir() + "/" + kModel);
   REQUIRE(m.ok());

@@ -18,7 +18,10 @@ Semantics reproduced (docs/models.md#lra-encoder and the official code):
   - filter layer: Z = LN1(X); S = [Z[:, :1], IDCT_M(DCT_{T-1}(Z[:, 1:])[:M])] with
     M = min(ceil(T * r), T - 1) in double; X = S + ff(MHA(S)) with no mask; then the FFN;
   - final: X = LN(X), times the mask only when the model has no filter layer;
-  - pooled = X[:, 0]; logits = Linear -> ReLU -> Linear.
+  - pooled = X[:, 0]; logits = Linear -> ReLU -> Linear;
+  - dual (ModelForSCDual, the Retrieval task): the one encoder over input 0 and input 1, then
+    logits = Linear -> ReLU -> Linear of cat([p0, p1, p0 * p1, p0 - p1]) (SCHeadDual), with p the
+    CLS row of each; the classifier's first Linear takes 4 D.
 """
 
 import math
@@ -189,7 +192,15 @@ class Head(nn.Module):
     def __init__(self, cfg):
         super().__init__()
         d, f = cfg["transformer_dim"], cfg["transformer_hidden_dim"]
-        self.mlpblock = nn.Sequential(nn.Linear(d, f), nn.ReLU(), nn.Linear(f, cfg["num_classes"]))
+        width = 4 * d if cfg.get("dual") else d  # SCHeadDual reads [p0, p1, p0 * p1, p0 - p1]
+        self.mlpblock = nn.Sequential(nn.Linear(width, f), nn.ReLU(), nn.Linear(f, cfg["num_classes"]))
+
+
+def append_cls(ids, mask, vocab_size):
+    cls = torch.full((ids.shape[0], 1), vocab_size - 1, dtype=torch.long)
+    ids = torch.cat([cls, ids[:, :-1]], dim=1)
+    mask = torch.cat([torch.ones_like(mask[:, :1]), mask[:, :-1]], dim=1)
+    return ids, mask
 
 
 class ModelForSC(nn.Module):
@@ -201,13 +212,35 @@ class ModelForSC(nn.Module):
 
     def forward(self, ids, mask):
         """ids [B, N] int64, mask [B, N] float 0/1 -> dict of outputs (+ debug intermediates)."""
-        cls = torch.full((ids.shape[0], 1), self.cfg["vocab_size"] - 1, dtype=torch.long)
-        ids = torch.cat([cls, ids[:, :-1]], dim=1)
-        mask = torch.cat([torch.ones_like(mask[:, :1]), mask[:, :-1]], dim=1)
+        ids, mask = append_cls(ids, mask, self.cfg["vocab_size"])
         debug = OrderedDict()
         x = self.model(ids, mask, debug)
         pooled = x[:, 0]
         out = OrderedDict(last_hidden_state=x, pooled=pooled, logits=self.seq_classifer.mlpblock(pooled))
+        out.update(debug)
+        return out
+
+
+class ModelForSCDual(nn.Module):
+    """The Retrieval classifier: one encoder, two inputs (official model_wrapper.py)."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = cfg
+        self.model = Encoder(cfg)
+        self.seq_classifer = Head(cfg)
+
+    def forward(self, ids0, mask0, ids1, mask1):
+        out, debug, pooled = OrderedDict(), OrderedDict(), []
+        for k, (ids, mask) in enumerate(((ids0, mask0), (ids1, mask1))):
+            ids, mask = append_cls(ids, mask, self.cfg["vocab_size"])
+            d = OrderedDict()
+            x = self.model(ids, mask, d)
+            out["last_hidden_state_%d" % k] = x
+            pooled.append(x[:, 0])
+            debug.update(("%s_%d" % (name, k), v) for name, v in d.items())
+        p0, p1 = pooled
+        out["logits"] = self.seq_classifer.mlpblock(torch.cat([p0, p1, p0 * p1, p0 - p1], dim=-1))
         out.update(debug)
         return out
 
@@ -239,7 +272,7 @@ def parameter_shapes(cfg):
         p[pre + "mlpblock.3.bias"] = (d,)
     p["model.norm.weight"] = (d,)
     p["model.norm.bias"] = (d,)
-    p["seq_classifer.mlpblock.0.weight"] = (f, d)
+    p["seq_classifer.mlpblock.0.weight"] = (f, 4 * d if cfg.get("dual") else d)
     p["seq_classifer.mlpblock.0.bias"] = (f,)
     p["seq_classifer.mlpblock.2.weight"] = (cfg["num_classes"], f)
     p["seq_classifer.mlpblock.2.bias"] = (cfg["num_classes"],)
@@ -256,16 +289,25 @@ def random_weights(cfg, seed_name):
 
 
 def build_model(cfg, weights, dtype=torch.float64):
-    m = ModelForSC(cfg)
+    m = ModelForSCDual(cfg) if cfg.get("dual") else ModelForSC(cfg)
     m.load_state_dict({k: torch.from_numpy(v.astype(np.float64)) for k, v in weights.items()}, strict=True)
     return m.to(dtype).eval()
 
 
 def forward(cfg, weights, ids, mask, dtype=torch.float64):
-    """Runs the model; ids int array [B, N], mask float array [B, N]. Returns name -> ndarray."""
+    """Runs the model; ids int array [B, N], mask float array [B, N] (dual: lists of the two).
+    Returns name -> ndarray."""
     m = build_model(cfg, weights, dtype)
+
+    def tensors(i, k):
+        return (torch.from_numpy(np.asarray(i, dtype=np.int64)),
+                torch.from_numpy(np.asarray(k, dtype=np.float64)).to(dtype))
+
     with torch.no_grad():
-        out = m(torch.from_numpy(np.asarray(ids, dtype=np.int64)), torch.from_numpy(np.asarray(mask, dtype=np.float64)).to(dtype))
+        if cfg.get("dual"):
+            out = m(*tensors(ids[0], mask[0]), *tensors(ids[1], mask[1]))
+        else:
+            out = m(*tensors(ids, mask))
     return OrderedDict((k, v.numpy()) for k, v in out.items())
 
 
@@ -292,6 +334,10 @@ MODELS = OrderedDict(
                                      filter_layers=[1, 2], filter_ratio=0.5)),
         # the vanilla baseline: no filter layer, final LN times the mask
         ("lra_vanilla", _cfg(max_seq_len=130, num_classes=4, filter_layers=[], filter_ratio=0.2)),
+        # the Retrieval task's dual encoder (ModelForSCDual) with the released filter setting,
+        # and its softmax baseline
+        ("fourier_lra_dual_l0_r02", _cfg(max_seq_len=140, num_classes=2, dual=True)),
+        ("lra_vanilla_dual", _cfg(num_layers=1, max_seq_len=20, num_classes=2, filter_layers=[], dual=True)),
     ]
 )
 
@@ -310,6 +356,15 @@ CASES = [
     ("n129_pad", "lra_vanilla", 2, 129, "i64", "i64", [129, 64]),
 ]
 
+# Dual-encoder cases: (case, model, batch, (N0, N1), ids dtype, mask dtype or None,
+# (mask rows of input 0, mask rows of input 1) or None)
+DUAL_CASES = [
+    ("n7_pad", "fourier_lra_dual_l0_r02", 2, (7, 7), "i64", "i64", ([7, 4], [5, 7])),
+    ("n129_n66", "fourier_lra_dual_l0_r02", 2, (129, 66), "i32", "f32", ([129, 90], [40, 66])),
+    ("n2_nomask", "fourier_lra_dual_l0_r02", 1, (2, 3), "i64", None, None),
+    ("n7_pad", "lra_vanilla_dual", 2, (7, 9), "i64", "u8", ([3, 7], [9, 6])),
+]
+
 
 def case_inputs(model_name, case_name, batch, n, mask_rows, vocab):
     rng = tensor_rng(model_name, case_name, "inputs")
@@ -324,7 +379,10 @@ def case_inputs(model_name, case_name, batch, n, mask_rows, vocab):
 def check_float32(cfg, weights, ids, mask, expected):
     """The same forward in float32 (official arithmetic) stays within float32 rounding."""
     got = forward(cfg, weights, ids, mask, dtype=torch.float32)
-    for k in ("last_hidden_state", "logits"):
+    names = ("last_hidden_state", "logits")
+    if cfg.get("dual"):
+        names = ("last_hidden_state_0", "last_hidden_state_1", "logits")
+    for k in names:
         a, b = got[k].astype(np.float64), expected[k]
         err = np.sqrt(np.sum((a - b) ** 2) / max(np.sum(b**2), 1e-300))
         if not err < 1e-5:
@@ -348,4 +406,17 @@ def cases(model_table):
         inputs = OrderedDict([("input_ids", (ids_dtype, ids))])
         if mask_dtype is not None:
             inputs["attention_mask"] = (mask_dtype, mask)
+        yield model, case, inputs, out
+    for case, model, batch, lengths, ids_dtype, mask_dtype, mask_rows in DUAL_CASES:
+        cfg, weights = model_table[model]
+        pairs = [case_inputs(model, "%s.%d" % (case, k), batch, lengths[k], None if mask_rows is None else mask_rows[k],
+                             cfg["vocab_size"]) for k in (0, 1)]
+        ids, mask = [p[0] for p in pairs], [p[1] for p in pairs]
+        out = forward(cfg, weights, ids, mask)
+        check_float32(cfg, weights, ids, mask, out)
+        inputs = OrderedDict()
+        for k in (0, 1):
+            inputs["input_ids_%d" % k] = (ids_dtype, ids[k])
+            if mask_dtype is not None:
+                inputs["attention_mask_%d" % k] = (mask_dtype, mask[k])
         yield model, case, inputs, out

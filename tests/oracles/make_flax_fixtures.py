@@ -16,11 +16,13 @@ as the official JAX code would save it: the params tree of main.py's LanguageMod
 native names split at "/" into nested modules) inside a flax.optim Optimizer state dict
 {"target": params, "state": {"step", "param_states"}} (to_bytes(optimizer)); converting it
 with the flax-combiner layout must give the golden tensors bit for bit
-(tests/loader/convert_combiner_test.cpp).
+(tests/loader/convert_combiner_test.cpp). combiner_axial_causal.main_config.json is its config as
+the TransformerConfig fields combiner/jax main.py sets, plus main.py's -model choice.
 
 Needs the `msgpack` module (Debian python3-msgpack or `pip install --user msgpack`).
 Run: /usr/bin/python3 tests/oracles/make_flax_fixtures.py
 """
+import collections
 import json
 import os
 
@@ -262,6 +264,23 @@ def main():
     with open(os.path.join(OUT, "combiner_axial_causal.msgpack"), "wb") as f:
         f.write(data)
     print(f"combiner_axial_causal.msgpack: {len(data)} bytes")
+
+    main_config("combiner_axial_causal", "axial")
+
+
+def main_config(golden_name, model):
+    """<golden>.main_config.json: the golden's config as the fields combiner/jax main.py passes
+    to TransformerConfig, in its order, plus its -model choice."""
+    _, meta = safetensors_io.read(os.path.join(OUT, "..", "models", golden_name + ".safetensors"))
+    c = json.loads(meta["longrun.config"])
+    fields = [("model", model), ("vocab_size", c["vocab_size"]), ("output_vocab_size", c["vocab_size"]),
+              ("num_heads", c["num_heads"]), ("num_layers", c["num_layers"]), ("max_len", c["max_len"]),
+              ("emb_dim", c["emb_dim"]), ("qkv_dim", c["qkv_dim"]), ("mlp_dim", c["mlp_dim"]),
+              ("max_seg_len", c["max_seg_len"]), ("dropout_rate", 0), ("attention_dropout_rate", 0.001),
+              ("deterministic", True), ("seq_summary", "pool-max"), ("window_size", 3), ("share_param", False)]
+    with open(os.path.join(OUT, golden_name + ".main_config.json"), "w") as f:
+        json.dump(collections.OrderedDict(fields), f, indent=2)
+        f.write("\n")
 
 
 if __name__ == "__main__":

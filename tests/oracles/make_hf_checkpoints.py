@@ -34,6 +34,10 @@ fastformer_official.pt / fastformer_shared_official.pt
                fastformer_d64 / fastformer_d64_shared (share_layers: one encoders.0 layer) as
                the notebook's training loop would save them with DataParallel:
                torch.save({"model_state_dict": {"module." + name: tensor}, "epoch": 3}).
+fastformer_d64.fastformer.json
+               fastformer_d64's config as the official repository ships fastformer.json: its
+               keys in its order (training-only ones, enable_fp16 as the string "False", no
+               num_labels: the notebook hard-codes dense_linear's outputs).
 hf_fourier_bart/
                fourier_bart_l2_r03 as a plain HF BART directory (config.json of model_type
                "bart" without the dct_* fields, which the importer gets from --set) +
@@ -54,6 +58,7 @@ Converting each must give back the golden model's tensors bit for bit, and the c
 model the golden's (or the io file's) outputs (tests/loader/convert_hf_test.cpp).
 """
 
+import collections
 import json
 import os
 import sys
@@ -198,6 +203,19 @@ def fastformer_official(golden_name, out_name):
     torch.save({"model_state_dict": sd, "epoch": 3}, os.path.join(OUT, out_name))
 
 
+def fastformer_json(golden_name, out_name):
+    _, c = golden(golden_name)
+    shipped = collections.OrderedDict(
+        [("hidden_size", c["hidden_size"]), ("hidden_dropout_prob", 0.2), ("num_hidden_layers", c["num_hidden_layers"]),
+         ("hidden_act", c["hidden_act"]), ("num_attention_heads", c["num_attention_heads"]),
+         ("intermediate_size", c["intermediate_size"]), ("max_position_embeddings", c["max_position_embeddings"]),
+         ("type_vocab_size", 2), ("vocab_size", c["vocab_size"]), ("layer_norm_eps", c["layer_norm_eps"]),
+         ("initializer_range", 0.02), ("pooler_type", c["pooler_type"]), ("enable_fp16", "False")])
+    with open(os.path.join(OUT, out_name), "w") as f:
+        json.dump(shipped, f, indent=4)
+        f.write("\n")
+
+
 def hf_fourier_bart():
     w, config = golden("fourier_bart_l2_r03")
     d = os.path.join(OUT, "hf_fourier_bart")
@@ -271,6 +289,7 @@ def main():
     fairseq_transformer()
     fastformer_official("fastformer_d64", "fastformer_official.pt")
     fastformer_official("fastformer_d64_shared", "fastformer_shared_official.pt")
+    fastformer_json("fastformer_d64", "fastformer_d64.fastformer.json")
     hf_fourier_bart()
     oracle_io("hf_bert.fourier_l1_r05.n7_pad.io.safetensors", "bert_tiny", "fourier-bert",
               {"filter_layers": [1], "filter_ratio": 0.5})

@@ -17,6 +17,15 @@ fourier_lra_l12_r05.official.pt / fourier_lra_l12_r05.config.json
                              the fourier_lra_l12_r05 golden (filters before layers 1 and 2) as the
                              official code saves a DataParallel model: {"model_state_dict":
                              {"module." + name: tensor}}, zip, "cuda:0" tags; its lra_config as above.
+fourier_lra_l12_r05.model_config.json
+                             the same model's config as the official run_tasks.py builds it for
+                             --model dct-0.5 --layers 1,2 (lra_config "model" dict, the
+                             extra_attn_config entry, layers, mixed_precision, attn_type, and
+                             max_seq_len rounded up to a power of two): the importer's official form.
+fourier_lra_dual_l0_r02.official.pt / fourier_lra_dual_l0_r02.model_config.json
+                             the Retrieval dual-encoder golden (ModelForSCDual) saved as above
+                             (no module. prefix) and its run_tasks.py config, which has no key for
+                             the dual head (the importer reads it from the classifier's width).
 mixed.pt / mixed.legacy.pt   small tensors of every storage dtype (f64/f32/f16/bf16/i64/i32/i16/i8/
 mixed.p4.pt                  u8/bool), a bare nn.Parameter (_rebuild_parameter), a 0-dim and an
                              empty tensor, nested dicts and lists; zip, legacy and pickle protocol 4.
@@ -28,6 +37,7 @@ namespace.pt                 a fairseq-like {"args": argparse.Namespace(...), "m
 import argparse
 import collections
 import json
+import math
 import os
 import sys
 
@@ -96,12 +106,50 @@ def write_official_config(cfg, name):
         f.write("\n")
 
 
+def run_tasks_model_config(cfg):
+    """The model_config of the official run_tasks.py, in its order: lra_config.py's "model"
+    dict, extra_attn_config[--model], layers (--layers), mixed_precision, attn_type (--model),
+    then max_seq_len rounded up to a power of two."""
+    c = collections.OrderedDict(
+        [("learn_pos_emb", True), ("tied_weights", False), ("embedding_dim", cfg["transformer_dim"]),
+         ("transformer_dim", cfg["transformer_dim"]), ("transformer_hidden_dim", cfg["transformer_hidden_dim"]),
+         ("head_dim", cfg["head_dim"]), ("num_head", cfg["num_head"]), ("num_layers", cfg["num_layers"]),
+         ("vocab_size", cfg["vocab_size"]), ("max_seq_len", cfg["max_seq_len"]), ("dropout_prob", 0.1),
+         ("attention_dropout", 0.1), ("pooling_mode", cfg["pooling_mode"]), ("num_classes", cfg["num_classes"])])
+    if cfg["filter_layers"]:
+        attn_type = "dct-%g" % cfg["filter_ratio"]
+        c.update([("attention_grad_checkpointing", False), ("dct_percentage", cfg["filter_ratio"])])
+        c["layers"] = list(cfg["filter_layers"])
+    else:
+        attn_type = "softmax"
+        c["attention_grad_checkpointing"] = True
+        c["layers"] = [0]
+    c["mixed_precision"] = True
+    c["attn_type"] = attn_type
+    c["max_seq_len"] = int(2 ** math.ceil(math.log2(c["max_seq_len"])))
+    return c
+
+
+def write_run_tasks_config(cfg, name):
+    with open(os.path.join(OUT, name), "w") as f:
+        json.dump(run_tasks_model_config(cfg), f, indent=4)  # as run_tasks.py prints it
+        f.write("\n")
+
+
+def fourier_lra_dual_official():
+    sd, cfg = golden_state_dict("fourier_lra_dual_l0_r02")
+    path = os.path.join(OUT, "fourier_lra_dual_l0_r02.official.pt")
+    save_as_device({"model_state_dict": sd}, path, "cuda:0")
+    write_run_tasks_config(cfg, "fourier_lra_dual_l0_r02.model_config.json")
+
+
 def fourier_lra_official():
     sd, cfg = golden_state_dict("fourier_lra_l12_r05")
     wrapped = collections.OrderedDict(("module." + k, v) for k, v in sd.items())
     path = os.path.join(OUT, "fourier_lra_l12_r05.official.pt")
     save_as_device({"model_state_dict": wrapped}, path, "cuda:0")
     write_official_config(cfg, "fourier_lra_l12_r05.config.json")
+    write_run_tasks_config(cfg, "fourier_lra_l12_r05.model_config.json")
     back = torch.load(path, map_location="cpu", weights_only=True)["model_state_dict"]
     for k, v in sd.items():
         assert torch.equal(back["module." + k], v)
@@ -156,6 +204,7 @@ def main():
                    _use_new_zipfile_serialization=False)
     write_official_config(cfg, "lra_vanilla.config.json")
     fourier_lra_official()
+    fourier_lra_dual_official()
 
     obj, expected = mixed()
     torch.save(obj, os.path.join(OUT, "mixed.pt"))

@@ -81,4 +81,12 @@ grep -q "tensors mapped: 37" "$tmp/out" || { echo "FAIL: flax summary"; cat "$tm
 expect 0 "--inspect flax" "$bin" --inspect "$src/tests/golden/flax/combiner_axial_causal.msgpack"
 grep -q "format: flax-msgpack" "$tmp/out" && grep -q "note: state/step = 1200" "$tmp/out" ||
   { echo "FAIL: flax --inspect"; cat "$tmp/out"; fail=1; }
+expect 0 "fastformer.json as shipped" "$bin" --arch fastformer --config "$ck/fastformer_d64.fastformer.json" \
+  "$ck/fastformer_official.pt" -o "$tmp/ff.safetensors"
+grep -q "config 'enable_fp16' \"False\": fp16 autocast" "$tmp/out" ||
+  { echo "FAIL: dropped config keys not listed"; cat "$tmp/out"; fail=1; }
+expect 1 "official LRA config with an attention longrun lacks" "$bin" --arch fourier-lra \
+  --config "$ck/fourier_lra_l12_r05.model_config.json" --set attn_type=none "$ck/fourier_lra_l12_r05.official.pt" \
+  -o "$tmp/bad2.safetensors"
+grep -q "field 'attn_type'" "$tmp/out" || { echo "FAIL: attn_type not named"; cat "$tmp/out"; fail=1; }
 exit $fail

@@ -10,6 +10,7 @@
 #include "longrun/checked_math.h"
 #include "longrun/models/model.h"
 #include "longrun/safetensors.h"
+#include "official_config.h"
 #include "registry.h"
 
 namespace longrun::convert {
@@ -307,8 +308,14 @@ std::string problems_message(const SourceCheckpoint& src, const ConvertOptions& 
 
 }  // namespace
 
-Result<ConvertSummary> convert_checkpoint(const SourceCheckpoint& src, const ConvertOptions& options,
+Result<ConvertSummary> convert_checkpoint(const SourceCheckpoint& src, const ConvertOptions& given,
                                           const std::string& out_path) {
+  // The official repositories' config keys -> the family's fields (official_config.h), once,
+  // before any layout's rename hook or config completion reads the config.
+  auto translated = translate_official_config(given.arch, given.config_json);
+  if (!translated.ok()) return translated.status().with_context("config for '" + given.arch + "'");
+  ConvertOptions options = given;
+  options.config_json = translated->config_json;
   const models::Family* family = models::find_family(options.arch);
   if (!family) {
     std::string known;
@@ -353,6 +360,7 @@ Result<ConvertSummary> convert_checkpoint(const SourceCheckpoint& src, const Con
   const std::vector<const SourceTensor*>& chosen = plan.chosen;
   ConvertSummary& summary = plan.summary;
   const SourceLayout& layout = *plan.layout;
+  summary.config_notes = std::move(translated->notes);
 
   std::vector<std::vector<std::byte>> buffers(table.size());
   std::vector<SafetensorsWriteEntry> entries;

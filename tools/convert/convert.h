@@ -35,6 +35,9 @@ struct ConvertSummary {
   int mapped = 0;
   std::vector<std::string> ignored;  // "name: reason"
   std::vector<std::string> retied;   // "target <- source"
+  // Official config keys dropped as not affecting inference, and official keys translated
+  // ("'key' value: reason"; official_config.h).
+  std::vector<std::string> config_notes;
   int dtype_conversions = 0;
   uint64_t bytes = 0;  // tensor bytes written
   std::map<std::string, std::string> metadata;

@@ -279,6 +279,7 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(summary->bytes));
     for (const std::string& s : summary->ignored) std::printf("  ignored %s\n", s.c_str());
     for (const std::string& s : summary->retied) std::printf("  re-tied %s\n", s.c_str());
+    for (const std::string& s : summary->config_notes) std::printf("  config %s\n", s.c_str());
     for (const std::string& s : fairseq_dropped)
       std::printf("  dropped by the fairseq reader %s\n", s.c_str());
     std::printf("  source sha256: %s\n", summary->metadata["longrun.source_sha256"].c_str());

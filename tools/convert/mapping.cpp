@@ -12,6 +12,21 @@ namespace {
 // torch.save({"model_state_dict": model.module.state_dict()}), so names carry no "module."
 // prefix but sit under "model_state_dict"; other DataParallel saves keep "module.".
 // Parameter names are the native ones (the family table uses the official module names).
+// The LRA config has no key for the Retrieval task's ModelForSCDual (run_tasks.py picks it by
+// task name); its classifier reads [p0, p1, p0 * p1, p0 - p1], so a first classifier Linear
+// 4 * transformer_dim wide means dual, unless the config sets it.
+Result<std::string> complete_fourier_lra_config(const std::string& config_json, const SourceShapes& tensors) {
+  nlohmann::json j = nlohmann::json::parse(config_json, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return invalid_argument("config: not a JSON object");
+  if (j.contains("dual") || !j.contains("transformer_dim") || !j["transformer_dim"].is_number_integer())
+    return config_json;  // the family's parser decides
+  const int64_t d = j["transformer_dim"].get<int64_t>();
+  for (const auto& [name, shape] : tensors)
+    if (name == "seq_classifer.mlpblock.0.weight" && shape.size() == 2 && d > 0 && d < (int64_t(1) << 40))
+      j["dual"] = shape[1] == 4 * d;
+  return j.dump();
+}
+
 const SourceLayout kFourierLra{
     "fourier-lra-official",
     {"fourier-lra"},
@@ -20,7 +35,9 @@ const SourceLayout kFourierLra{
     {{"optimizer_state_dict.", "optimizer state (training only)"},
      {"lr_scheduler_state_dict.", "scheduler state (training only)"},
      {"optimizer.", "optimizer state (training only)"}},
-    {}};
+    {},
+    {},
+    complete_fourier_lra_config};
 
 }  // namespace
 
@@ -89,6 +106,17 @@ const SourceLayout kHfBart{
      {"model.decoder.embed_tokens.weight", "model.shared.weight"},
      {"lm_head.weight", "model.shared.weight"}}};
 
+// The shipped fastformer.json has no num_labels (the notebook hard-codes dense_linear's 4
+// outputs): the rows of dense_linear.weight give it unless the config sets it.
+Result<std::string> complete_fastformer_config(const std::string& config_json, const SourceShapes& tensors) {
+  nlohmann::json j = nlohmann::json::parse(config_json, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return invalid_argument("config: not a JSON object");
+  if (j.contains("num_labels")) return config_json;
+  for (const auto& [name, shape] : tensors)
+    if (name == "dense_linear.weight" && shape.size() == 2) j["num_labels"] = shape[0];
+  return j.dump();
+}
+
 // wuch15/Fastformer notebook (docs/checkpoints.md#fastformer: no released checkpoint): torch.save of the
 // Model's state_dict, names as the family's table; optional DataParallel "module." and a
 // {"model_state_dict": ...} / {"state_dict": ...} wrapper as training scripts write.
@@ -99,7 +127,9 @@ const SourceLayout kFastformerOfficial{"fastformer-official",
                                        {"model_state_dict.", "state_dict.", "module."},
                                        {{"optimizer_state_dict.", "optimizer state (training only)"},
                                         {"optimizer.", "optimizer state (training only)"}},
-                                       {}};
+                                       {},
+                                       {},
+                                       complete_fastformer_config};
 
 // Hugging Face BartModel (no lm_head, no "model." prefix): "model." added; the encoder's and
 // decoder's embed_tokens are copies of model.shared.weight (save_pretrained drops them,
