@@ -384,6 +384,7 @@ longrun::bench::ModelsOptions parse_models(int argc, char** argv) {
   if (o.scale && o.quick) usage_error("--scale: not with --quick (--max-n or --n for short lengths)");
   if (o.max_n > 0 && !o.scale) usage_error("--max-n: only with --scale");
   if (o.no_baseline && o.presets.empty()) usage_error("--no-baseline: only with --preset");
+  if (o.scale && o.pytorch) usage_error("--pytorch: not with --scale (one model file per length)");
   if (!o.scale && o.repeat < 5) usage_error("--repeat: at least 5 (1 with --scale)");
   if (o.scale && !repeat_set) o.repeat = 3;
   if (!o.arch.empty() && !o.presets.empty()) usage_error("--preset: not with --arch (one or the other)");

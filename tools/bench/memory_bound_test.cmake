@@ -78,7 +78,7 @@ endforeach()
 
 # Usage errors of the sweep's flags exit 2.
 foreach(args "--scale;--arch;fastformer;--config;{}" "--max-n;4096" "--repeat;1" "--scale;--preset;attn-dense"
-             "--no-baseline")
+             "--no-baseline" "--scale;--pytorch;--save-models;/tmp")
   execute_process(COMMAND ${BENCH} models ${args} RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
   if(NOT rc EQUAL 2)
     message(FATAL_ERROR "longrun-bench models ${args}: exit ${rc}, expected 2 (usage error)")
