@@ -32,9 +32,11 @@ struct ModelRow {
   // The memory budgets: peak memory <= weights + arena + inputs/outputs + kMemorySlack, and
   // the arena within kArenaSlack x the planner's lower bound (peak_live_bytes). The run's
   // inputs and outputs are the caller's buffers and are added to the bound: an
-  // encoder-decoder's logits [N, V] alone are 128 MiB at N = 4096, V = 8192. The prepacked
-  // GEMM weights replace the file pages of the originals (gemm.cpp), so they are in
-  // "weights". kMemorySlack holds what does not grow with N: the binary and its libraries
+  // encoder-decoder's logits [N, V] alone are 128 MiB at N = 4096, V = 8192. "weights" are
+  // the graph's weight values (MemoryReport::weight_bytes_mapped), graph-owned constants
+  // included: the Combiner's sinusoidal table [N, D] is built with the graph and grows with
+  // N. The prepacked GEMM weights replace the file pages of the originals (gemm.cpp), so
+  // they are in "weights" too. kMemorySlack holds what does not grow with N: the binary and its libraries
   // (~12 MiB), the kernels' shared scratch (at most 16 MiB of per-run packed B -- one B
   // matrix over that is packed in column slabs -- plus per-chunk A blocks, and attention
   // buffers of a few MiB at N = 65,536), the thread pool's stacks and the allocator's slack.

@@ -272,7 +272,10 @@ struct Runner {
     r.threads = label.threads;
     r.arena_bytes = (*run)->memory().arena_bytes;
     r.peak_live_bytes = (*run)->memory().peak_live_bytes;
-    r.weight_bytes = w.weight_bytes;
+    // The graph's weight values: the model weights it reads and the constants the graph owns
+    // (the Combiner's [N, D] sinusoidal table: 128 MiB at N = 65,536), which are resident as
+    // much as the weights are; the model's own count where the planner has none.
+    r.weight_bytes = std::max(w.weight_bytes, (*run)->memory().weight_bytes_mapped);
     r.io_bytes = (*run)->memory().input_bytes + (*run)->memory().output_bytes;
     r.workspace_bytes = (*run)->memory().workspace_bytes;
     r.weight_copy_bytes = (*run)->memory().weight_bytes_copied;
