@@ -1,6 +1,6 @@
 # CTest bench.memory_bound: the peak resident memory of Fastformer and the Combiner (fixed and
-# axial; bidirectional through the --scale sweep with its baseline, causal through --arch) at
-# D 512, 6 layers, 2 threads stays within the bound `longrun-bench models` checks, weights +
+# axial, bidirectional and causal: the --scale presets, with the bidirectional forms' baseline)
+# at D 512, 6 layers, 2 threads stays within the bound `longrun-bench models` checks, weights +
 # arena + inputs/outputs + 64 MiB (model_report.h): every row has "memory_ok": true where the
 # peak is known. The --scale rows carry "sweep":"scale", the progress lines go to stderr, and
 # tools/bench/perf_doc.py renders them as the scaling section with its SVG plot. Short N, one
@@ -43,15 +43,16 @@ function(check_rows out expect what)
 endfunction()
 
 set(scale_json "${OUT}/scale.jsonl")
-execute_process(COMMAND ${BENCH} models --scale --preset fastformer-d512-l6,combiner-fixed-d512-l6,combiner-axial-d512-l6
-                        --n ${N} --threads 2 --repeat 1 --warmup 0 --json -
+set(presets fastformer-d512-l6,combiner-fixed-d512-l6,combiner-axial-d512-l6)
+string(APPEND presets ",combiner-fixed-causal-d512-l6,combiner-axial-causal-d512-l6")
+execute_process(COMMAND ${BENCH} models --scale --preset ${presets} --n ${N} --threads 2 --repeat 1 --warmup 0 --json -
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "longrun-bench models --scale exited ${rc}\n${err}")
 endif()
 file(WRITE "${scale_json}" "${out}")
-check_rows("${out}" 4 "--scale")
-foreach(part "[1/4] lra-text-vanilla N ${N}" "[4/4] combiner-axial-d512-l6 N ${N}")
+check_rows("${out}" 6 "--scale")
+foreach(part "[1/6] lra-text-vanilla N ${N}" "[6/6] combiner-axial-causal-d512-l6 N ${N}")
   string(FIND "${err}" "${part}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "no progress line '${part}' on stderr:\n${err}")
@@ -63,17 +64,6 @@ foreach(line IN LISTS lines)
   if(NOT sweep STREQUAL "scale")
     message(FATAL_ERROR "a --scale row without \"sweep\":\"scale\":\n${line}")
   endif()
-endforeach()
-
-foreach(form fixed axial)
-  set(config "{\"vocab_size\":512,\"emb_dim\":512,\"num_heads\":8,\"qkv_dim\":512,\"mlp_dim\":2048,\"num_layers\":6,\"max_len\":${N},\"max_seg_len\":128,\"causal\":true,\"attention\":\"${form}\"}")
-  execute_process(COMMAND ${BENCH} models --arch combiner --config ${config} --n ${N} --threads 2 --repeat 5
-                          --warmup 0 --json -
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "longrun-bench models (causal ${form}) exited ${rc}\n${err}")
-  endif()
-  check_rows("${out}" 1 "causal combiner-${form}")
 endforeach()
 
 # Usage errors of the sweep's flags exit 2.

@@ -103,6 +103,9 @@ constexpr ModelPreset kPresets[] = {
 #define LR_COMBINER_AT_N                                                                                  \
   "\"vocab_size\":512,\"emb_dim\":512,\"num_heads\":8,\"qkv_dim\":512,\"mlp_dim\":2048,\"num_layers\":6," \
   "\"max_len\":@N@,\"max_seg_len\":128,\"causal\":false,"
+#define LR_COMBINER_CAUSAL_AT_N                                                                           \
+  "\"vocab_size\":512,\"emb_dim\":512,\"num_heads\":8,\"qkv_dim\":512,\"mlp_dim\":2048,\"num_layers\":6," \
+  "\"max_len\":@N@,\"max_seg_len\":128,\"causal\":true,"
 constexpr const char* kScaleNs = "4096,8192,16384,32768,65536";
 constexpr ModelPreset kScalePresets[] = {
     {"lra-text-vanilla", "fourier-lra", "{" LR_LRA_TEXT_AT_N "\"filter_layers\":[]}", "", kScaleNs,
@@ -118,6 +121,11 @@ constexpr ModelPreset kScalePresets[] = {
      "lra-text-vanilla", kScaleNs, "Combiner-Fixed LM, bidirectional, s = 128, D 512, 6 layers"},
     {"combiner-axial-d512-l6", "combiner", "{" LR_COMBINER_AT_N "\"attention\":\"axial\"}",
      "lra-text-vanilla", kScaleNs, "Combiner-Axial LM, bidirectional, s = 128, D 512, 6 layers"},
+    // The causal LM forms (the bench has no causal dense encoder to compare them with).
+    {"combiner-fixed-causal-d512-l6", "combiner", "{" LR_COMBINER_CAUSAL_AT_N "\"attention\":\"fixed\"}", "",
+     kScaleNs, "Combiner-Fixed LM, causal, s = 128, D 512, 6 layers"},
+    {"combiner-axial-causal-d512-l6", "combiner", "{" LR_COMBINER_CAUSAL_AT_N "\"attention\":\"axial\"}", "",
+     kScaleNs, "Combiner-Axial LM, causal, s = 128, D 512, 6 layers"},
     {"transformer-d512-l6", "transformer", "{" LR_TRANSFORMER_AT_N "}", "", kScaleNs,
      "fairseq Transformer-base, 6 + 6 layers, decoder length = N (Lasformer's baseline)"},
     {"lasformer-d512-l6", "lasformer",
@@ -129,6 +137,7 @@ constexpr ModelPreset kScalePresets[] = {
 #undef LR_LRA_TEXT_AT_N
 #undef LR_TRANSFORMER_AT_N
 #undef LR_COMBINER_AT_N
+#undef LR_COMBINER_CAUSAL_AT_N
 #undef LR_LRA_TEXT
 #undef LR_LRA_TEXT_8K
 #undef LR_TRANSFORMER_BASE

@@ -111,14 +111,15 @@ def scale_section(rows, svg_link):
     for k in sorted(cells.order, key=lambda k: (order.index(k[0]), k[2], k[3], k[1])):
         model, n, threads, eng = k
         base = baseline_of.get(model)
-        vs = f"`{base}`" if base else "(baseline)"
+        is_base = model in baseline_of.values()
+        vs = f"`{base}`" if base else "(baseline)" if is_base else "-"
         if k in failures:
             body.append([f"`{model}`", vs, n, threads, "-", failures[k], "", "", "", ""])
             continue
         rss, bound = cells.get(k, "rss"), cells.get(k, "bound")
         flag = "!" if rss is not None and bound is not None and rss > bound else ""
         body.append([f"`{model}`", vs, n, threads, cells.get(k, "runs"), fmt_ms(cells.get(k, "ms")),
-                     fmt_rate(cells.get(k, "tps")), fmt_ratio(cells.get(k, "ratio")) if base else "baseline",
+                     fmt_rate(cells.get(k, "tps")), fmt_ratio(cells.get(k, "ratio")) if base else "baseline" if is_base else "-",
                      mib(rss) + flag, mib(cells.get(k, "arena"))])
     return out + table(head, body, right=(2, 3, 4, 5, 6, 7, 8, 9)) + [""]
 
