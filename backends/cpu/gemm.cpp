@@ -27,7 +27,8 @@ namespace {
 
 // Cache blocking (kc_max, mc) comes with the ISA's kernels (GemmIsaKernels).
 constexpr int64_t kNcMax = 4096;                    // columns per task (B is packed whole, so only task size)
-constexpr int64_t kPackedBCap = int64_t(16) << 20;  // bytes: per-run packed B above this goes batch by batch
+constexpr int64_t kPackedBCap = int64_t(16) << 20;  // bytes: per-run packed B above this goes batch by batch,
+                                                    // and one B matrix above it in column slabs
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
@@ -43,6 +44,7 @@ struct Problem {
   int64_t b_flat[kMaxRank] = {};  // B's own flat batch index per output batch dim (packed B)
   int64_t batch = 1, b_batches = 1;
   int64_t ldc = 0;
+  int64_t ldy = 0;  // Y's row stride: N, or the whole output's N for a column slab (b_slab)
   const float* a = nullptr;
   const char* b = nullptr;
   const float* bias = nullptr;
@@ -86,6 +88,7 @@ bool describe(const MatmulAttrs& at, std::span<const TensorDesc> in, const Tenso
   p->b_dtype = B.dtype();
   if (ro < 2 || ro > kMaxRank || !out.is_contiguous() || out.dim(ro - 2) != p->M || out.dim(ro - 1) != p->N)
     return false;
+  p->ldy = p->N;
   p->nbd = ro - 2;
   p->batch = 1;
   for (int i = 0; i < p->nbd; ++i) p->batch *= p->bdims[i] = out.dim(i);
@@ -246,6 +249,28 @@ void pack_b(const GemmIsaKernels& isa, const Problem& p, const TensorDesc& bdesc
     job(0, items);
 }
 
+// Columns of one slab of a per-run B whose single matrix packs to more than kPackedBCap (a
+// pooling's weights [1, N] times x [N, D]: K = N): whole NR panels, as many as fit the cap,
+// so the packed B stays within kPackedBCap whatever the sequence length. The whole N when
+// one matrix fits.
+int64_t b_slab_columns(const GemmIsaKernels& isa, const Problem& p) {
+  if (packed_b_floats(isa, p) * int64_t(sizeof(float)) <= kPackedBCap) return p.N;
+  const int64_t panels = std::max<int64_t>(1, kPackedBCap / (p.K * isa.nr * int64_t(sizeof(float))));
+  return std::min(p.N, panels * isa.nr);
+}
+
+// Columns [n0, n0 + cols) of p as a problem of its own: B, bias, C and Y start n0 columns in,
+// Y keeps its row stride.
+Problem b_slab(const Problem& p, int64_t n0, int64_t cols) {
+  Problem s = p;
+  s.N = cols;
+  s.b = p.b + n0 * p.b_n * int64_t(dtype_size(p.b_dtype));
+  if (p.bias != nullptr) s.bias = p.bias + n0;
+  if (p.c != nullptr) s.c = p.c + n0;
+  s.y = p.y + n0;
+  return s;
+}
+
 // The per-node state: prepacked weight B (or the per-run B scratch) and one A-block buffer
 // per parallel chunk.
 struct MatmulState {
@@ -297,7 +322,7 @@ int64_t chunk_of(int64_t n, int64_t chunks, int64_t begin) {
 // cache size, where Y's next reader may still find it in the cache. The AVX2 short-K tile
 // loop never streams (gemm_impl.h, short_k_tiles).
 bool streams_output(const Problem& p) {
-  return rows_streamable(p.y, p.N, p.batch * p.M * p.N * int64_t(sizeof(float)));
+  return rows_streamable(p.y, p.ldy, p.batch * p.M * p.ldy * int64_t(sizeof(float)));
 }
 
 // Computes output batches [first, first + count) with B packed at `packed_b` (matrix j of
@@ -335,7 +360,7 @@ void compute(const GemmIsaKernels& isa, const MatmulAttrs& at, const Problem& p,
       const int64_t m0 = bl.m_begin(mb, p.M), mc = bl.m_begin(mb + 1, p.M) - m0;
       const int64_t n0 = bl.n_begin(nb, p.N), nc = bl.n_begin(nb + 1, p.N) - n0;
       const Offsets o = batch_offsets(p, batch);
-      float* y = p.y + (batch * p.M + m0) * p.N + n0;
+      float* y = p.y + (batch * p.M + m0) * p.ldy + n0;
       const float* b = bdesc != nullptr
                            ? packed_b + b_matrix_offset(*bdesc, o.b_flat) + n0
                            : packed_b + (o.b_flat - b_first) * per_b + (n0 / isa.nr) * p.K * isa.nr;
@@ -378,7 +403,7 @@ void compute(const GemmIsaKernels& isa, const MatmulAttrs& at, const Problem& p,
         g.n = nc;
         g.kc = kc;
         g.y = y;
-        g.ldy = p.N;
+        g.ldy = p.ldy;
         g.accumulate = kb > 0;
         g.epilogue = kb + 1 == bl.k_blocks && !trivial ? &ep : nullptr;
         g.stream = stream;
@@ -495,7 +520,8 @@ Status matmul_run(const GemmIsaKernels& isa, const KernelArgs& args) {
   }
   float* b_scratch = nullptr;
   const bool all_b = p.b_batches * per_b * 4 <= kPackedBCap;
-  const int64_t b_need = all_b ? p.b_batches * per_b : per_b;
+  const int64_t slab = b_slab_columns(isa, p);
+  const int64_t b_need = all_b ? p.b_batches * per_b : ceil_div(slab, isa.nr) * p.K * isa.nr;
   if (state != nullptr && state->weight == nullptr && state->b_floats >= b_need) {
     b_scratch = state->scratch->floats();
   } else {
@@ -521,6 +547,24 @@ Status matmul_run(const GemmIsaKernels& isa, const KernelArgs& args) {
   if (all_b) {
     pack_b(isa, p, bdesc, 0, p.b_batches, b_scratch, pool);
     compute(isa, at, p, bl, 0, p.batch, b_scratch, 0, a_scratch, a_floats, pool, nullptr, shared_a());
+    return {};
+  }
+  if (slab < p.N) {
+    // One B matrix over the cap: column slabs, each packed and used before the next, batch by
+    // batch. Every output element sees the same K blocking as in one piece; A is packed per
+    // task (no shared A), which is a copy and changes no bit.
+    for (int64_t batch = 0; batch < p.batch; ++batch) {
+      const int64_t bf = batch_offsets(p, batch).b_flat;
+      for (int64_t n0 = 0; n0 < p.N; n0 += slab) {
+        const Problem s = b_slab(p, n0, std::min(slab, p.N - n0));
+        const Blocking sbl = choose_blocking(isa, s, threads);
+        ThreadPool* spool =
+            pool != nullptr && thread_pool_chunk_count(s.batch * sbl.tasks(), 1, threads) <= chunks ? pool
+                                                                                                    : nullptr;
+        pack_b(isa, s, bdesc, bf, 1, b_scratch, spool);
+        compute(isa, at, s, sbl, batch, 1, b_scratch, bf, a_scratch, a_floats, spool);
+      }
+    }
     return {};
   }
   // Large batched B: one output batch at a time, repacking only when its B changes.
@@ -576,7 +620,7 @@ Result<std::shared_ptr<void>> matmul_prepare(const GemmIsaKernels& isa, const Gr
     state->weight = b.weight_data;
   } else if (!direct_b(isa, p)) {
     const bool all_b = p.b_batches * per_b * 4 <= kPackedBCap;
-    state->b_floats = all_b ? p.b_batches * per_b : per_b;
+    state->b_floats = all_b ? p.b_batches * per_b : ceil_div(b_slab_columns(isa, p), isa.nr) * p.K * isa.nr;
   }
   state->a_offset = round_up(state->b_floats, 16);  // A blocks start on a cache line
   LR_ASSIGN_OR_RETURN(state->scratch, host::request_scratch((state->a_offset + state->a_region_floats) *

@@ -18,7 +18,9 @@
 
 #include "backends/cpu/cpu_isa.h"
 #include "backends/cpu/gemm.h"
+#include "longrun/backend.h"
 #include "longrun/graph.h"
+#include "longrun/planner.h"
 #include "longrun/session.h"
 #include "longrun/thread_pool.h"
 #include "support/stream_min_bytes.h"
@@ -389,6 +391,59 @@ TEST_CASE("cpu gemm: a batched B too large to pack at once is packed batch by ba
   MatmulAttrs at{.has_c = true};
   const Problem p = make_problem(at, 2, 1024, 1024, DType::bf16, 11, {5}, {5}, {1});
   check_all_levels(p);
+}
+
+TEST_CASE("cpu gemm: one input B too large to pack at once is packed in column slabs") {
+  // 4096 x 1100 packs to over 16 MiB on its own (a pooling's [1, N] x [N, D] at long N):
+  // column slabs of whole panels, each packed then used, with bias, C and batches, with and
+  // without the prepared state (whose scratch holds one slab, not the matrix).
+  MatmulAttrs at{.has_bias = true, .has_c = true};
+  const Problem p = make_problem(at, 3, 1100, 4096, DType::f32, 12, {2}, {2}, {2});
+  check_all_levels(p);
+  GraphBuilder b;
+  const ValueId a = b.input("a", p.descs[0]);
+  const ValueId w = b.input("w", p.descs[1]);
+  const ValueId bias = b.weight("bias", p.descs[2], p.data[2]->data());
+  const ValueId c = b.input("c", p.descs[3]);
+  b.output(b.matmul({a, w, bias, c}, at), "y");
+  auto g = b.build();
+  REQUIRE(g.ok());
+  auto two = pool_of(2);
+  for (const Level& level : kLevels) {
+    if (!has(level.isa)) continue;
+    CAPTURE(cpu::isa_name(level.isa));
+    const std::vector<float> one = run_ours(level.kernels(), p, nullptr);
+    for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), two.get()}) {
+      auto state = gemm::matmul_prepare(level.kernels(), *g, g->nodes()[0], pool);
+      REQUIRE(state.ok());
+      REQUIRE(*state != nullptr);
+      CHECK(bitwise_equal(one, run_ours(level.kernels(), p, pool, state->get())));
+    }
+  }
+}
+
+TEST_CASE("cpu gemm: the per-run packed B scratch does not grow with a pooling's sequence length") {
+  // weights [1, 1, N] x x [1, N, 512] (Fastformer's pooler): one B matrix of N x 512 floats
+  // (128 MiB at N = 65,536) is packed one column slab at a time, so the prepared graph's
+  // kernel scratch stays within the 16 MiB cap plus the A blocks (the shared packed A of the
+  // one-row A: MR x N floats, 1.5 MiB at N = 65,536). Prepare only: the scratch is mapped,
+  // never touched, and the inputs are never bound.
+  for (const int64_t n : {int64_t(4096), int64_t(65536)}) {
+    CAPTURE(n);
+    GraphBuilder b;
+    const ValueId w = b.input("w", TensorDesc(DType::f32, {1, 1, n}));
+    const ValueId x = b.input("x", TensorDesc(DType::f32, {1, n, 512}));
+    b.output(b.matmul({w, x}, {}), "y");
+    auto g = b.build();
+    REQUIRE(g.ok());
+    auto plan = plan_memory(*g);
+    REQUIRE(plan.ok());
+    auto backend = create_backend("cpu", {.threads = 2});
+    REQUIRE(backend.ok());
+    auto prepared = (*backend)->prepare(*g, *plan, {});
+    REQUIRE(prepared.ok());
+    CHECK((*prepared)->memory_report().workspace_bytes <= (int64_t(20) << 20));
+  }
 }
 
 TEST_CASE("cpu gemm: K up to 4096 stays within the conformance tolerance") {

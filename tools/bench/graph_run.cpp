@@ -50,7 +50,7 @@ GraphRun::~GraphRun() {
 }
 
 Result<std::unique_ptr<GraphRun>> GraphRun::create(const Graph& graph, std::span<const TensorView> inputs,
-                                                   const Engine& engine) {
+                                                   const Engine& engine, int64_t host_budget) {
   std::unique_ptr<GraphRun> r(new GraphRun());
   LR_ASSIGN_OR_RETURN(r->backend_, make_backend(engine));
   r->graph_ = std::make_unique<Graph>(graph);
@@ -65,8 +65,17 @@ Result<std::unique_ptr<GraphRun>> GraphRun::create(const Graph& graph, std::span
                          node.name + "': " + why);
   }
   LR_ASSIGN_OR_RETURN(const Plan plan, plan_memory(g));
-  LR_ASSIGN_OR_RETURN(r->prepared_, r->backend_->prepare(g, plan, {}));
-  r->memory_ = plan.report;
+  PrepareOptions options;
+  if (host_budget >= 0) {
+    const int64_t arena = plan.report.arena_bytes, outputs = plan.report.output_bytes;
+    if (arena > host_budget - outputs)
+      return out_of_memory("the planned arena of " + std::to_string(arena) + " bytes and outputs of " +
+                           std::to_string(outputs) + " bytes exceed the " + std::to_string(host_budget) +
+                           " bytes of memory available");
+    options.memory_budget_bytes = host_budget - outputs;
+  }
+  LR_ASSIGN_OR_RETURN(r->prepared_, r->backend_->prepare(g, plan, options));
+  r->memory_ = r->prepared_->memory_report();
   r->inputs_.assign(inputs.begin(), inputs.end());
   try {
     for (ValueId id : g.outputs()) {

@@ -34,16 +34,20 @@ std::string pool_settings_text(const std::vector<int>& cpus, int spin_us, bool a
 class GraphRun {
  public:
   // Copies the graph, plans it, checks every node is supported and prepares it. `inputs`
-  // (Graph::inputs() order) must stay valid while the GraphRun lives.
+  // (Graph::inputs() order) must stay valid while the GraphRun lives. host_budget >= 0: the
+  // arena, the output buffers, kernel workspaces and weight copies may take at most this many
+  // bytes of host memory; a plan that needs more fails with out_of_memory before allocating
+  // it (the prepare step's memory budget covers what only it knows).
   static Result<std::unique_ptr<GraphRun>> create(const Graph& graph, std::span<const TensorView> inputs,
-                                                  const Engine& engine);
+                                                  const Engine& engine, int64_t host_budget = -1);
   ~GraphRun();
 
   Status run();
   // The device time of the last run's nodes (RunHooks::device_ms), or -1 for a host backend.
   double last_device_ms() const { return last_device_ms_; }
   const Backend& backend() const { return *backend_; }
-  // The planner's memory report for the graph (arena, peak live bytes, weights, I/O).
+  // The prepared graph's memory report: the planner's (arena, peak live bytes, weights, I/O)
+  // with the backend's kernel workspaces and weight copies.
   const MemoryReport& memory() const { return memory_; }
   // The prepared graph and the host output buffers (Graph::outputs() order) of the last run.
   const Graph& graph() const { return *graph_; }

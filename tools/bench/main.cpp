@@ -266,7 +266,9 @@ void models_usage(std::FILE* f) {
       "process's peak resident memory during the runs against weights + arena + inputs/outputs\n"
       "+ 64 MiB, and the model's baseline preset measured in the same run at the same N and\n"
       "threads (ratio = baseline ms / model ms, > 1: the model is faster). Arch \"attention\"\n"
-      "(attn-* presets) times one layer's attention alone on given q, k, v.\n"
+      "(attn-* presets) times one layer's attention alone on given q, k, v. A host-memory case\n"
+      "whose planned arena, outputs, workspaces and weight copies exceed MemAvailable less 256 MiB\n"
+      "is skipped with that reason before anything is allocated.\n"
       "\n"
       "options (lists are comma-separated):\n"
       "  --backend NAME     cpu (default), reference or cuda\n"
@@ -282,14 +284,15 @@ void models_usage(std::FILE* f) {
       "                     benchmark any registered arch with this longrun.config instead\n"
       "  --n LIST           sequence lengths, overriding the presets' (--arch default: 512,1024)\n"
       "  --batch B          batch size (default 1)\n"
-      "  --repeat R         timed runs, median reported (default 5, min 5)\n"
+      "  --repeat R         timed runs, median reported (default 5, min 5; --scale: 3, min 1)\n"
       "  --warmup W         untimed runs first (default 1)\n"
       "  --seed S           weight and id seed (default 1)\n"
       "  --json FILE|-      also write one JSON object per line (- = stdout; the table then goes to\n"
       "                     stderr). Fields: model, arch, shape, n, batch, backend, isa, threads,\n"
       "                     warmup, repeat, median_ms, min_ms, max_ms, tokens_per_s, arena_bytes,\n"
-      "                     peak_live_bytes, weight_bytes, io_bytes, arena_ratio, arena_ok,\n"
-      "                     peak_rss_bytes, memory_bound_bytes, memory_ok, and with a baseline:\n"
+      "                     peak_live_bytes, weight_bytes, io_bytes, workspace_bytes,\n"
+      "                     weight_copy_bytes, arena_ratio, arena_ok, peak_rss_bytes,\n"
+      "                     memory_bound_bytes, memory_ok, sweep (--scale), and with a baseline:\n"
       "                     peer, peer_median_ms, ratio; a failed case has error instead of timings;\n"
       "                     then the provenance: commit, cpu, cpu_isa, compiler, build_type, date\n"
       "  --plot FILE.svg    write a self-contained SVG line plot of median ms vs N, one line per\n"
@@ -301,6 +304,14 @@ void models_usage(std::FILE* f) {
       "                     threads with peer pytorch-cpu, ratio = PyTorch ms / longrun ms\n"
       "  --save-models DIR  also write each model file (native safetensors) to DIR, e.g. for\n"
       "                     tools/bench/pytorch_models.py (same weights in eager PyTorch)\n"
+      "  --scale            the scaling sweep: each D 512 family and its baseline at N = 4096,\n"
+      "                     8192, 16384, 32768, 65536 (every length field of the config = N; --n\n"
+      "                     overrides the lengths, --preset picks among --scale --list); above\n"
+      "                     N = 8192 the runs halve per doubling of N (at least 1) with no\n"
+      "                     warm-up; progress lines on stderr; rows carry \"sweep\":\"scale\"\n"
+      "  --max-n N          with --scale: only lengths up to N\n"
+      "  --no-baseline      with --preset: run the presets named without their baselines (no\n"
+      "                     ratio), e.g. one family of --scale at N = 65536\n"
       "  --quick            N = 128,256 (unless --n): a smoke run, not a measurement\n"
       "  --list             print the selected models and exit\n"
       "  -h, --help         this text\n"
@@ -313,7 +324,7 @@ void models_usage(std::FILE* f) {
 
 longrun::bench::ModelsOptions parse_models(int argc, char** argv) {
   longrun::bench::ModelsOptions o;
-  bool config_set = false;
+  bool config_set = false, repeat_set = false;
   for_each_flag(argc, argv, &models_usage, [&](const std::string& a, auto& value) {
     if (engine_flag(a, value, o.backend, o.threads) ||
         pool_flag(a, value, o.cpus, o.spin_us, o.auto_affinity))
@@ -332,11 +343,18 @@ longrun::bench::ModelsOptions parse_models(int argc, char** argv) {
     } else if (a == "--batch") {
       o.batch = integer(a, value(), 1, 1 << 16);
     } else if (a == "--repeat") {
-      o.repeat = int(integer(a, value(), 5, 100000));
+      o.repeat = int(integer(a, value(), 1, 100000));  // at least 5 without --scale (below)
+      repeat_set = true;
     } else if (a == "--warmup") {
       o.warmup = int(integer(a, value(), 0, 100000));
     } else if (a == "--seed") {
       o.seed = uint32_t(integer(a, value(), 0, 0xFFFFFFFFll));
+    } else if (a == "--scale") {
+      o.scale = true;
+    } else if (a == "--max-n") {
+      o.max_n = integer(a, value(), 1, 1 << 24);
+    } else if (a == "--no-baseline") {
+      o.no_baseline = true;
     } else if (a == "--json") {
       o.json = json_path(value());
     } else if (a == "--plot") {
@@ -362,6 +380,13 @@ longrun::bench::ModelsOptions parse_models(int argc, char** argv) {
   if (!o.cpus.empty() && o.backend != "cpu") usage_error("--cpus: applies only to --backend cpu");
   if (o.spin_us != 0 && o.backend != "cpu") usage_error("--spin-us: applies only to --backend cpu");
   if (o.arch.empty() != !config_set) usage_error("--arch and --config go together");
+  if (o.scale && !o.arch.empty()) usage_error("--scale: not with --arch (the sweep runs its presets)");
+  if (o.scale && o.quick) usage_error("--scale: not with --quick (--max-n or --n for short lengths)");
+  if (o.max_n > 0 && !o.scale) usage_error("--max-n: only with --scale");
+  if (o.no_baseline && o.presets.empty()) usage_error("--no-baseline: only with --preset");
+  if (o.scale && o.pytorch) usage_error("--pytorch: not with --scale (one model file per length)");
+  if (!o.scale && o.repeat < 5) usage_error("--repeat: at least 5 (1 with --scale)");
+  if (o.scale && !repeat_set) o.repeat = 3;
   if (!o.arch.empty() && !o.presets.empty()) usage_error("--preset: not with --arch (one or the other)");
   if (o.pytorch && o.save_models.empty())
     usage_error("--pytorch needs --save-models DIR (the files it times)");

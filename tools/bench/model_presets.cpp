@@ -88,6 +88,56 @@ constexpr ModelPreset kPresets[] = {
      "attention only: Combiner-Axial with TF's row_summary 'none' (K~ = k)"},
 };
 
+// The scaling sweep (`--scale`): the D 512 families and their baselines, every length
+// field "@N@" -- replaced by the run's N, so each length gets a position table of its own size
+// and the weights do not grow with the longest N of the sweep. With max_seq_len = N the LRA
+// softmax encoder is also the Combiner's baseline.
+#define LR_LRA_TEXT_AT_N                                                                       \
+  "\"vocab_size\":512,\"transformer_dim\":512,\"transformer_hidden_dim\":2048,\"num_head\":8," \
+  "\"head_dim\":64,\"num_layers\":6,\"max_seq_len\":@N@,\"num_classes\":2,\"pooling_mode\":\"CLS\","
+#define LR_TRANSFORMER_AT_N                                                                                \
+  "\"src_vocab_size\":8192,\"tgt_vocab_size\":8192,\"share_all_embeddings\":true,"                         \
+  "\"encoder_embed_dim\":512,\"encoder_ffn_embed_dim\":2048,\"decoder_ffn_embed_dim\":2048,"               \
+  "\"encoder_layers\":6,\"decoder_layers\":6,\"encoder_attention_heads\":8,\"decoder_attention_heads\":8," \
+  "\"max_source_positions\":@N@,\"max_target_positions\":@N@"
+#define LR_COMBINER_AT_N                                                                                  \
+  "\"vocab_size\":512,\"emb_dim\":512,\"num_heads\":8,\"qkv_dim\":512,\"mlp_dim\":2048,\"num_layers\":6," \
+  "\"max_len\":@N@,\"max_seg_len\":128,\"causal\":false,"
+#define LR_COMBINER_CAUSAL_AT_N                                                                           \
+  "\"vocab_size\":512,\"emb_dim\":512,\"num_heads\":8,\"qkv_dim\":512,\"mlp_dim\":2048,\"num_layers\":6," \
+  "\"max_len\":@N@,\"max_seg_len\":128,\"causal\":true,"
+constexpr const char* kScaleNs = "4096,8192,16384,32768,65536";
+constexpr ModelPreset kScalePresets[] = {
+    {"lra-text-vanilla", "fourier-lra", "{" LR_LRA_TEXT_AT_N "\"filter_layers\":[]}", "", kScaleNs,
+     "LRA Text softmax encoder, D 512, 6 layers (the encoders' baseline)"},
+    {"lra-text-fourier-r0.2", "fourier-lra",
+     "{" LR_LRA_TEXT_AT_N "\"filter_layers\":[0],\"filter_ratio\":0.2}", "lra-text-vanilla", kScaleNs,
+     "the same with the DCT filter at layer 0, r = 0.2"},
+    {"fastformer-d512-l6", "fastformer",
+     "{\"vocab_size\":512,\"hidden_size\":512,\"num_attention_heads\":8,\"num_hidden_layers\":6,"
+     "\"intermediate_size\":2048,\"max_position_embeddings\":@N@,\"num_labels\":2}",
+     "lra-text-vanilla", kScaleNs, "Fastformer, D 512, 8 heads, FFN 2048, 6 layers"},
+    {"combiner-fixed-d512-l6", "combiner", "{" LR_COMBINER_AT_N "\"attention\":\"fixed\"}",
+     "lra-text-vanilla", kScaleNs, "Combiner-Fixed LM, bidirectional, s = 128, D 512, 6 layers"},
+    {"combiner-axial-d512-l6", "combiner", "{" LR_COMBINER_AT_N "\"attention\":\"axial\"}",
+     "lra-text-vanilla", kScaleNs, "Combiner-Axial LM, bidirectional, s = 128, D 512, 6 layers"},
+    // The causal LM forms (the bench has no causal dense encoder to compare them with).
+    {"combiner-fixed-causal-d512-l6", "combiner", "{" LR_COMBINER_CAUSAL_AT_N "\"attention\":\"fixed\"}", "",
+     kScaleNs, "Combiner-Fixed LM, causal, s = 128, D 512, 6 layers"},
+    {"combiner-axial-causal-d512-l6", "combiner", "{" LR_COMBINER_CAUSAL_AT_N "\"attention\":\"axial\"}", "",
+     kScaleNs, "Combiner-Axial LM, causal, s = 128, D 512, 6 layers"},
+    {"transformer-d512-l6", "transformer", "{" LR_TRANSFORMER_AT_N "}", "", kScaleNs,
+     "fairseq Transformer-base, 6 + 6 layers, decoder length = N (Lasformer's baseline)"},
+    {"lasformer-d512-l6", "lasformer",
+     "{" LR_TRANSFORMER_AT_N
+     ",\"selection_group_size\":3,\"selection_dim\":64,\"selection_ratio\":0.05,\"selection_min_keys\":10}",
+     "transformer-d512-l6", kScaleNs, "the same with top-k selection: k = 5 % of the keys"},
+};
+
+#undef LR_LRA_TEXT_AT_N
+#undef LR_TRANSFORMER_AT_N
+#undef LR_COMBINER_AT_N
+#undef LR_COMBINER_CAUSAL_AT_N
 #undef LR_LRA_TEXT
 #undef LR_LRA_TEXT_8K
 #undef LR_TRANSFORMER_BASE
@@ -96,6 +146,16 @@ constexpr ModelPreset kPresets[] = {
 }  // namespace
 
 std::vector<ModelPreset> model_presets() { return {std::begin(kPresets), std::end(kPresets)}; }
+
+std::vector<ModelPreset> scale_presets() { return {std::begin(kScalePresets), std::end(kScalePresets)}; }
+
+std::string config_at_length(std::string_view config, int64_t n) {
+  std::string out(config);
+  const std::string mark = "@N@", value = std::to_string(n);
+  for (size_t at = out.find(mark); at != std::string::npos; at = out.find(mark, at + value.size()))
+    out.replace(at, mark.size(), value);
+  return out;
+}
 
 const ModelPreset* find_preset(std::string_view name) {
   for (const ModelPreset& p : kPresets)

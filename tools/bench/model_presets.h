@@ -3,6 +3,7 @@
 // is compared with in the same run (its baseline, e.g. the same model without filter layers).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,11 @@ struct ModelPreset {
 };
 
 std::vector<ModelPreset> model_presets();
+// The scaling sweep's presets (`longrun-bench models --scale`): each family and its baseline
+// at N = 4096 ... 65536, configs with "@N@" for every length field (config_at_length).
+std::vector<ModelPreset> scale_presets();
+// `config` with every "@N@" replaced by n.
+std::string config_at_length(std::string_view config, int64_t n);
 const ModelPreset* find_preset(std::string_view name);
 
 }  // namespace longrun::bench

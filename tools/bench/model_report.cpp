@@ -74,7 +74,10 @@ void ModelReporter::row(const ModelRow& r) {
          ",\"arena_bytes\":" + std::to_string(r.arena_bytes) +
          ",\"peak_live_bytes\":" + std::to_string(r.peak_live_bytes) +
          ",\"weight_bytes\":" + std::to_string(r.weight_bytes) +
-         ",\"io_bytes\":" + std::to_string(r.io_bytes) + ",\"arena_ratio\":" + json_number(r.arena_ratio()) +
+         ",\"io_bytes\":" + std::to_string(r.io_bytes) +
+         ",\"workspace_bytes\":" + std::to_string(r.workspace_bytes) +
+         ",\"weight_copy_bytes\":" + std::to_string(r.weight_copy_bytes) +
+         ",\"arena_ratio\":" + json_number(r.arena_ratio()) +
          ",\"arena_ok\":" + (r.arena_ok() ? "true" : "false") +
          ",\"peak_rss_bytes\":" + (r.peak_rss_bytes < 0 ? "null" : std::to_string(r.peak_rss_bytes)) +
          ",\"memory_bound_bytes\":" + std::to_string(r.memory_bound_bytes()) + ",\"memory_ok\":" +
@@ -86,6 +89,7 @@ void ModelReporter::row(const ModelRow& r) {
            ",\"peer_median_ms\":" + json_number(r.peer->timing.median_ms) +
            ",\"ratio\":" + json_number(r.peer->timing.median_ms / t.median_ms);
   }
+  if (!r.sweep.empty()) j += ",\"sweep\":" + json_string(r.sweep);
   j += json_provenance_fields() + "}\n";
   std::fputs(j.c_str(), json_);
   std::fflush(json_);

@@ -48,6 +48,8 @@ std::vector<int64_t> parse_ns(std::string_view list) {
 Result<std::vector<Job>> select_jobs(const ModelsOptions& o) {
   std::vector<Job> jobs;
   const std::vector<int64_t> quick_ns = {128, 256};
+  if (o.scale && !o.arch.empty())
+    return invalid_argument("--scale: not with --arch (the sweep runs its presets)");
   if (!o.arch.empty()) {
     LR_RETURN_IF_ERROR((is_attention_block(o.arch) ? check_attention_config(o.config)
                                                    : model_parameters(o.arch, o.config).status())
@@ -58,19 +60,27 @@ Result<std::vector<Job>> select_jobs(const ModelsOptions& o) {
                                   : parse_ns("512,1024")});
     return jobs;
   }
+  const std::vector<ModelPreset> presets = o.scale ? scale_presets() : model_presets();
+  auto find = [&](std::string_view name) -> const ModelPreset* {
+    for (const ModelPreset& p : presets)
+      if (p.name == name) return &p;
+    return nullptr;
+  };
   std::set<std::string, std::less<>> wanted;
   for (const std::string& name : o.presets) {
-    const ModelPreset* p = find_preset(name);
-    if (p == nullptr) return invalid_argument("--preset: unknown preset '" + name + "'");
+    const ModelPreset* p = find(name);
+    if (p == nullptr)
+      return invalid_argument("--preset: unknown " + std::string(o.scale ? "--scale " : "") + "preset '" +
+                              name + "'");
     wanted.insert(name);
-    if (!p->baseline.empty()) wanted.insert(std::string(p->baseline));
+    if (!p->baseline.empty() && !o.no_baseline) wanted.insert(std::string(p->baseline));
   }
-  for (const ModelPreset& p : model_presets()) {
+  for (const ModelPreset& p : presets) {
     if (!o.presets.empty() && !wanted.contains(p.name)) continue;
-    jobs.push_back({std::string(p.name), std::string(p.arch), std::string(p.config), std::string(p.baseline),
-                    !o.ns.empty() ? o.ns
-                    : o.quick     ? quick_ns
-                                  : parse_ns(p.ns)});
+    std::vector<int64_t> ns = !o.ns.empty() ? o.ns : o.quick ? quick_ns : parse_ns(p.ns);
+    if (o.max_n > 0) std::erase_if(ns, [&](int64_t n) { return n > o.max_n; });
+    jobs.push_back(
+        {std::string(p.name), std::string(p.arch), std::string(p.config), std::string(p.baseline), ns});
   }
   return jobs;
 }
@@ -144,10 +154,32 @@ std::string output_summary(const std::string& name, const TensorView& t) {
   return line + buf;
 }
 
+// Host memory a measurement may take: MemAvailable less a margin for the rest of the process
+// (its allocator, the table and JSON streams) and for the machine's other tenants; -1 (no
+// limit) where MemAvailable is unknown and for cuda, whose arena is device memory.
+constexpr int64_t kMemoryMargin = int64_t(256) << 20;
+int64_t host_memory_budget(const std::string& backend) {
+  if (backend == "cuda") return -1;
+  const int64_t available = available_memory_bytes();
+  return available < 0 ? -1 : std::max<int64_t>(0, available - kMemoryMargin);
+}
+
+// The sweep's runs at length n: `repeat` halved (rounding up) per doubling of n above
+// kScaleFullRepeatN, at least 1, and no warm-up there -- a run at N = 65,536 takes seconds to
+// minutes, and what a warm-up run absorbs (first-touch page faults of the arena and the
+// outputs, weight packing) happens in the untimed prepare step.
+std::pair<int, int> scale_runs(int warmup, int repeat, int64_t n) {
+  if (n <= kScaleFullRepeatN) return {warmup, repeat};
+  for (int64_t m = n; m > kScaleFullRepeatN && repeat > 1; m /= 2) repeat = (repeat + 1) / 2;
+  return {0, repeat};
+}
+
 struct Runner {
   const ModelsOptions& o;
   ModelReporter& rep;
   std::string isa_label;
+  int total = 0;  // measurements planned (the --scale progress lines)
+  int started = 0;
   int failures = 0;
   std::map<std::tuple<std::string, int64_t, int>, Timing> done;    // (model, n, threads) -> timing
   std::map<std::tuple<std::string, int64_t, int>, ModelRow> rows;  // the same, whole rows
@@ -163,13 +195,15 @@ struct Runner {
     r.backend = o.backend;
     r.isa = isa_label;
     r.threads = threads;
-    r.warmup = o.warmup;
-    r.repeat = o.repeat;
+    std::tie(r.warmup, r.repeat) =
+        o.scale ? scale_runs(o.warmup, o.repeat, n) : std::pair{o.warmup, o.repeat};
+    if (o.scale) r.sweep = "scale";
     return r;
   }
 
   void fail(ModelRow r, const Status& st) {
-    r.skipped = st.code() == StatusCode::unsupported;
+    // Unsupported, or more memory than the machine has: a stated skip, not a failure.
+    r.skipped = st.code() == StatusCode::unsupported || st.code() == StatusCode::out_of_memory;
     r.error = st.to_string();
     if (!r.skipped) ++failures;
     rep.row(r);
@@ -182,18 +216,33 @@ struct Runner {
     return series.back();
   }
 
+  // The job's model with random weights (its config at length n where it has "@N@" fields);
+  // false after reporting a failed row.
+  bool load(const Job& job, int64_t n, std::optional<RandomModel>* model) {
+    model->reset();  // the previous length's weights go before the next are made
+    const bool per_n = job.config.find("@N@") != std::string::npos;
+    const std::string file = job.name + (per_n ? "-n" + std::to_string(n) : "") + ".safetensors";
+    const std::string save = o.save_models.empty() ? "" : o.save_models + "/" + file;
+    Result<RandomModel> m =
+        random_model(job.arch, per_n ? config_at_length(job.config, n) : job.config, o.seed, save);
+    if (!m.ok()) {
+      fail(base_row(job, per_n ? n : 0, o.threads.front()), m.status());
+      return false;
+    }
+    *model = std::move(*m);
+    return true;
+  }
+
   void run_job(const Job& job) {
     std::optional<RandomModel> model;
-    if (!is_attention_block(job.arch)) {
-      const std::string save = o.save_models.empty() ? "" : o.save_models + "/" + job.name + ".safetensors";
-      Result<RandomModel> m = random_model(job.arch, job.config, o.seed, save);
-      if (!m.ok()) {
-        fail(base_row(job, 0, o.threads.front()), m.status());
-        return;
-      }
-      model = std::move(*m);
-    }
+    const bool block = is_attention_block(job.arch);
+    const bool per_n = job.config.find("@N@") != std::string::npos;
+    if (!block && !per_n && !load(job, 0, &model)) return;
     for (const int64_t n : job.ns) {
+      if (!block && per_n && !load(job, n, &model)) {
+        started += int(o.threads.size());
+        continue;
+      }
       Result<Workload> w = model ? model_workload(*model, o.batch, n, o.seed)
                                  : attention_block(job.config, o.batch, n, o.seed + uint32_t(n));
       if (!w.ok()) {
@@ -206,8 +255,14 @@ struct Runner {
 
   void run_one(const Job& job, int64_t n, int threads, const Workload& w, bool show_output) {
     ModelRow r = base_row(job, n, threads);
+    if (o.scale)
+      std::fprintf(
+          stderr,
+          "longrun-bench models --scale: [%d/%d] %s N %lld, %d thread(s): %d run(s) after %d warm-up\n",
+          ++started, total, job.name.c_str(), static_cast<long long>(n), threads, r.repeat, r.warmup);
     const Engine engine{o.backend, o.isa, threads, o.cpus, o.spin_us, o.auto_affinity};
-    Result<std::unique_ptr<GraphRun>> run = GraphRun::create(w.graph, w.inputs, engine);
+    Result<std::unique_ptr<GraphRun>> run =
+        GraphRun::create(w.graph, w.inputs, engine, host_memory_budget(o.backend));
     if (!run.ok()) {
       fail(r, run.status());
       return;
@@ -217,12 +272,17 @@ struct Runner {
     r.threads = label.threads;
     r.arena_bytes = (*run)->memory().arena_bytes;
     r.peak_live_bytes = (*run)->memory().peak_live_bytes;
-    r.weight_bytes = w.weight_bytes;
+    // The graph's weight values: the model weights it reads and the constants the graph owns
+    // (the Combiner's [N, D] sinusoidal table: 128 MiB at N = 65,536), which are resident as
+    // much as the weights are; the model's own count where the planner has none.
+    r.weight_bytes = std::max(w.weight_bytes, (*run)->memory().weight_bytes_mapped);
     r.io_bytes = (*run)->memory().input_bytes + (*run)->memory().output_bytes;
+    r.workspace_bytes = (*run)->memory().workspace_bytes;
+    r.weight_copy_bytes = (*run)->memory().weight_bytes_copied;
     // The peak resident set of the process over the warm-up and timed runs (the model, its
     // prepared state and buffers are all resident by now).
     const bool peak_known = reset_peak_rss();
-    Result<Timing> t = measure([&] { return (*run)->run(); }, nullptr, o.warmup, o.repeat,
+    Result<Timing> t = measure([&] { return (*run)->run(); }, nullptr, r.warmup, r.repeat,
                                [&] { return (*run)->last_device_ms(); });
     r.peak_rss_bytes = peak_known ? peak_rss_bytes() : -1;
     std::vector<std::string> summaries;
@@ -337,13 +397,17 @@ int run_models(const ModelsOptions& o) {
       "longrun-bench models: backend " + o.backend + (isa_label == "-" ? "" : ", isa " + isa_label) +
       ", threads " + threads + pool_settings_text(o.cpus, o.spin_us, o.auto_affinity) + ", batch " +
       std::to_string(o.batch) + "; random weights (seed " + std::to_string(o.seed) + "); median of " +
-      std::to_string(o.repeat) + " runs after " + std::to_string(o.warmup) +
-      " warm-up runs; ratio = baseline ms / model ms (> 1: the model is faster)" +
+      std::to_string(o.repeat) + " runs after " + std::to_string(o.warmup) + " warm-up runs" +
+      (o.scale ? " (above N = " + std::to_string(kScaleFullRepeatN) +
+                     ": runs halved per doubling of N, at least 1, no warm-up)"
+               : "") +
+      "; ratio = baseline ms / model ms (> 1: the model is faster)" +
       (o.backend == "cuda" ? "\n  cuda times: device events around the nodes (input/output copies excluded)"
                            : "");
   rep.header(title);
 
   Runner runner{o, rep, isa_label};
+  for (const Job& j : *jobs) runner.total += int(j.ns.size() * o.threads.size());
   for (const Job& j : *jobs) runner.run_job(j);
   if (o.pytorch)
     for (const Job& j : *jobs) runner.run_pytorch_peer(j);

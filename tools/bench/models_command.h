@@ -30,7 +30,15 @@ struct ModelsOptions {
   bool show_output = false;  // print the first values of each output after a model's row
   bool pytorch = false;      // also time eager PyTorch on the saved models (needs save_models)
   bool list = false;
+  // --scale: the scaling sweep (scale_presets(), N 4096 ... 65536 up to max_n; default
+  // repeat 3, halved per doubling of N above kScaleFullRepeatN, no warm-up there).
+  bool scale = false;
+  int64_t max_n = 0;         // 0: no limit
+  bool no_baseline = false;  // --preset runs only the presets named, not their baselines
 };
+
+// Above this N the sweep's repeat halves per doubling of N (at least 1) and warm-up is 0.
+constexpr int64_t kScaleFullRepeatN = 8192;
 
 // Returns the process exit code: 0, 1 when a case failed, 2 on a usage error (bad preset,
 // arch or config, an engine that cannot be created, an unwritable --json/--plot file).

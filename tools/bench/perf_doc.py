@@ -10,7 +10,10 @@ The page says it is generated and by which command, lists the provenance the lin
   - eager PyTorch on the same weights (rows whose peer is pytorch-*), ratio = PyTorch ms /
     longrun ms, when present;
   - ops against their peers (ratio = peer ms / longrun ms), when present;
-  - the machine check's probes and the pool's wake-up rows, when present.
+  - the machine check's probes and the pool's wake-up rows, when present;
+  - the scaling sweep (`longrun-bench models --scale`, rows with "sweep": "scale"), when
+    present: a table of time, tokens/s, peak RSS and arena per model and N, and an SVG plot
+    of time and peak RSS against N (log-log) written beside the page (--scale-svg).
 --summary prints only the compact table the top-level README shows: each model with its
 baseline and eager PyTorch at each N and thread count, and the provenance in one line.
 A key measured several times (several files, or runs appended to one) shows the median of its
@@ -70,6 +73,135 @@ def provenance_lines(rows):
             one("commit", "commit"), one("compiler", "compiler"), one("build_type", "build type"),
             f"- run started (UTC): {date}",
             "- threads: " + (", ".join(str(t) for t in sorted(p["threads"])) or "not recorded")]
+
+
+def mib(v):
+    return f"{v / 2**20:,.0f}" if v is not None else "-"
+
+
+def scale_section(rows, svg_link):
+    """The sweep's table: per model (baselines first, in the file's order) and N, its time,
+    tokens/s, peak RSS against the bound, arena; skipped lengths with their reason."""
+    if not rows:
+        return []
+    cells, failures, baseline_of, order = Cells(), {}, {}, []
+    for r in rows:
+        key = (r["model"], r["n"], r["threads"], engine(r))
+        if r["model"] not in order:
+            order.append(r["model"])
+        if failed(r):
+            failures[key] = failed(r)
+            cells.add(key)
+            continue
+        if r.get("peer"):
+            baseline_of[r["model"]] = r["peer"]
+        cells.add(key, ms=r["median_ms"], ratio=r.get("ratio"), tps=r.get("tokens_per_s"), rss=r.get("peak_rss_bytes"),
+                  bound=r.get("memory_bound_bytes"), arena=r.get("arena_bytes"), runs=r.get("repeat"))
+    out = ["## Scaling with the sequence length", "",
+           "`longrun-bench models --scale`: each D 512 family and its baseline at N = 4,096 to 65,536 "
+           "(batch 1, f32, position tables of N rows), fewer timed runs at the longer lengths (runs "
+           "column); vs baseline = baseline ms / model ms (> 1: the model is faster). Peak RSS is the process's resident high-water mark during the runs; `!` marks one "
+           "above the bound weights + arena + inputs/outputs + 64 MiB. A length whose plan needs more "
+           "memory than the machine has is skipped with the reason.", ""]
+    if svg_link:
+        out += [f"![time and peak RSS against N, log-log]({svg_link})", ""]
+    head = ["model", "vs", "N", "threads", "runs", "median ms", "tokens/s", "vs baseline", "peak RSS MiB",
+            "arena MiB"]
+    body = []
+    for k in sorted(cells.order, key=lambda k: (order.index(k[0]), k[2], k[3], k[1])):
+        model, n, threads, eng = k
+        base = baseline_of.get(model)
+        is_base = model in baseline_of.values()
+        vs = f"`{base}`" if base else "(baseline)" if is_base else "-"
+        if k in failures:
+            body.append([f"`{model}`", vs, n, threads, "-", failures[k], "", "", "", ""])
+            continue
+        rss, bound = cells.get(k, "rss"), cells.get(k, "bound")
+        flag = "!" if rss is not None and bound is not None and rss > bound else ""
+        body.append([f"`{model}`", vs, n, threads, cells.get(k, "runs"), fmt_ms(cells.get(k, "ms")),
+                     fmt_rate(cells.get(k, "tps")), fmt_ratio(cells.get(k, "ratio")) if base else "baseline" if is_base else "-",
+                     mib(rss) + flag, mib(cells.get(k, "arena"))])
+    return out + table(head, body, right=(2, 3, 4, 5, 6, 7, 8, 9)) + [""]
+
+
+def log_ticks(lo, hi):
+    """Powers of ten (and 2x, 5x when few) spanning [lo, hi]."""
+    import math
+    ticks = []
+    for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1):
+        for m in (1, 2, 5):
+            v = m * 10 ** e
+            if lo <= v <= hi:
+                ticks.append(v)
+    return ticks if len(ticks) <= 10 else [v for v in ticks if str(v).lstrip("0.").startswith("1")]
+
+
+def scale_svg(rows):
+    """A self-contained SVG: median ms (left panel) and peak RSS MiB (right panel) against N,
+    both log-log, one line per model (and thread count)."""
+    import math
+    from xml.sax.saxutils import escape
+    series = {}
+    for r in rows:
+        if failed(r):
+            continue
+        label = r["model"] + (f" ({r['threads']}t)" if len({x["threads"] for x in rows}) > 1 else "")
+        s = series.setdefault(label, {})
+        s.setdefault(r["n"], []).append((r["median_ms"], r.get("peak_rss_bytes")))
+    if not series:
+        return None
+    colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf",
+              "#7f7f7f", "#bcbd22"]
+    panel_w, panel_h, left, top, gap, legend_h = 420, 300, 70, 40, 90, 18 * ((len(series) + 1) // 2) + 20
+    width, height = left + 2 * panel_w + gap + 20, top + panel_h + 50 + legend_h
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{width}" height="{height}" fill="white"/>']
+    ns = sorted({n for s in series.values() for n in s})
+    for panel, (title, pick) in enumerate((("median ms per forward pass", 0), ("peak RSS, MiB", 1))):
+        pts = {label: [(n, median([v[pick] for v in s[n] if v[pick] is not None]))
+                       for n in sorted(s)] for label, s in series.items()}
+        pts = {k: [(n, y / (2**20 if pick else 1)) for n, y in v if y] for k, v in pts.items()}
+        ys = [y for v in pts.values() for _, y in v]
+        if not ys:
+            continue
+        x0 = left + panel * (panel_w + gap)
+        xlo, xhi = ns[0] / 1.2, ns[-1] * 1.2
+        ylo, yhi = min(ys) / 1.5, max(ys) * 1.5
+
+        def px(n):
+            return x0 + (math.log(n) - math.log(xlo)) / (math.log(xhi) - math.log(xlo)) * panel_w
+
+        def py(y):
+            return top + panel_h - (math.log(y) - math.log(ylo)) / (math.log(yhi) - math.log(ylo)) * panel_h
+
+        out.append(f'<text x="{x0 + panel_w / 2}" y="{top - 14}" text-anchor="middle" '
+                   f'font-weight="bold">{escape(title)} against N (log-log)</text>')
+        out.append(f'<rect x="{x0}" y="{top}" width="{panel_w}" height="{panel_h}" fill="none" stroke="#333"/>')
+        for n in ns:
+            out.append(f'<line x1="{px(n):.1f}" y1="{top}" x2="{px(n):.1f}" y2="{top + panel_h}" stroke="#ddd"/>')
+            out.append(f'<text x="{px(n):.1f}" y="{top + panel_h + 16}" text-anchor="middle">{n}</text>')
+        for y in log_ticks(ylo, yhi):
+            out.append(f'<line x1="{x0}" y1="{py(y):.1f}" x2="{x0 + panel_w}" y2="{py(y):.1f}" stroke="#ddd"/>')
+            out.append(f'<text x="{x0 - 6}" y="{py(y) + 4:.1f}" text-anchor="end">{y:,.0f}</text>' if y >= 1 else
+                       f'<text x="{x0 - 6}" y="{py(y) + 4:.1f}" text-anchor="end">{y:g}</text>')
+        out.append(f'<text x="{x0 + panel_w / 2}" y="{top + panel_h + 34}" text-anchor="middle">'
+                   f'sequence length N</text>')
+        for i, (label, v) in enumerate(pts.items()):
+            if not v:
+                continue
+            c = colors[i % len(colors)]
+            path = " ".join(f"{px(n):.1f},{py(y):.1f}" for n, y in v)
+            out.append(f'<polyline points="{path}" fill="none" stroke="{c}" stroke-width="2"/>')
+            out += [f'<circle cx="{px(n):.1f}" cy="{py(y):.1f}" r="3" fill="{c}"/>' for n, y in v]
+    for i, label in enumerate(series):
+        c = colors[i % len(colors)]
+        lx = left + (i % 2) * (panel_w + gap)
+        ly = top + panel_h + 56 + 18 * (i // 2)
+        out.append(f'<line x1="{lx}" y1="{ly - 4}" x2="{lx + 24}" y2="{ly - 4}" stroke="{c}" stroke-width="2"/>')
+        out.append(f'<text x="{lx + 30}" y="{ly}">{escape(label)}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
 
 
 def model_section(rows):
@@ -232,10 +364,10 @@ def summary(rows):
     return "\n".join(table(head, body, right=(2, 3, 4, 5, 6, 7, 8)) + ["", where, ""])
 
 
-def render(paths, rows, command, readme_link):
+def render(paths, rows, command, readme_link, svg_link=None):
     by_kind = {}
     for r in rows:
-        by_kind.setdefault(kind(r), []).append(r)
+        by_kind.setdefault("scale" if r.get("sweep") == "scale" else kind(r), []).append(r)
     out = ["# Performance", "",
            "<!-- Generated file: edit tools/bench/perf_doc.py or rerun the benchmarks, not this page. -->", "",
            f"This page is generated by `{command}` from "
@@ -249,6 +381,7 @@ def render(paths, rows, command, readme_link):
     out += op_section(by_kind.get("op", []))
     out += probe_section(by_kind.get("probe", []))
     out += pool_section(by_kind.get("pool", []))
+    out += scale_section(by_kind.get("scale", []), svg_link)
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -259,6 +392,9 @@ def main():
     ap.add_argument("-o", "--output", default="-", help="Markdown file to write (default - = stdout)")
     ap.add_argument("--summary", action="store_true",
                     help="print only the compact model table of the top-level README")
+    ap.add_argument("--scale-svg", metavar="FILE.svg",
+                    help="where the scaling sweep's plot goes (default: performance-scaling.svg beside the "
+                         "-o page; none when the page goes to stdout)")
     args = ap.parse_args()
     rows = []
     for path in args.results:
@@ -276,7 +412,17 @@ def main():
     link = "`tools/bench/README.md`"  # a link only where the page lies inside the repository
     if os.path.commonpath([root, out_dir]) == root:
         link = f"[tools/bench/README.md]({os.path.relpath(readme, out_dir)})"
-    page = render(args.results, rows, command, link)
+    scale_rows = [r for r in rows if r.get("sweep") == "scale"]
+    svg_path = args.scale_svg or (None if args.output == "-" else os.path.join(out_dir, "performance-scaling.svg"))
+    svg_link = None
+    if scale_rows and svg_path:
+        svg = scale_svg(scale_rows)
+        if svg:
+            os.makedirs(os.path.dirname(os.path.abspath(svg_path)), exist_ok=True)
+            with open(svg_path, "w") as f:
+                f.write(svg)
+            svg_link = os.path.relpath(os.path.abspath(svg_path), out_dir).replace(os.sep, "/")
+    page = render(args.results, rows, command, link, svg_link)
     if args.output == "-":
         sys.stdout.write(page)
     else:

@@ -10,9 +10,9 @@
 namespace longrun::bench {
 namespace {
 
-// "<field>:   123 kB" of /proc/self/status, in bytes.
-int64_t status_field(const char* field) {
-  std::FILE* f = std::fopen("/proc/self/status", "r");
+// "<field>:   123 kB" of a /proc file (/proc/self/status, /proc/meminfo), in bytes.
+int64_t status_field(const char* field, const char* file = "/proc/self/status") {
+  std::FILE* f = std::fopen(file, "r");
   if (!f) return -1;
   char line[256];
   int64_t out = -1;
@@ -42,5 +42,6 @@ bool reset_peak_rss() {
 
 int64_t peak_rss_bytes() { return status_field("VmHWM"); }
 int64_t current_rss_bytes() { return status_field("VmRSS"); }
+int64_t available_memory_bytes() { return status_field("MemAvailable", "/proc/meminfo"); }
 
 }  // namespace longrun::bench

@@ -17,5 +17,8 @@ bool reset_peak_rss();
 int64_t peak_rss_bytes();
 // VmRSS in bytes, -1 when unknown.
 int64_t current_rss_bytes();
+// MemAvailable of /proc/meminfo in bytes (what can be allocated without swapping), -1 when
+// unknown.
+int64_t available_memory_bytes();
 
 }  // namespace longrun::bench
