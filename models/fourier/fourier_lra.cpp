@@ -87,6 +87,10 @@ class FourierLra final : public Architecture {
 
   std::vector<std::string> debug_outputs() const override { return filtered_layer_debug_outputs(filter_); }
 
+  std::optional<InputLengthLimit> max_input_length() const override {
+    return InputLengthLimit{cfg_.max_seq_len, "max_seq_len of the config"};
+  }
+
   std::string config_json() const override {
     nlohmann::json j = {
         {"vocab_size", cfg_.vocab_size},
@@ -127,7 +131,8 @@ class FourierLra final : public Architecture {
 
 void FourierLra::build(GraphContext& c) const {
   GraphBuilder& b = c.b;
-  const TokenInputs in = token_inputs(c, cfg_.max_seq_len, "max_seq_len of the config");
+  const InputLengthLimit limit = *max_input_length();
+  const TokenInputs in = token_inputs(c, limit.tokens, limit.source);
   if (!c.ok()) return;
   const bool has_filter = !cfg_.filter_layers.empty();
   const int64_t t = in.length;

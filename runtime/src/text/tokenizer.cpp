@@ -177,6 +177,30 @@ Result<std::vector<int64_t>> Tokenizer::encode(std::string_view utf8, bool add_s
   return ids;
 }
 
+int64_t Tokenizer::num_special_tokens() const {
+  return int64_t(impl_->spec.prefix_ids.size() + impl_->spec.suffix_ids.size());
+}
+
+Result<Tokenizer::Truncated> Tokenizer::encode_truncated(std::string_view utf8, int64_t max_length,
+                                                         bool add_special_tokens) const {
+  const int64_t specials = add_special_tokens ? num_special_tokens() : 0;
+  if (max_length < 1 || max_length < specials)
+    return invalid_argument(
+        "truncation: max_length " + std::to_string(max_length) + " leaves no room for " +
+        (specials > 0 ? "the " + std::to_string(specials) + " special tokens" : "a token"));
+  LR_ASSIGN_OR_RETURN(std::vector<int64_t> ids, encode(utf8, add_special_tokens));
+  Truncated t;
+  t.untruncated_length = int64_t(ids.size());
+  if (t.untruncated_length > max_length) {
+    // Drop text tokens from the end, before the suffix specials.
+    const size_t suffix = add_special_tokens ? impl_->spec.suffix_ids.size() : 0;
+    const size_t cut = size_t(t.untruncated_length - max_length);
+    ids.erase(ids.end() - ptrdiff_t(suffix + cut), ids.end() - ptrdiff_t(suffix));
+  }
+  t.ids = std::move(ids);
+  return t;
+}
+
 Result<std::string> Tokenizer::decode(std::span<const int64_t> ids, bool skip_special_tokens) const {
   std::vector<std::string_view> tokens;
   tokens.reserve(ids.size());
