@@ -417,11 +417,11 @@ Result<std::vector<NamedTensor>> tokenize_inputs(const Options& o, const Model& 
   LR_ASSIGN_OR_RETURN(Tensor mask, Tensor::zeros(DType::i64, dims));
   const int64_t pad = tokenizer->pad_id().value_or(0);
   for (size_t b = 0; b < rows.size(); ++b) {
-    std::printf("text     %zu: %zu tokens", b, rows[b].size());
+    std::string notes = o.texts[b].from_file ? names[b] : "";
     if (untruncated[b] > int64_t(rows[b].size()))
-      std::printf(" (truncated from %lld)", static_cast<long long>(untruncated[b]));
-    if (o.texts[b].from_file) std::printf(" (%s)", names[b].c_str());
-    std::printf(":");
+      notes += (notes.empty() ? "" : ", ") + std::string("truncated from ") + std::to_string(untruncated[b]);
+    std::printf("text     %zu: %zu tokens%s:", b, rows[b].size(),
+                notes.empty() ? "" : (" (" + notes + ")").c_str());
     for (size_t i = 0; i < longest; ++i) {
       const bool real = i < rows[b].size();
       ids.data<int64_t>()[b * longest + i] = real ? rows[b][i] : pad;

@@ -58,6 +58,11 @@ Result<Tokenizer> build_tokenizer(TokenizerSpec spec, std::string_view source) {
     if (a.special) impl->is_special[size_t(a.id)] = true;
     impl->added_text.emplace_back();
     LR_RETURN_IF_ERROR(decode_utf8(a.content, &impl->added_text.back(), "added token"));
+    const char32_t first = impl->added_text.back().front();  // check_token: not empty
+    if (first < 128)
+      impl->added_starts_ascii[first] = true;
+    else
+      impl->added_starts_non_ascii = true;
   }
   for (int64_t id : spec.prefix_ids) impl->is_special[size_t(id)] = true;
   for (int64_t id : spec.suffix_ids) impl->is_special[size_t(id)] = true;
@@ -152,6 +157,10 @@ Result<std::vector<int64_t>> Tokenizer::encode(std::string_view utf8, bool add_s
   const std::vector<std::u32string>& added = impl_->added_text;
   size_t segment_begin = 0;
   for (size_t i = 0; i < input.size();) {
+    if (input[i] < 128 ? !impl_->added_starts_ascii[input[i]] : !impl_->added_starts_non_ascii) {
+      ++i;
+      continue;
+    }
     int best = -1;
     for (size_t k = 0; k < added.size(); ++k) {
       if (added[k].size() > input.size() - i || (best >= 0 && added[k].size() <= added[size_t(best)].size()))

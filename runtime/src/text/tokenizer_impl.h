@@ -74,6 +74,10 @@ struct Tokenizer::Impl {
   std::unordered_map<char32_t, uint8_t> token_char_to_byte;
   std::vector<bool> is_special;            // by id
   std::vector<std::u32string> added_text;  // spec.added_tokens[k].content decoded
+  // Whether some added token starts with this ASCII character / with a non-ASCII one: encode
+  // tries the added tokens only at such positions.
+  std::array<bool, 128> added_starts_ascii{};
+  bool added_starts_non_ascii = false;
 
   static Tokenizer wrap(std::shared_ptr<const Impl> impl) { return Tokenizer(std::move(impl)); }
 };
