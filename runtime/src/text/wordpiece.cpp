@@ -68,6 +68,7 @@ struct WordScratch {
   std::string utf8;
   std::vector<size_t> offset;
   std::string piece;
+  WordCache cache;
 };
 
 void encode_word(const Tokenizer::Impl& tok, std::u32string_view word, int64_t unk, WordScratch& scratch,
@@ -88,6 +89,7 @@ void encode_word(const Tokenizer::Impl& tok, std::u32string_view word, int64_t u
     append_utf8(word[k], &utf8);
   }
   offset[word.size()] = utf8.size();
+  if (scratch.cache.lookup(utf8, ids)) return;
   std::string& piece = scratch.piece;
   for (size_t start = 0; start < word.size();) {
     size_t end = word.size();
@@ -104,11 +106,12 @@ void encode_word(const Tokenizer::Impl& tok, std::u32string_view word, int64_t u
     if (found < 0) {  // no piece matches: the whole word is unknown
       ids->resize(mark);
       ids->push_back(unk);
-      return;
+      break;
     }
     ids->push_back(found);
     start = end;
   }
+  scratch.cache.store(utf8, *ids, mark);
 }
 
 // HF's WordPiece decoder clean-up (applied to each token after its joining space).
