@@ -36,6 +36,7 @@ Result<Tokenizer> build_tokenizer(TokenizerSpec spec, std::string_view source) {
     const std::string& t = spec.vocab[id];
     LR_RETURN_IF_ERROR(check_token(t, where + ": vocabulary id " + std::to_string(id)));
     const auto [it, inserted] = impl->ids.emplace(t, int64_t(id));
+    impl->max_token_bytes = std::max(impl->max_token_bytes, t.size());
     if (!inserted)
       return format_error(where + ": token '" + t + "' appears twice in the vocabulary (ids " +
                           std::to_string(it->second) + " and " + std::to_string(id) + ")");

@@ -67,6 +67,7 @@ namespace longrun {
 struct Tokenizer::Impl {
   text::TokenizerSpec spec;
   std::unordered_map<std::string, int64_t> ids;  // token -> id
+  size_t max_token_bytes = 0;                    // the longest token: WordPiece tries no longer piece
   // Byte-level BPE: merge of the pair (left id, right id) -> (rank, merged id).
   std::unordered_map<uint64_t, std::pair<int32_t, int64_t>> merges;
   std::array<std::string, 256> byte_to_token;  // GPT-2's printable stand-in of each byte, UTF-8

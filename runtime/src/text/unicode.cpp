@@ -99,10 +99,8 @@ Status decode_utf8(std::string_view bytes, std::u32string* out, std::string_view
   return {};
 }
 
-void append_utf8(char32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(char(cp));
-  } else if (cp < 0x800) {
+void append_utf8_multibyte(char32_t cp, std::string* out) {
+  if (cp < 0x800) {
     out->push_back(char(0xC0 | (cp >> 6)));
     out->push_back(char(0x80 | (cp & 0x3F)));
   } else if (cp < 0x10000) {
@@ -124,7 +122,7 @@ std::string to_utf8(std::u32string_view s) {
   return out;
 }
 
-bool is_cjk_ideograph(char32_t cp) {
+bool is_cjk_ideograph_above(char32_t cp) {
   // HF tokenizers' ranges: BERT's, except that its Extension D/E range starts at U+2B920 where
   // BERT's starts at U+2B820 (we follow HF, whose ids we must match).
   return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||

@@ -18,7 +18,13 @@ std::string_view unicode_version();
 // Decodes UTF-8; rejects overlong forms, surrogates, code points > U+10FFFF and truncated
 // sequences with an error naming the byte offset. `what` names the input in the message.
 Status decode_utf8(std::string_view bytes, std::u32string* out, std::string_view what);
-void append_utf8(char32_t cp, std::string* out);
+void append_utf8_multibyte(char32_t cp, std::string* out);  // cp >= 0x80
+inline void append_utf8(char32_t cp, std::string* out) {
+  if (cp < 0x80)
+    out->push_back(char(cp));
+  else
+    append_utf8_multibyte(cp, out);
+}
 std::string to_utf8(std::u32string_view s);
 
 namespace detail {
@@ -44,7 +50,9 @@ inline bool is_white_space(char32_t cp) {
   return cp == 0x85 || cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 ||
          cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
 }
-bool is_cjk_ideograph(char32_t cp);  // the CJK blocks BERT surrounds with spaces
+bool is_cjk_ideograph_above(char32_t cp);  // cp >= U+3400
+// The CJK blocks BERT surrounds with spaces.
+inline bool is_cjk_ideograph(char32_t cp) { return cp >= 0x3400 && is_cjk_ideograph_above(cp); }
 
 // Appends the full lowercase mapping of `cp` (one or more code points).
 void append_lowercase(char32_t cp, std::u32string* out);

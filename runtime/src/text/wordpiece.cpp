@@ -92,7 +92,12 @@ void encode_word(const Tokenizer::Impl& tok, std::u32string_view word, int64_t u
   if (scratch.cache.lookup(utf8, ids)) return;
   std::string& piece = scratch.piece;
   for (size_t start = 0; start < word.size();) {
+    // A piece longer than every vocabulary token matches nothing: start from the longest that
+    // fits (the same first match as trying from the word's end).
+    const size_t prefix = start > 0 ? spec.continuing_subword_prefix.size() : 0;
+    const size_t budget = tok.max_token_bytes > prefix ? tok.max_token_bytes - prefix : 0;
     size_t end = word.size();
+    while (end > start && offset[end] - offset[start] > budget) --end;
     int64_t found = -1;
     for (; end > start; --end) {
       piece.assign(start > 0 ? spec.continuing_subword_prefix : std::string_view());
