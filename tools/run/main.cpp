@@ -36,8 +36,8 @@ namespace {
 using namespace longrun;
 using Clock = std::chrono::steady_clock;
 
-// --text-file: the largest file read (tokenizing takes about 20 bytes of memory per byte of
-// text: the code points and their normalised copies).
+// --text-file: the largest file read (tokenizing takes 10 to 15 bytes of memory per byte of
+// text: the code points, their normalised copy and the ids).
 constexpr size_t kMaxTextFileBytes = size_t{256} << 20;
 
 void usage() {
