@@ -74,6 +74,15 @@ Result<Tokenizer> build_tokenizer(TokenizerSpec spec, std::string_view source) {
       return format_error(where + ": max_input_chars_per_word must be in [1, 1000000], found " +
                           std::to_string(spec.max_input_chars_per_word));
     if (!spec.merges.empty()) return format_error(where + ": a WordPiece tokenizer has no merges");
+    size_t slots = 16;
+    while (slots < 2 * spec.vocab.size()) slots *= 2;  // kMaxVocabSize bounds it
+    impl->piece_slots.assign(slots, {});
+    for (size_t id = 0; id < spec.vocab.size(); ++id) {
+      const uint64_t h = Tokenizer::Impl::piece_hash(spec.vocab[id], {});
+      size_t i = size_t(h) & (slots - 1);
+      while (impl->piece_slots[i].id_plus_1 != 0) i = (i + 1) & (slots - 1);
+      impl->piece_slots[i] = {uint32_t(id + 1), uint32_t(h >> 32)};
+    }
   } else {
     if (!spec.unk_token.empty() && !impl->ids.contains(spec.unk_token))
       return format_error(where + ": the unknown token '" + spec.unk_token + "' is not in the vocabulary");

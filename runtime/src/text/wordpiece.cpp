@@ -67,7 +67,6 @@ std::u32string bert_normalize(const TokenizerSpec& spec, std::u32string_view tex
 struct WordScratch {
   std::string utf8;
   std::vector<size_t> offset;
-  std::string piece;
   WordCache cache;
 };
 
@@ -90,7 +89,6 @@ void encode_word(const Tokenizer::Impl& tok, std::u32string_view word, int64_t u
   }
   offset[word.size()] = utf8.size();
   if (scratch.cache.lookup(utf8, ids)) return;
-  std::string& piece = scratch.piece;
   for (size_t start = 0; start < word.size();) {
     // A piece longer than every vocabulary token matches nothing: start from the longest that
     // fits (the same first match as trying from the word's end).
@@ -99,14 +97,12 @@ void encode_word(const Tokenizer::Impl& tok, std::u32string_view word, int64_t u
     size_t end = word.size();
     while (end > start && offset[end] - offset[start] > budget) --end;
     int64_t found = -1;
+    const std::string_view prefix_text =
+        start > 0 ? std::string_view(spec.continuing_subword_prefix) : std::string_view();
     for (; end > start; --end) {
-      piece.assign(start > 0 ? spec.continuing_subword_prefix : std::string_view());
-      piece.append(utf8, offset[start], offset[end] - offset[start]);
-      const auto it = tok.ids.find(piece);
-      if (it != tok.ids.end()) {
-        found = it->second;
-        break;
-      }
+      found = tok.find_piece(prefix_text,
+                             std::string_view(utf8).substr(offset[start], offset[end] - offset[start]));
+      if (found >= 0) break;
     }
     if (found < 0) {  // no piece matches: the whole word is unknown
       ids->resize(mark);
