@@ -121,6 +121,7 @@ const std::string& Model::path() const { return impl_->file->path(); }
 std::string Model::config_json() const { return impl_->def->config_json(); }
 const ModelOptions& Model::options() const { return impl_->options; }
 const std::vector<ModelInput>& Model::inputs() const { return impl_->inputs; }
+std::optional<InputLengthLimit> Model::max_input_length() const { return impl_->def->max_input_length(); }
 int64_t Model::weight_bytes() const { return impl_->weights.bytes(); }
 int64_t Model::weight_bytes_copied() const { return impl_->weights.bytes_copied(); }
 int Model::num_parameters() const { return impl_->num_parameters; }

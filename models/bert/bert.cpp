@@ -91,6 +91,13 @@ class BertEncoder final : public Architecture {
 
   std::vector<std::string> debug_outputs() const override { return filtered_layer_debug_outputs(filter_); }
 
+  std::optional<InputLengthLimit> max_input_length() const override {
+    if (!cfg_.roberta) return InputLengthLimit{cfg_.max_length(), "max_position_embeddings of the config"};
+    return InputLengthLimit{cfg_.max_length(), "max_position_embeddings " +
+                                                   std::to_string(cfg_.max_positions) + " - pad_token_id " +
+                                                   std::to_string(cfg_.pad_token_id) + " - 1 of the config"};
+  }
+
   std::string config_json() const override {
     nlohmann::json j = {
         {"vocab_size", cfg_.vocab_size},
@@ -202,11 +209,8 @@ ValueId BertEncoder::mlm_logits(GraphContext& c, ValueId x) const {
 
 void BertEncoder::build(GraphContext& c) const {
   GraphBuilder& b = c.b;
-  const std::string limit = cfg_.roberta ? "max_position_embeddings " + std::to_string(cfg_.max_positions) +
-                                               " - pad_token_id " + std::to_string(cfg_.pad_token_id) +
-                                               " - 1 of the config"
-                                         : "max_position_embeddings of the config";
-  const TokenInputs in = token_inputs(c, cfg_.max_length(), limit);
+  const InputLengthLimit limit = *max_input_length();
+  const TokenInputs in = token_inputs(c, limit.tokens, limit.source);
   if (!c.ok()) return;
   const bool has_filter = !cfg_.filter_layers.empty();
   if (has_filter && in.length < 2) {

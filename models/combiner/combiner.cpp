@@ -149,7 +149,8 @@ ValueId Combiner::attention(GraphContext& c, ValueId h, int64_t l, ValueId key_m
 
 void Combiner::build(GraphContext& c) const {
   GraphBuilder& b = c.b;
-  const TokenInputs in = token_inputs(c, cfg_.max_len, "max_len of the config");
+  const InputLengthLimit limit = *max_input_length();
+  const TokenInputs in = token_inputs(c, limit.tokens, limit.source);
   if (!c.ok()) return;
   const int64_t n = in.length, s = cfg_.form.variant == Variant::logsparse ? 1 : cfg_.form.segment;
   const int64_t np = (n + s - 1) / s * s;  // <= max_len: max_len % s == 0

@@ -73,6 +73,10 @@ class Combiner final : public Architecture, public CausalLm {
 
   std::string config_json() const override;
 
+  std::optional<InputLengthLimit> max_input_length() const override {
+    return InputLengthLimit{cfg_.max_len, "max_len of the config"};
+  }
+
   void build(GraphContext& c) const override;
 
   LmStepSpec step_spec() const override;

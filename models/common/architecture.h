@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -42,6 +43,9 @@ class Architecture {
   virtual std::vector<std::string> debug_outputs() const = 0;
   // The config with every field, as compact JSON.
   virtual std::string config_json() const = 0;
+  // The longest input_ids length build() accepts, with the config field(s) it comes from;
+  // nullopt where the family has no such limit.
+  virtual std::optional<InputLengthLimit> max_input_length() const { return std::nullopt; }
   // Adds the model's nodes. Inputs are already graph inputs (ctx.input); the builder must
   // check their shapes (ctx.fail with a message naming the input) and produce every output.
   virtual void build(GraphContext& ctx) const = 0;

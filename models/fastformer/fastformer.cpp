@@ -87,6 +87,10 @@ class Fastformer final : public Architecture {
     return out;
   }
 
+  std::optional<InputLengthLimit> max_input_length() const override {
+    return InputLengthLimit{cfg_.max_positions, "max_position_embeddings of the config"};
+  }
+
   std::string config_json() const override {
     const nlohmann::json j = {
         {"vocab_size", cfg_.vocab_size},
@@ -199,7 +203,8 @@ ValueId Fastformer::pooler(GraphContext& c, ValueId x, ValueId mask) const {
 
 void Fastformer::build(GraphContext& c) const {
   GraphBuilder& b = c.b;
-  const TokenInputs in = token_inputs(c, cfg_.max_positions, "max_position_embeddings of the config");
+  const InputLengthLimit limit = *max_input_length();
+  const TokenInputs in = token_inputs(c, limit.tokens, limit.source);
   if (!c.ok()) return;
   const ValueId mask = mask_f32(c, in);
   // extended_attention_mask = (1 - mask) * -10000, added to both attention score sets. A row

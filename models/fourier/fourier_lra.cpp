@@ -108,6 +108,10 @@ class FourierLra final : public Architecture {
     return out;
   }
 
+  std::optional<InputLengthLimit> max_input_length() const override {
+    return InputLengthLimit{cfg_.max_seq_len, "max_seq_len of the config"};
+  }
+
   std::string config_json() const override {
     nlohmann::json j = {
         {"vocab_size", cfg_.vocab_size},
@@ -154,7 +158,8 @@ class FourierLra final : public Architecture {
 ValueId FourierLra::encode(GraphContext& c, const std::string& suffix) const {
   GraphBuilder& b = c.b;
   const std::string ids_name = "input_ids" + suffix, mask_name = "attention_mask" + suffix;
-  const TokenInputs in = token_inputs(c, cfg_.max_seq_len, "max_seq_len of the config", ids_name, mask_name);
+  const InputLengthLimit limit = *max_input_length();
+  const TokenInputs in = token_inputs(c, limit.tokens, limit.source, ids_name, mask_name);
   if (!c.ok()) return kNoValue;
   const bool has_filter = !cfg_.filter_layers.empty();
   const int64_t t = in.length;

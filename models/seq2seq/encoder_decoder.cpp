@@ -122,6 +122,10 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
 
   std::string config_json() const override { return s_.config_json; }
 
+  std::optional<InputLengthLimit> max_input_length() const override {
+    return InputLengthLimit{s_.max_source_positions, "max_source_positions of the config"};
+  }
+
   GenerationSpec generation_spec() const override {
     return {.tgt_vocab = s_.tgt_vocab,
             .pad = s_.pad,
@@ -312,7 +316,8 @@ class EncoderDecoder final : public Seq2SeqArchitecture {
 
   Source encode(GraphContext& c) const {
     Source src;
-    const TokenInputs in = token_inputs(c, s_.max_source_positions, "max_source_positions of the config");
+    const InputLengthLimit limit = *max_input_length();
+    const TokenInputs in = token_inputs(c, limit.tokens, limit.source);
     if (!c.ok()) return src;
     src.batch = in.batch;
     const std::string side = s_.root + "encoder.";

@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -110,6 +111,61 @@ TEST_CASE("byte-level BPE matches HF tokenizers from tokenizer.json, vocab.json 
   const Tokenizer round = must(Tokenizer::from_metadata(json.to_metadata()));
   check_case(round, "bpe", "bpe metadata");
   check_case(with_fields(json, {{"add_prefix_space", true}}), "bpe_prefix_space", "bpe prefix space");
+}
+
+TEST_CASE("encode_truncated cuts the text's tokens at the end and keeps the special tokens (HF truncation)") {
+  const std::string text =
+      "The quick brown fox jumps over the lazy dog, again and again; \u00e9t\u00e9 <mask>.";
+  for (const char* name : {"bert", "bpe"}) {
+    CAPTURE(name);
+    const Tokenizer tok = must(Tokenizer::from_directory((kDir / name).string()));
+    const auto full = tok.encode(text);
+    const auto plain = tok.encode(text, /*add_special_tokens=*/false);
+    REQUIRE(full.ok());
+    REQUIRE(plain.ok());
+    const int64_t specials = tok.num_special_tokens();
+    REQUIRE(int64_t(full->size()) == int64_t(plain->size()) + specials);
+    // full = prefix specials + plain + suffix specials
+    const auto at = std::search(full->begin(), full->end(), plain->begin(), plain->end());
+    REQUIRE(at != full->end());
+    const std::vector<int64_t> prefix(full->begin(), at), suffix(at + ptrdiff_t(plain->size()), full->end());
+    const auto n = int64_t(full->size());
+    for (int64_t max_length : {std::max<int64_t>(specials, 1), specials + 1, int64_t(7), n - 1, n, n + 10}) {
+      CAPTURE(max_length);
+      auto r = tok.encode_truncated(text, max_length);
+      REQUIRE_MESSAGE(r.ok(), r.status().to_string());
+      std::vector<int64_t> expected = *full;
+      if (max_length < n) {
+        expected = prefix;
+        expected.insert(expected.end(), plain->begin(), plain->begin() + ptrdiff_t(max_length - specials));
+        expected.insert(expected.end(), suffix.begin(), suffix.end());
+      }
+      CHECK(r->ids == expected);
+      CHECK(r->untruncated_length == n);
+    }
+    auto no_specials = tok.encode_truncated(text, 3, /*add_special_tokens=*/false);
+    REQUIRE(no_specials.ok());
+    CHECK(no_specials->ids == std::vector<int64_t>(plain->begin(), plain->begin() + 3));
+    CHECK(no_specials->untruncated_length == int64_t(plain->size()));
+    auto zero = tok.encode_truncated(text, 0);
+    REQUIRE_FALSE(zero.ok());
+    CHECK(zero.status().code() == StatusCode::invalid_argument);
+    if (specials > 1) {
+      auto tight = tok.encode_truncated(text, specials - 1);
+      REQUIRE_FALSE(tight.ok());
+      CHECK(tight.status().message().find("leaves no room for the " + std::to_string(specials) +
+                                          " special tokens") != std::string::npos);
+    }
+    auto bad = tok.encode_truncated("ab\xff", 10);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.status().message().find("invalid UTF-8 at byte 2") != std::string::npos);
+  }
+  const Tokenizer bert = must(Tokenizer::from_directory((kDir / "bert").string()));
+  CHECK(bert.num_special_tokens() == 2);
+  auto three = bert.encode_truncated("hello world again", 3);
+  REQUIRE(three.ok());
+  CHECK(three->ids == std::vector<int64_t>{101, 7592, 102});  // [CLS] hello [SEP]
+  CHECK(three->untruncated_length == 5);
 }
 
 TEST_CASE("encode rejects invalid UTF-8 naming the byte offset") {

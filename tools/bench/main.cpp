@@ -20,6 +20,7 @@
 #include "ops_command.h"
 #include "pool_command.h"
 #include "provenance.h"
+#include "tokenizer_command.h"
 
 namespace {
 
@@ -89,12 +90,12 @@ void usage(std::FILE* f) {
       "at build time, \"unknown\" outside git), cpu (model name), cpu_isa (the best ISA the cpu\n"
       "backend runs here), compiler, build_type, date (UTC start of the run, ISO 8601).\n"
       "Whole models: longrun-bench models --help. Thread-pool wake-up: longrun-bench pool --help.\n"
-      "Machine state: longrun-bench machine --help.\n",
+      "Machine state: longrun-bench machine --help. Tokenizer throughput: longrun-bench tokenizer --help.\n",
       f);
 }
 
 [[noreturn]] void usage_error(const std::string& message) {
-  std::fprintf(stderr, "longrun-bench: %s (see longrun-bench ops|models|pool|machine --help)\n",
+  std::fprintf(stderr, "longrun-bench: %s (see longrun-bench ops|models|pool|machine|tokenizer --help)\n",
                message.c_str());
   std::exit(2);
 }
@@ -501,6 +502,64 @@ longrun::bench::MachineOptions parse_machine(int argc, char** argv) {
   return o;
 }
 
+void tokenizer_usage(std::FILE* f) {
+  std::fputs(
+      "usage: longrun-bench tokenizer [options]\n"
+      "\n"
+      "Measures Tokenizer::encode on one thread: each tokenizer encodes the whole text as one\n"
+      "string (UTF-8 decoding, normalisation, pre-tokenisation and the model, special tokens\n"
+      "added), W untimed then R timed runs, and prints the median time, MB/s of text (MB = 10^6\n"
+      "bytes) and tokens/s.\n"
+      "\n"
+      "options (lists are comma-separated):\n"
+      "  --tokenizer LIST   Hugging Face tokenizer directories or tokenizer.json files (default:\n"
+      "                     tests/golden/tokenizer/bert, BERT uncased WordPiece with 30522\n"
+      "                     tokens, and tests/golden/tokenizer/bpe, a small byte-level BPE, of the\n"
+      "                     source tree this was built from)\n"
+      "  --text FILE        UTF-8 text to encode (default: tests/golden/tokenizer/bpe_corpus.txt,\n"
+      "                     English prose), repeated whole and cut to --mib\n"
+      "  --mib M            size of the encoded text in MiB (default 4; 0.001 .. 1024)\n"
+      "  --repeat R         timed runs, median reported (default 5)\n"
+      "  --warmup W         untimed runs first (default 1)\n"
+      "  --json FILE|-      also write one JSON object per tokenizer (- = stdout; the table then\n"
+      "                     goes to stderr). Fields: tokenizer, model (wordpiece|byte_level_bpe),\n"
+      "                     description, text, bytes, threads (1), warmup, repeat, tokens,\n"
+      "                     median_ms, min_ms, max_ms, mb_per_s, tokens_per_s (a failure: error\n"
+      "                     instead of the timings); then the provenance: commit, cpu, cpu_isa,\n"
+      "                     compiler, build_type, date\n"
+      "  -h, --help         this text\n"
+      "\n"
+      "Exit status: 0, 1 when a tokenizer or the text cannot be read or encoded, 2 on a usage error.\n",
+      f);
+}
+
+longrun::bench::TokenizerOptions parse_tokenizer(int argc, char** argv) {
+  longrun::bench::TokenizerOptions o;
+  for_each_flag(argc, argv, &tokenizer_usage, [&](const std::string& a, auto& value) {
+    if (a == "--tokenizer") {
+      o.tokenizers = split(a, value());
+    } else if (a == "--text") {
+      o.text = value();
+      if (o.text.empty()) usage_error("--text: empty file name");
+    } else if (a == "--mib") {
+      const std::string v = value();
+      char* end = nullptr;
+      o.mib = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' || !(o.mib >= 0.001 && o.mib <= 1024))
+        usage_error("--mib: '" + v + "' is not a number in [0.001, 1024]");
+    } else if (a == "--repeat") {
+      o.repeat = int(integer(a, value(), 1, 100000));
+    } else if (a == "--warmup") {
+      o.warmup = int(integer(a, value(), 0, 100000));
+    } else if (a == "--json") {
+      o.json = json_path(value());
+    } else {
+      usage_error("unknown argument '" + a + "'");
+    }
+  });
+  return o;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -517,6 +576,7 @@ int main(int argc, char** argv) {
   if (cmd == "models") return longrun::bench::run_models(parse_models(argc, argv));
   if (cmd == "pool") return longrun::bench::run_pool(parse_pool(argc, argv));
   if (cmd == "machine") return longrun::bench::run_machine(parse_machine(argc, argv));
-  if (cmd != "ops") usage_error("unknown command '" + cmd + "' (ops, models, pool or machine)");
+  if (cmd == "tokenizer") return longrun::bench::run_tokenizer(parse_tokenizer(argc, argv));
+  if (cmd != "ops") usage_error("unknown command '" + cmd + "' (ops, models, pool, machine or tokenizer)");
   return longrun::bench::run_ops(parse_ops(argc, argv));
 }

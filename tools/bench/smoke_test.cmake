@@ -94,6 +94,28 @@ if(NOT rc EQUAL 2)
   message(FATAL_ERROR "longrun-bench machine --rounds 2 exited ${rc}, expected 2 (usage error)")
 endif()
 
+# tokenizer: one JSON object per tokenizer (the two goldens by default); a missing text file
+# exits 1.
+execute_process(COMMAND ${BENCH} tokenizer --mib 0.01 --repeat 1 --warmup 0 --json -
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE table)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "longrun-bench tokenizer exited ${rc}\nstdout:\n${out}\nstderr:\n${table}")
+endif()
+string(REGEX MATCHALL "[^\n]+" lines "${out}")
+list(LENGTH lines count)
+if(NOT count EQUAL 2)
+  message(FATAL_ERROR "longrun-bench tokenizer: expected 2 JSON lines, found ${count}:\n${out}")
+endif()
+foreach(line IN LISTS lines)
+  require_json("${line}" "tokenizer" FIELDS tokenizer model description text ${provenance}
+               NUMBERS bytes threads warmup repeat tokens median_ms min_ms max_ms mb_per_s tokens_per_s)
+endforeach()
+execute_process(COMMAND ${BENCH} tokenizer --text /no/such/file --mib 0.01 RESULT_VARIABLE rc OUTPUT_QUIET
+                ERROR_VARIABLE e)
+if(NOT rc EQUAL 1 OR NOT e MATCHES "/no/such/file")
+  message(FATAL_ERROR "longrun-bench tokenizer --text /no/such/file exited ${rc}, expected 1 naming it\n${e}")
+endif()
+
 # pool: one JSON object per gap with the documented fields (a join latency may be null when
 # the worker never joined, so only its presence is checked).
 execute_process(COMMAND ${BENCH} pool --gaps 0,200 --rounds 5 --json -
@@ -189,7 +211,8 @@ endif()
 foreach(args "ops;--repeat;3" "ops;--op;no_such_op" "ops;--backend;nope" "ops;--n;12x" "nope"
              "ops;--cpus;x" "ops;--cpus;65535;--op;add" "ops;--backend;reference;--cpus;0"
              "ops;--spin-us;1000001" "ops;--backend;reference;--spin-us;10" "ops;--sparse-keys;0" "pool;--spin-us;-1"
-             "pool;--rounds;2" "pool;--gaps;1,x" "pool;--cpus;x" "pool;--bogus")
+             "pool;--rounds;2" "pool;--gaps;1,x" "pool;--cpus;x" "pool;--bogus" "tokenizer;--mib;0"
+             "tokenizer;--repeat;0" "tokenizer;--bogus")
   execute_process(COMMAND ${BENCH} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e)
   if(NOT rc EQUAL 2)
     message(FATAL_ERROR "longrun-bench ${args} exited ${rc}, expected 2\n${o}${e}")

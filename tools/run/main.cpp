@@ -3,15 +3,20 @@
 //
 // Exit status: 0 on success, 2 for a usage error, 1 when loading or running fails (the
 // message names the file, tensor or input).
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +36,10 @@ namespace {
 using namespace longrun;
 using Clock = std::chrono::steady_clock;
 
+// --text-file: the largest file read (tokenizing takes 10 to 15 bytes of memory per byte of
+// text: the code points, their normalised copy and the ids).
+constexpr size_t kMaxTextFileBytes = size_t{256} << 20;
+
 void usage() {
   std::string archs;
   for (const std::string& a : model_architectures()) archs += (archs.empty() ? "" : ", ") + a;
@@ -38,7 +47,7 @@ void usage() {
   for (const std::string& b : backend_names()) backends += (backends.empty() ? "" : "|") + b;
   std::printf(
       "usage: longrun-run --model MODEL.safetensors (--input IN.safetensors | --ids \"ID ID ...\" ... |\n"
-      "                   --text \"TEXT\" ...)\n"
+      "                   (--text \"TEXT\" | --text-file FILE) ... [--truncation] [--max-length N])\n"
       "                   [--backend %s] [--threads N] [--cpus LIST] [--spin-us US] [--no-auto-affinity]\n"
       "                   [--isa scalar|avx2|avx512]\n"
       "                   [--output OUT.safetensors] [--memory] [--profile] [--repeat K] [--debug-outputs]\n"
@@ -56,6 +65,14 @@ void usage() {
       "  --text \"TEXT\"      one UTF-8 text, tokenized with the model file's tokenizer (metadata\n"
       "                     \"longrun.tokenizer\"); repeat for a batch (shorter ones are padded at the\n"
       "                     end and masked out with attention_mask when the model accepts one)\n"
+      "  --text-file FILE   like --text, the text read from FILE (UTF-8, at most %zu MiB; - reads\n"
+      "                     standard input); --text and --text-file mix, in the order given\n"
+      "  --truncation       a text longer than the model's maximum input length (the config's\n"
+      "                     max positions, e.g. max_position_embeddings) is cut to that length,\n"
+      "                     keeping the special tokens the tokenizer adds ([CLS] ... [SEP]);\n"
+      "                     without it such a text is an error stating both lengths\n"
+      "  --max-length N     cut every text to at most N tokens, special tokens included\n"
+      "                     (implies --truncation; N at most the model's maximum)\n"
       "  --backend NAME     reference, cpu (default) or cuda\n"
       "  --threads N        worker threads for the cpu backend (default 1; 0 = all hardware threads)\n"
       "  --cpus LIST        cpu backend: pin the pool's threads to these CPU ids, e.g. 0,1 (thread i\n"
@@ -84,14 +101,21 @@ void usage() {
       "(done once per shape); \"run\" = one Session::run.\n"
       "\n"
       "Generation (encoder-decoder models):\n%s",
-      backends.c_str(), archs.c_str(), longrun_run::generation_usage());
+      backends.c_str(), archs.c_str(), kMaxTextFileBytes >> 20, longrun_run::generation_usage());
 }
 
 struct Options {
   std::string model;
   std::string input;
   std::vector<std::vector<int64_t>> ids;
-  std::vector<std::string> texts;
+  // --text and --text-file in command-line order: the text, or the file to read it from.
+  struct TextArg {
+    bool from_file = false;
+    std::string value;
+  };
+  std::vector<TextArg> texts;
+  bool truncation = false;
+  int64_t max_length = 0;  // 0: the model's maximum
   std::string backend = "cpu";
   int threads = 1;
   std::vector<int> cpus;
@@ -175,7 +199,31 @@ int parse(int argc, char** argv, Options* o, bool* done) {
       o->ids.push_back(std::move(row));
     } else if (a == "--text") {
       if (!value(&v)) return 2;
-      o->texts.emplace_back(v);
+      o->texts.push_back({false, std::string(v)});
+    } else if (a == "--text-file") {
+      if (!value(&v)) return 2;
+      if (v.empty()) {
+        std::fprintf(stderr, "longrun-run: --text-file: empty file name (use - for standard input)\n");
+        return 2;
+      }
+      if (v == "-" && std::any_of(o->texts.begin(), o->texts.end(),
+                                  [](const Options::TextArg& t) { return t.from_file && t.value == "-"; })) {
+        std::fprintf(stderr, "longrun-run: --text-file: standard input (-) can be read only once\n");
+        return 2;
+      }
+      o->texts.push_back({true, std::string(v)});
+    } else if (a == "--truncation") {
+      o->truncation = true;
+    } else if (a == "--max-length") {
+      int64_t n = 0;
+      if (!value(&v)) return 2;
+      if (!parse_int(v, &n) || n < 1 || n > (int64_t(1) << 30)) {
+        std::fprintf(stderr, "longrun-run: --max-length: expected 1..%lld, found '%s'\n",
+                     static_cast<long long>(int64_t(1) << 30), std::string(v).c_str());
+        return 2;
+      }
+      o->max_length = n;
+      o->truncation = true;
     } else if (a == "--backend") {
       if (!value(&v)) return 2;
       o->backend = v;
@@ -245,7 +293,12 @@ int parse(int argc, char** argv, Options* o, bool* done) {
     return 2;
   }
   if (int(!o->input.empty()) + int(!o->ids.empty()) + int(!o->texts.empty()) != 1) {
-    std::fprintf(stderr, "longrun-run: give exactly one of --input, --ids and --text (see --help)\n");
+    std::fprintf(stderr,
+                 "longrun-run: give exactly one of --input, --ids and --text/--text-file (see --help)\n");
+    return 2;
+  }
+  if (o->truncation && o->texts.empty()) {
+    std::fprintf(stderr, "longrun-run: --truncation and --max-length apply to --text/--text-file only\n");
     return 2;
   }
   return 0;
@@ -256,8 +309,45 @@ int fail(const Status& s) {
   return 1;
 }
 
-// --text: tokenizes with the model file's "longrun.tokenizer" metadata into input_ids (padded
-// at the end to the longest text) and, when the model accepts it, attention_mask.
+// --text-file: the whole file (or standard input for "-"), read in large chunks into one
+// string whose capacity doubles (linear in the size); refused past kMaxTextFileBytes.
+Result<std::string> read_text_file(const std::string& path) {
+  const bool in = path == "-";
+  const std::string name = in ? "--text-file - (standard input)" : "--text-file " + path;
+  const int fd = in ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return not_found(name + ": cannot open (" + std::strerror(errno) + ")");
+  struct Closer {
+    int fd;
+    bool owned;
+    ~Closer() {
+      if (owned) ::close(fd);
+    }
+  } closer{fd, !in};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return io_error(name + ": cannot stat (" + std::strerror(errno) + ")");
+  if (S_ISDIR(st.st_mode)) return invalid_argument(name + ": is a directory, not a text file");
+  const std::string limit = "the limit of " + std::to_string(kMaxTextFileBytes >> 20) + " MiB";
+  if (S_ISREG(st.st_mode) && uint64_t(st.st_size) > kMaxTextFileBytes)
+    return invalid_argument(name + ": " + std::to_string(st.st_size) + " bytes is larger than " + limit);
+  std::string text;
+  if (S_ISREG(st.st_mode)) text.reserve(size_t(st.st_size));
+  std::vector<char> buf(size_t{1} << 20);
+  for (;;) {
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return io_error(name + ": read failed (" + std::strerror(errno) + ")");
+    if (n == 0) return text;
+    if (size_t(n) > kMaxTextFileBytes - text.size())
+      return invalid_argument(name + ": larger than " + limit + " (reading stopped at " +
+                              std::to_string(text.size() + size_t(n)) + " bytes)");
+    text.append(buf.data(), size_t(n));
+  }
+}
+
+// --text / --text-file: tokenizes with the model file's "longrun.tokenizer" metadata into
+// input_ids (padded at the end to the longest text) and, when the model accepts it,
+// attention_mask. A text longer than the model's maximum input length is an error, or cut to
+// it (or to --max-length) with --truncation.
 Result<std::vector<NamedTensor>> tokenize_inputs(const Options& o, const Model& model) {
   LR_ASSIGN_OR_RETURN(auto file, SafetensorsFile::open(o.model));
   const auto meta = file->metadata().find(std::string(kTokenizerMetadataKey));
@@ -267,13 +357,54 @@ Result<std::vector<NamedTensor>> tokenize_inputs(const Options& o, const Model& 
                             "ids with --ids or --input");
   auto tokenizer = Tokenizer::from_metadata(meta->second);
   if (!tokenizer.ok()) return tokenizer.status().with_context(o.model);
+  const std::optional<InputLengthLimit> limit = model.max_input_length();
+  const std::string limit_text = limit ? std::to_string(limit->tokens) + ", " + limit->source : std::string();
+  int64_t cut_to = 0;  // truncation length, 0 = none
+  if (o.max_length > 0) {
+    if (limit && o.max_length > limit->tokens)
+      return invalid_argument("--max-length " + std::to_string(o.max_length) + " is longer than this " +
+                              model.arch() + " model allows (" + limit_text + ")");
+    cut_to = o.max_length;
+  } else if (o.truncation) {
+    if (!limit)
+      return invalid_argument("--truncation: this " + model.arch() +
+                              " model states no maximum input length; give --max-length N");
+    cut_to = limit->tokens;
+  }
   std::vector<std::vector<int64_t>> rows;
+  std::vector<int64_t> untruncated;
+  std::vector<std::string> names;
   size_t longest = 0;
-  for (const std::string& text : o.texts) {
-    auto ids = tokenizer->encode(text);
-    if (!ids.ok()) return ids.status().with_context("--text");
-    longest = std::max(longest, ids->size());
-    rows.push_back(std::move(ids).value());
+  for (size_t t = 0; t < o.texts.size(); ++t) {
+    const Options::TextArg& arg = o.texts[t];
+    const std::string name = arg.from_file ? "--text-file " + arg.value : "--text " + std::to_string(t);
+    std::string read;
+    if (arg.from_file) {
+      LR_ASSIGN_OR_RETURN(read, read_text_file(arg.value));
+    }
+    const std::string_view text = arg.from_file ? std::string_view(read) : std::string_view(arg.value);
+    std::vector<int64_t> ids;
+    int64_t full = 0;
+    if (cut_to > 0) {
+      auto r = tokenizer->encode_truncated(text, cut_to);
+      if (!r.ok()) return r.status().with_context(name);
+      ids = std::move(r->ids);
+      full = r->untruncated_length;
+    } else {
+      auto r = tokenizer->encode(text);
+      if (!r.ok()) return r.status().with_context(name);
+      ids = std::move(r).value();
+      full = int64_t(ids.size());
+      if (limit && full > limit->tokens)
+        return out_of_range(name + ": " + std::to_string(full) + " tokens is longer than this " +
+                            model.arch() + " model allows (" + limit_text +
+                            "); pass --truncation to cut it to " + std::to_string(limit->tokens) +
+                            " tokens, special tokens included");
+    }
+    longest = std::max(longest, ids.size());
+    rows.push_back(std::move(ids));
+    untruncated.push_back(full);
+    names.push_back(name);
   }
   const std::vector<std::string> accepted = model.input_names();
   const bool has_mask = std::find(accepted.begin(), accepted.end(), "attention_mask") != accepted.end();
@@ -286,7 +417,11 @@ Result<std::vector<NamedTensor>> tokenize_inputs(const Options& o, const Model& 
   LR_ASSIGN_OR_RETURN(Tensor mask, Tensor::zeros(DType::i64, dims));
   const int64_t pad = tokenizer->pad_id().value_or(0);
   for (size_t b = 0; b < rows.size(); ++b) {
-    std::printf("text     %zu: %zu tokens:", b, rows[b].size());
+    std::string notes = o.texts[b].from_file ? names[b] : "";
+    if (untruncated[b] > int64_t(rows[b].size()))
+      notes += (notes.empty() ? "" : ", ") + std::string("truncated from ") + std::to_string(untruncated[b]);
+    std::printf("text     %zu: %zu tokens%s:", b, rows[b].size(),
+                notes.empty() ? "" : (" (" + notes + ")").c_str());
     for (size_t i = 0; i < longest; ++i) {
       const bool real = i < rows[b].size();
       ids.data<int64_t>()[b * longest + i] = real ? rows[b][i] : pad;

@@ -9,7 +9,8 @@
 //
 // Known differences from HF: code points unassigned in the Unicode version of our tables
 // (runtime/src/text/unicode_tables.inc) but assigned in HF's newer data; truncation and
-// padding settings of tokenizer.json are ignored (encode returns the whole sequence).
+// padding settings of tokenizer.json are ignored (encode returns the whole sequence;
+// encode_truncated cuts it to a length the caller gives).
 #pragma once
 
 #include <cstdint>
@@ -45,6 +46,20 @@ class Tokenizer {
   // Token ids of a UTF-8 string; with add_special_tokens, the model's specials around it
   // ([CLS] ... [SEP] or <s> ... </s>). Special tokens written in the text are recognised.
   Result<std::vector<int64_t>> encode(std::string_view utf8, bool add_special_tokens = true) const;
+
+  struct Truncated {
+    std::vector<int64_t> ids;        // at most max_length ids
+    int64_t untruncated_length = 0;  // what encode() gives; > ids.size() when tokens were cut
+  };
+  // encode(), then Hugging Face's truncation of one sequence (direction right): the text's
+  // tokens are cut at the end so that they and the special tokens added around them
+  // (add_special_tokens) are at most max_length ids; the special tokens are kept, e.g.
+  // [CLS] t1 ... t(max_length-2) [SEP]. Errors: invalid_argument when max_length < 1 or
+  // leaves no room for the special tokens (max_length < num_special_tokens()).
+  Result<Truncated> encode_truncated(std::string_view utf8, int64_t max_length,
+                                     bool add_special_tokens = true) const;
+  // How many special tokens encode(text, true) adds around the text (2 for [CLS] ... [SEP]).
+  int64_t num_special_tokens() const;
   // Text of token ids (WordPiece: "##" joined and HF's clean-up of spaces before punctuation;
   // byte-level: bytes back to UTF-8, invalid sequences replaced by U+FFFD as HF does).
   Result<std::string> decode(std::span<const int64_t> ids, bool skip_special_tokens = true) const;

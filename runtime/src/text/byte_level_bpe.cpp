@@ -135,10 +135,14 @@ void encode_byte_level_bpe(const Tokenizer::Impl& tok, std::u32string_view text,
     text = buffer;
   }
   std::string utf8;
+  WordCache cache;
   for (const auto& [begin, end] : split_gpt2(text)) {
     utf8.clear();
     for (size_t k = begin; k < end; ++k) append_utf8(text[k], &utf8);
+    if (cache.lookup(utf8, ids)) continue;
+    const size_t from = ids->size();
     bpe(tok, utf8, ids);
+    cache.store(utf8, *ids, from);
   }
 }
 

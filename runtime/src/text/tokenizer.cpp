@@ -36,6 +36,7 @@ Result<Tokenizer> build_tokenizer(TokenizerSpec spec, std::string_view source) {
     const std::string& t = spec.vocab[id];
     LR_RETURN_IF_ERROR(check_token(t, where + ": vocabulary id " + std::to_string(id)));
     const auto [it, inserted] = impl->ids.emplace(t, int64_t(id));
+    impl->max_token_bytes = std::max(impl->max_token_bytes, t.size());
     if (!inserted)
       return format_error(where + ": token '" + t + "' appears twice in the vocabulary (ids " +
                           std::to_string(it->second) + " and " + std::to_string(id) + ")");
@@ -58,6 +59,11 @@ Result<Tokenizer> build_tokenizer(TokenizerSpec spec, std::string_view source) {
     if (a.special) impl->is_special[size_t(a.id)] = true;
     impl->added_text.emplace_back();
     LR_RETURN_IF_ERROR(decode_utf8(a.content, &impl->added_text.back(), "added token"));
+    const char32_t first = impl->added_text.back().front();  // check_token: not empty
+    if (first < 128)
+      impl->added_starts_ascii[first] = true;
+    else
+      impl->added_starts_non_ascii = true;
   }
   for (int64_t id : spec.prefix_ids) impl->is_special[size_t(id)] = true;
   for (int64_t id : spec.suffix_ids) impl->is_special[size_t(id)] = true;
@@ -68,6 +74,15 @@ Result<Tokenizer> build_tokenizer(TokenizerSpec spec, std::string_view source) {
       return format_error(where + ": max_input_chars_per_word must be in [1, 1000000], found " +
                           std::to_string(spec.max_input_chars_per_word));
     if (!spec.merges.empty()) return format_error(where + ": a WordPiece tokenizer has no merges");
+    size_t slots = 16;
+    while (slots < 2 * spec.vocab.size()) slots *= 2;  // kMaxVocabSize bounds it
+    impl->piece_slots.assign(slots, {});
+    for (size_t id = 0; id < spec.vocab.size(); ++id) {
+      const uint64_t h = Tokenizer::Impl::piece_hash(spec.vocab[id], {});
+      size_t i = size_t(h) & (slots - 1);
+      while (impl->piece_slots[i].id_plus_1 != 0) i = (i + 1) & (slots - 1);
+      impl->piece_slots[i] = {uint32_t(id + 1), uint32_t(h >> 32)};
+    }
   } else {
     if (!spec.unk_token.empty() && !impl->ids.contains(spec.unk_token))
       return format_error(where + ": the unknown token '" + spec.unk_token + "' is not in the vocabulary");
@@ -152,6 +167,10 @@ Result<std::vector<int64_t>> Tokenizer::encode(std::string_view utf8, bool add_s
   const std::vector<std::u32string>& added = impl_->added_text;
   size_t segment_begin = 0;
   for (size_t i = 0; i < input.size();) {
+    if (input[i] < 128 ? !impl_->added_starts_ascii[input[i]] : !impl_->added_starts_non_ascii) {
+      ++i;
+      continue;
+    }
     int best = -1;
     for (size_t k = 0; k < added.size(); ++k) {
       if (added[k].size() > input.size() - i || (best >= 0 && added[k].size() <= added[size_t(best)].size()))
@@ -175,6 +194,30 @@ Result<std::vector<int64_t>> Tokenizer::encode(std::string_view utf8, bool add_s
   encode_segment(segment_begin, input.size());
   if (add_special_tokens) ids.insert(ids.end(), spec.suffix_ids.begin(), spec.suffix_ids.end());
   return ids;
+}
+
+int64_t Tokenizer::num_special_tokens() const {
+  return int64_t(impl_->spec.prefix_ids.size() + impl_->spec.suffix_ids.size());
+}
+
+Result<Tokenizer::Truncated> Tokenizer::encode_truncated(std::string_view utf8, int64_t max_length,
+                                                         bool add_special_tokens) const {
+  const int64_t specials = add_special_tokens ? num_special_tokens() : 0;
+  if (max_length < 1 || max_length < specials)
+    return invalid_argument(
+        "truncation: max_length " + std::to_string(max_length) + " leaves no room for " +
+        (specials > 0 ? "the " + std::to_string(specials) + " special tokens" : "a token"));
+  LR_ASSIGN_OR_RETURN(std::vector<int64_t> ids, encode(utf8, add_special_tokens));
+  Truncated t;
+  t.untruncated_length = int64_t(ids.size());
+  if (t.untruncated_length > max_length) {
+    // Drop text tokens from the end, before the suffix specials.
+    const size_t suffix = add_special_tokens ? impl_->spec.suffix_ids.size() : 0;
+    const size_t cut = size_t(t.untruncated_length - max_length);
+    ids.erase(ids.end() - ptrdiff_t(suffix + cut), ids.end() - ptrdiff_t(suffix));
+  }
+  t.ids = std::move(ids);
+  return t;
 }
 
 Result<std::string> Tokenizer::decode(std::span<const int64_t> ids, bool skip_special_tokens) const {

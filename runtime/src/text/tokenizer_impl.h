@@ -67,6 +67,36 @@ namespace longrun {
 struct Tokenizer::Impl {
   text::TokenizerSpec spec;
   std::unordered_map<std::string, int64_t> ids;  // token -> id
+  size_t max_token_bytes = 0;                    // the longest token: WordPiece tries no longer piece
+  // WordPiece's lookup of candidate pieces: open addressing (linear probing) over spec.vocab,
+  // keyed by piece_hash, so a lookup costs one probe of a flat array and one comparison
+  // instead of a node chain, and a continuation piece is hashed without concatenating "##".
+  struct PieceSlot {
+    uint32_t id_plus_1 = 0;  // 0 = empty
+    uint32_t tag = 0;        // the hash's high half, to skip most comparisons
+  };
+  std::vector<PieceSlot> piece_slots;  // power-of-two size, at most half full
+  // FNV-1a of the bytes of a then b (the hash of their concatenation).
+  static uint64_t piece_hash(std::string_view a, std::string_view b) {
+    uint64_t h = 1469598103934665603ull;
+    for (char c : a) h = (h ^ uint8_t(c)) * 1099511628211ull;
+    for (char c : b) h = (h ^ uint8_t(c)) * 1099511628211ull;
+    return h;
+  }
+  // The id of the token prefix + body, or -1.
+  int64_t find_piece(std::string_view prefix, std::string_view body) const {
+    const uint64_t h = piece_hash(prefix, body);
+    const size_t mask = piece_slots.size() - 1;
+    for (size_t i = size_t(h) & mask;; i = (i + 1) & mask) {
+      const PieceSlot& s = piece_slots[i];
+      if (s.id_plus_1 == 0) return -1;
+      if (s.tag != uint32_t(h >> 32)) continue;
+      const std::string& t = spec.vocab[s.id_plus_1 - 1];
+      if (t.size() == prefix.size() + body.size() && std::string_view(t).substr(0, prefix.size()) == prefix &&
+          std::string_view(t).substr(prefix.size()) == body)
+        return int64_t(s.id_plus_1) - 1;
+    }
+  }
   // Byte-level BPE: merge of the pair (left id, right id) -> (rank, merged id).
   std::unordered_map<uint64_t, std::pair<int32_t, int64_t>> merges;
   std::array<std::string, 256> byte_to_token;  // GPT-2's printable stand-in of each byte, UTF-8
@@ -74,6 +104,10 @@ struct Tokenizer::Impl {
   std::unordered_map<char32_t, uint8_t> token_char_to_byte;
   std::vector<bool> is_special;            // by id
   std::vector<std::u32string> added_text;  // spec.added_tokens[k].content decoded
+  // Whether some added token starts with this ASCII character / with a non-ASCII one: encode
+  // tries the added tokens only at such positions.
+  std::array<bool, 128> added_starts_ascii{};
+  bool added_starts_non_ascii = false;
 
   static Tokenizer wrap(std::shared_ptr<const Impl> impl) { return Tokenizer(std::move(impl)); }
 };

@@ -1,14 +1,41 @@
 // The two tokenisation models, applied to one segment of text that holds no added token.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "text/tokenizer_impl.h"
 
 namespace longrun::text {
+
+// The ids of each distinct word already encoded in one encode() call: both models are a pure
+// function of the word, and words repeat in any text, so a long text pays the model once per
+// distinct word (HF tokenizers keeps such a cache too). Bounded: at most kMaxWords words of at
+// most kMaxWordBytes bytes.
+class WordCache {
+ public:
+  static constexpr size_t kMaxWords = size_t{1} << 16;
+  static constexpr size_t kMaxWordBytes = 64;
+  // The cached ids of `word` appended to *ids; false when it is not cached.
+  bool lookup(const std::string& word, std::vector<int64_t>* ids) const {
+    const auto it = map_.find(word);
+    if (it == map_.end()) return false;
+    ids->insert(ids->end(), it->second.begin(), it->second.end());
+    return true;
+  }
+  // Caches ids[from, end) as the ids of `word` (when it fits the bounds).
+  void store(const std::string& word, const std::vector<int64_t>& ids, size_t from) {
+    if (word.size() <= kMaxWordBytes && map_.size() < kMaxWords)
+      map_.emplace(word, std::vector<int64_t>(ids.begin() + ptrdiff_t(from), ids.end()));
+  }
+
+ private:
+  std::unordered_map<std::string, std::vector<int64_t>> map_;
+};
 
 // BERT: BertNormalizer (clean text, CJK spacing, NFD accent stripping, lowercase), then
 // BertPreTokenizer (split on whitespace, isolate punctuation), then greedy longest-match-first

@@ -1,6 +1,7 @@
 #include "text/unicode.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <iterator>
 
@@ -22,17 +23,16 @@ struct MappingEntry {
   uint8_t length;
 };
 
-enum : uint8_t { kLetter = 1, kNumber = 2, kPunct = 4, kMn = 8, kOther = 16, kBertPunct = 32 };
-
 #include "text/unicode_tables.inc"
 
-uint8_t flags_of(char32_t cp) {
+constexpr uint8_t search_flags(char32_t cp) {
   const auto* it = std::upper_bound(std::begin(kCategoryRanges), std::end(kCategoryRanges), cp,
                                     [](char32_t c, const CategoryRange& r) { return c < r.first; });
   return it == std::begin(kCategoryRanges) ? 0 : std::prev(it)->flags;
 }
 
 uint8_t combining_class(char32_t cp) {
+  if (cp < kCombiningClassRanges[0].first) return 0;
   const auto* it = std::upper_bound(std::begin(kCombiningClassRanges), std::end(kCombiningClassRanges), cp,
                                     [](char32_t c, const CombiningClassRange& r) { return c < r.first; });
   if (it == std::begin(kCombiningClassRanges)) return 0;
@@ -52,6 +52,17 @@ constexpr char32_t kHangulBase = 0xAC00, kLBase = 0x1100, kVBase = 0x1161, kTBas
 constexpr char32_t kVCount = 21, kTCount = 28, kSCount = 11172;
 
 }  // namespace
+
+constexpr std::array<uint8_t, 256> kLatin1FlagsInit = [] {
+  std::array<uint8_t, 256> a{};
+  for (char32_t c = 0; c < 256; ++c) a[c] = search_flags(c);
+  return a;
+}();
+
+namespace detail {
+constinit const std::array<uint8_t, 256> kLatin1Flags = kLatin1FlagsInit;
+uint8_t category_flags(char32_t cp) { return search_flags(cp); }
+}  // namespace detail
 
 std::string_view unicode_version() { return kUnicodeVersion; }
 
@@ -88,10 +99,8 @@ Status decode_utf8(std::string_view bytes, std::u32string* out, std::string_view
   return {};
 }
 
-void append_utf8(char32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(char(cp));
-  } else if (cp < 0x800) {
+void append_utf8_multibyte(char32_t cp, std::string* out) {
+  if (cp < 0x800) {
     out->push_back(char(0xC0 | (cp >> 6)));
     out->push_back(char(0x80 | (cp & 0x3F)));
   } else if (cp < 0x10000) {
@@ -113,19 +122,7 @@ std::string to_utf8(std::u32string_view s) {
   return out;
 }
 
-bool is_letter(char32_t cp) { return flags_of(cp) & kLetter; }
-bool is_number(char32_t cp) { return flags_of(cp) & kNumber; }
-bool is_nonspacing_mark(char32_t cp) { return flags_of(cp) & kMn; }
-bool is_other_control(char32_t cp) { return flags_of(cp) & kOther; }
-bool is_bert_punctuation(char32_t cp) { return flags_of(cp) & kBertPunct; }
-
-bool is_white_space(char32_t cp) {
-  return (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
-         (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F ||
-         cp == 0x3000;
-}
-
-bool is_cjk_ideograph(char32_t cp) {
+bool is_cjk_ideograph_above(char32_t cp) {
   // HF tokenizers' ranges: BERT's, except that its Extension D/E range starts at U+2B920 where
   // BERT's starts at U+2B820 (we follow HF, whose ids we must match).
   return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -53,6 +54,12 @@ struct ModelInput {
   bool required = true;       // optional inputs may be left out of build_graph / sessions
   std::vector<DType> dtypes;  // accepted dtypes
   std::string description;    // shape and meaning, e.g. "[B, N] token ids"
+};
+
+// The longest input_ids sequence a model accepts and where that limit comes from.
+struct InputLengthLimit {
+  int64_t tokens = 0;  // N <= tokens
+  std::string source;  // e.g. "max_position_embeddings of the config"
 };
 
 // The architectures this build knows ("fourier-lra", ...), in registry order.
@@ -94,6 +101,9 @@ class Model : public std::enable_shared_from_this<Model> {
   const std::vector<ModelInput>& inputs() const;
   std::vector<std::string> input_names() const;      // every input, in inputs() order
   std::vector<std::string> required_inputs() const;  // the required ones only
+  // The longest input_ids length N build_graph accepts (the error it gives past it names the
+  // same source), or nullopt for a family without such a limit.
+  std::optional<InputLengthLimit> max_input_length() const;
   // Graph output names in graph order: the model outputs, then "debug.*" ones when enabled.
   std::vector<std::string> output_names() const;
 
