@@ -12,6 +12,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "longrun/backend.h"
 #include "longrun/longrun.h"
 #include "longrun/models/model.h"
+#include "longrun/models/text.h"
 #include "longrun/safetensors.h"
 #include "longrun/session.h"
 #include "longrun/tensor.h"
@@ -260,44 +262,30 @@ int fail(const Status& s) {
 // at the end to the longest text) and, when the model accepts it, attention_mask.
 Result<std::vector<NamedTensor>> tokenize_inputs(const Options& o, const Model& model) {
   LR_ASSIGN_OR_RETURN(auto file, SafetensorsFile::open(o.model));
-  const auto meta = file->metadata().find(std::string(kTokenizerMetadataKey));
-  if (meta == file->metadata().end())
+  LR_ASSIGN_OR_RETURN(std::optional<Tokenizer> tokenizer, file_tokenizer(*file));
+  if (!tokenizer)
     return invalid_argument(o.model + ": --text needs a tokenizer in the model file (metadata '" +
                             std::string(kTokenizerMetadataKey) + "'), and this file has none; give token " +
                             "ids with --ids or --input");
-  auto tokenizer = Tokenizer::from_metadata(meta->second);
-  if (!tokenizer.ok()) return tokenizer.status().with_context(o.model);
-  std::vector<std::vector<int64_t>> rows;
-  size_t longest = 0;
-  for (const std::string& text : o.texts) {
-    auto ids = tokenizer->encode(text);
-    if (!ids.ok()) return ids.status().with_context("--text");
-    longest = std::max(longest, ids->size());
-    rows.push_back(std::move(ids).value());
-  }
+  auto batch_r = encode_batch(*tokenizer, o.texts);
+  if (!batch_r.ok()) return batch_r.status().with_context("--text");
+  TokenBatch& batch = *batch_r;
   const std::vector<std::string> accepted = model.input_names();
   const bool has_mask = std::find(accepted.begin(), accepted.end(), "attention_mask") != accepted.end();
-  for (const auto& r : rows)
-    if (r.size() != longest && !has_mask)
+  const int64_t longest = batch.input_ids.desc().dim(1);
+  for (const int64_t len : batch.lengths)
+    if (len != longest && !has_mask)
       return invalid_argument("--text: the texts tokenize to different lengths and this " + model.arch() +
                               " model takes no attention_mask to mask the padding; give one text at a time");
-  const int64_t dims[] = {int64_t(rows.size()), int64_t(longest)};
-  LR_ASSIGN_OR_RETURN(Tensor ids, Tensor::zeros(DType::i64, dims));
-  LR_ASSIGN_OR_RETURN(Tensor mask, Tensor::zeros(DType::i64, dims));
-  const int64_t pad = tokenizer->pad_id().value_or(0);
-  for (size_t b = 0; b < rows.size(); ++b) {
-    std::printf("text     %zu: %zu tokens:", b, rows[b].size());
-    for (size_t i = 0; i < longest; ++i) {
-      const bool real = i < rows[b].size();
-      ids.data<int64_t>()[b * longest + i] = real ? rows[b][i] : pad;
-      mask.data<int64_t>()[b * longest + i] = real ? 1 : 0;
-      if (real && i < 16) std::printf(" %lld", static_cast<long long>(rows[b][i]));
-    }
-    std::printf("%s\n", rows[b].size() > 16 ? " ..." : "");
+  for (size_t b = 0; b < batch.lengths.size(); ++b) {
+    std::printf("text     %zu: %lld tokens:", b, static_cast<long long>(batch.lengths[b]));
+    for (int64_t i = 0; i < std::min<int64_t>(batch.lengths[b], 16); ++i)
+      std::printf(" %lld", static_cast<long long>(batch.input_ids.data<int64_t>()[int64_t(b) * longest + i]));
+    std::printf("%s\n", batch.lengths[b] > 16 ? " ..." : "");
   }
   std::vector<NamedTensor> inputs;
-  inputs.push_back({"input_ids", std::move(ids)});
-  if (has_mask) inputs.push_back({"attention_mask", std::move(mask)});
+  inputs.push_back({"input_ids", std::move(batch.input_ids)});
+  if (has_mask) inputs.push_back({"attention_mask", std::move(batch.attention_mask)});
   return inputs;
 }
 
