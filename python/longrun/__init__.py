@@ -291,7 +291,7 @@ class Model:
         if memory_limit is not None and (isinstance(memory_limit, bool) or not isinstance(memory_limit, int)
                                          or memory_limit <= 0):
             raise InvalidArgumentError(f"memory_limit: expected a positive byte count or None, found {memory_limit!r}")
-        return Session(self, _longrun.Session.create(self._impl, backend, threads, memory_limit or 0,
+        return Session(_longrun.Session.create(self._impl, backend, threads, memory_limit or 0,
                                                      bool(deterministic)))
 
     def __repr__(self) -> str:
@@ -328,10 +328,8 @@ class Session:
     raises and leaves the session usable.
     """
 
-    def __init__(self, model: Model, impl: Any) -> None:
+    def __init__(self, impl: Any) -> None:
         self._impl = impl
-        self._tokenizer = model.tokenizer
-        self._outputs = model.outputs
 
     def __enter__(self) -> "Session":
         return self
