@@ -212,6 +212,40 @@ def test_two_threads_run_concurrently_with_equal_results(bert, bert_inputs):
     assert errors == []
 
 
+def test_run_releases_the_gil(bert):
+    """A Python thread keeps counting while run() computes: with the GIL held it could not."""
+    s = bert.session(threads=1)
+    ids = {"input_ids": (np.arange(48 * 257, dtype=np.int64).reshape(48, 257) % 97) + 1}
+    s.run(ids)  # plan once
+    count = [0]
+    stop = threading.Event()
+
+    def counter():
+        while not stop.is_set():
+            count[0] += 1
+
+    # A short switch interval bounds what the counter gets between the reads and the call.
+    import sys
+    import time
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.0005)
+    t = threading.Thread(target=counter)
+    t.start()
+    try:
+        c0, t0 = count[0], time.perf_counter()
+        time.sleep(0.05)
+        rate = (count[0] - c0) / (time.perf_counter() - t0)  # counts per second, GIL shared
+        c0, t0 = count[0], time.perf_counter()
+        s.run(ids)
+        during, seconds = count[0] - c0, time.perf_counter() - t0
+    finally:
+        stop.set()
+        t.join()
+        sys.setswitchinterval(interval)
+    assert during > 0.2 * rate * seconds, (during, rate, seconds)
+
+
 def _rss_kib() -> int:
     with open("/proc/self/status") as f:
         for line in f:
