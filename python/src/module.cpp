@@ -183,6 +183,14 @@ struct PySession {
   std::shared_ptr<Generator> generator;
   std::mutex generate_mu;  // one generation at a time per session
 
+  // The model, or ClosedError; a copy, so that close() on another thread cannot free it
+  // while this call uses it.
+  std::shared_ptr<const Model> model_ref() {
+    std::lock_guard lock(mu);
+    if (closed) raise_closed("the session");
+    return model;
+  }
+
   std::shared_ptr<Session> session_for(const std::vector<std::string>& names) {
     std::lock_guard lock(mu);
     if (closed) raise_closed("the session");
@@ -215,19 +223,20 @@ struct PySession {
     Tensor pooled;
     {
       nb::gil_scoped_release nogil;
+      const std::shared_ptr<const Model> m = model_ref();
       if (!tokenizer)
-        raise(invalid_argument(model->path() + ": embed needs a tokenizer in the model file (metadata '" +
+        raise(invalid_argument(m->path() + ": embed needs a tokenizer in the model file (metadata '" +
                                std::string(kTokenizerMetadataKey) + "'), and this file has none"));
       const Pooling pooling = value_or_raise(parse_pooling(pooling_name));
-      const auto accepted = model->input_names();
+      const auto accepted = m->input_names();
       const bool has_mask = std::find(accepted.begin(), accepted.end(), "attention_mask") != accepted.end();
-      pooled = has_mask ? embed_batch(texts, pooling, normalize, max_length)
-                        : embed_one_by_one(texts, pooling, normalize, max_length);
+      pooled = has_mask ? embed_batch(*m, texts, pooling, normalize, max_length)
+                        : embed_one_by_one(*m, texts, pooling, normalize, max_length);
     }
     return to_numpy(std::move(pooled));
   }
 
-  Tensor embed_batch(const std::vector<std::string>& texts, Pooling pooling, bool normalize,
+  Tensor embed_batch(const Model& m, const std::vector<std::string>& texts, Pooling pooling, bool normalize,
                      int64_t max_length) {
     TokenBatch batch = value_or_raise(encode_batch(*tokenizer, texts, {.max_length = max_length}));
     std::shared_ptr<Session> s = session_for({"input_ids", "attention_mask"});
@@ -235,12 +244,12 @@ struct PySession {
                                  {"attention_mask", batch.attention_mask.view()}};
     std::vector<NamedTensor> out = value_or_raise(s->run(in));
     const TensorView mask = batch.attention_mask.view();
-    return value_or_raise(pool_embeddings(hidden(out).view(), &mask, pooling, normalize));
+    return value_or_raise(pool_embeddings(hidden(m, out).view(), &mask, pooling, normalize));
   }
 
   // A model without attention_mask: each text alone (B = 1, no padding), as longrun-demo.
-  Tensor embed_one_by_one(const std::vector<std::string>& texts, Pooling pooling, bool normalize,
-                          int64_t max_length) {
+  Tensor embed_one_by_one(const Model& m, const std::vector<std::string>& texts, Pooling pooling,
+                          bool normalize, int64_t max_length) {
     std::shared_ptr<Session> s = session_for({"input_ids"});
     std::vector<Tensor> rows;
     for (size_t i = 0; i < texts.size(); ++i) {
@@ -248,7 +257,7 @@ struct PySession {
           value_or_raise(encode_batch(*tokenizer, std::span(&texts[i], 1), {.max_length = max_length}));
       const NamedTensorRef in[] = {{"input_ids", one.input_ids.view()}};
       std::vector<NamedTensor> out = value_or_raise(s->run(in));
-      rows.push_back(value_or_raise(pool_embeddings(hidden(out).view(), nullptr, pooling, normalize)));
+      rows.push_back(value_or_raise(pool_embeddings(hidden(m, out).view(), nullptr, pooling, normalize)));
     }
     if (rows.empty()) raise(invalid_argument("embed: no texts"));
     const int64_t width = rows.front().desc().dim(1);
@@ -259,10 +268,10 @@ struct PySession {
     return all;
   }
 
-  Tensor& hidden(std::vector<NamedTensor>& out) {
+  static Tensor& hidden(const Model& m, std::vector<NamedTensor>& out) {
     for (NamedTensor& t : out)
       if (t.name == "last_hidden_state") return t.tensor;
-    raise(invalid_argument(model->path() + ": the model has no last_hidden_state output to embed"));
+    raise(invalid_argument(m.path() + ": the model has no last_hidden_state output to embed"));
   }
 
   nb::tuple generate(const InArray& ids, std::optional<InArray> mask, int64_t max_new_tokens, int num_beams,
@@ -441,7 +450,7 @@ NB_MODULE(_longrun, m) {
            "num_return_sequences"_a)
       .def("backend_description",
            [](PySession& s) {
-             auto session = s.session_for(s.model ? s.model->required_inputs() : std::vector<std::string>{});
+             auto session = s.session_for(s.model_ref()->required_inputs());
              return session->backend().description();
            })
       .def_prop_ro("closed",

@@ -117,6 +117,30 @@ def test_closed_model_and_session(bert_inputs):
         s.run(bert_inputs)
 
 
+def test_close_while_other_threads_run(bert_inputs):
+    m = longrun.Model(BERT)
+    s = m.session(threads=1)
+    outcomes = []
+
+    def work():
+        try:
+            for _ in range(100000):
+                s.run(bert_inputs)
+            outcomes.append("never closed")
+        except longrun.ClosedError:
+            outcomes.append("closed")
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    s.run(bert_inputs)
+    s.close()
+    m.close()
+    for t in threads:
+        t.join()
+    assert outcomes == ["closed", "closed"]
+
+
 def test_load_errors_carry_longrun_messages(tmp_path):
     with pytest.raises(longrun.NotFoundError, match="nope.safetensors"):
         longrun.Model(tmp_path / "nope.safetensors")
