@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "convert.h"
+#include "convert_file.h"
 #include "fairseq.h"
 #include "inspect.h"
 #include "longrun/models/model.h"
@@ -80,35 +81,6 @@ void usage(FILE* f) {
   std::fprintf(f, "\n\nexit codes: 0 ok, 1 the input cannot be read or mapped, 2 usage error\n");
 }
 
-bool has_tokenizer_files(const std::filesystem::path& dir) {
-  std::error_code ec;
-  for (const char* f : {"tokenizer.json", "vocab.txt", "vocab.json"})
-    if (std::filesystem::is_regular_file(dir / f, ec)) return true;
-  return false;
-}
-
-// The tokenizer to embed: --tokenizer DIR, else INPUT's own directory when it holds tokenizer
-// files, else the one a native input already carries. A tokenizer that is there but does not
-// parse is an error (never silently dropped).
-Result<std::string> tokenizer_metadata(const std::string& input, const std::string& dir, bool none,
-                                       const std::map<std::string, std::string>& source_metadata) {
-  if (none) return std::string();
-  std::error_code ec;
-  std::string from = dir;
-  if (from.empty() && std::filesystem::is_directory(input, ec) && has_tokenizer_files(input)) from = input;
-  if (!from.empty()) {
-    auto t = Tokenizer::from_directory(from);
-    if (!t.ok()) return Status(t.status().code(), "tokenizer in " + from + ": " + t.status().message());
-    return t->to_metadata();
-  }
-  auto it = source_metadata.find(std::string(kTokenizerMetadataKey));
-  if (it != source_metadata.end()) {
-    LR_RETURN_IF_ERROR(Tokenizer::from_metadata(it->second).status());
-    return it->second;
-  }
-  return std::string();
-}
-
 int fail_usage(const std::string& m) {
   std::fprintf(stderr, "longrun-convert: %s (see --help)\n", m.c_str());
   return 2;
@@ -170,29 +142,21 @@ int main(int argc, char** argv) {
   if (from != "auto" && from != "hf" && from != "pytorch" && from != "safetensors" && from != "fairseq" &&
       from != "flax")
     return fail_usage("--from must be auto, hf, pytorch, safetensors, fairseq or flax");
-  std::optional<DType> dtype;
+  ConvertFileOptions options;
   if (!dtype_name.empty()) {
-    dtype = parse_dtype(dtype_name);
-    if (!dtype || !dtype_is_float(*dtype)) return fail_usage("--dtype must be f32, f16 or bf16");
+    options.dtype = parse_dtype(dtype_name);
+    if (!options.dtype || !dtype_is_float(*options.dtype))
+      return fail_usage("--dtype must be f32, f16 or bf16");
   }
   if (!inspect && output.empty()) return fail_usage("no output file (-o OUT.safetensors)");
 
-  Result<SourceCheckpoint> src = invalid_argument("no input read");
-  bool from_fairseq = false;
-  std::vector<std::string> fairseq_dropped;  // reported with the summary
-  if (from == "fairseq") {
-    auto f = read_fairseq(input, read_options);
-    if (!f.ok()) {
-      std::fprintf(stderr, "longrun-convert: %s\n", f.status().to_string().c_str());
-      return 1;
-    }
-    if (!inspect) {
-      // Convert the upgraded tensors with the hyper-parameters as the config.
-      f->source.config_json = f->hyperparameters_json;
-      src = std::move(f->source);
-      from_fairseq = true;
-      fairseq_dropped = f->dropped;
-    } else {
+  if (inspect) {
+    if (from == "fairseq") {
+      auto f = read_fairseq(input, read_options);
+      if (!f.ok()) {
+        std::fprintf(stderr, "longrun-convert: %s\n", f.status().to_string().c_str());
+        return 1;
+      }
       std::fputs(inspect_report(f->source).c_str(), stdout);
       std::printf("hyper-parameters (%s): %s\n", f->hyperparameters_from.c_str(),
                   f->hyperparameters_json.c_str());
@@ -200,78 +164,34 @@ int main(int argc, char** argv) {
       for (const std::string& s : f->dropped) std::printf("dropped: %s\n", s.c_str());
       return 0;
     }
-  } else {
-    src = read_checkpoint(input, from, read_options);
+    auto src = read_checkpoint(input, from, read_options);
     if (!src.ok()) {
       std::fprintf(stderr, "longrun-convert: %s\n", src.status().to_string().c_str());
       return 1;
     }
-  }
-  if (inspect) {
     std::fputs(inspect_report(*src).c_str(), stdout);
     return 0;
   }
 
-  std::string config_text = src->config_json;
-  if (!config_path.empty()) {
-    auto text = read_json_file(config_path);
-    if (!text.ok()) {
-      std::fprintf(stderr, "longrun-convert: --config %s\n", text.status().to_string().c_str());
-      return 1;
-    }
-    config_text = std::move(*text);
-  } else if (config_text.empty()) {
-    auto it = src->metadata.find("longrun.config");
-    if (it != src->metadata.end()) config_text = it->second;
-  }
-  auto config = merge_config(config_text, sets);
-  if (!config.ok()) return fail_usage(config.status().message());
-
-  if (arch.empty()) {
-    auto it = src->metadata.find("longrun.arch");
-    if (it != src->metadata.end()) {
-      arch = it->second;
-    } else if (!config_text.empty()) {
-      auto detected = detect_arch(*config);
-      if (!detected.ok()) return fail_usage(detected.status().message());
-      arch = *detected;
-    } else {
-      return fail_usage("--arch is required for this input");
-    }
-  }
-
-  if (from_fairseq && layout.empty()) {  // the fairseq-* layout of the arch (hf-bart also maps bart)
-    for (const SourceLayout* l : layouts_for_arch(arch))
-      if (l->name.starts_with("fairseq-") && layout.empty()) layout = std::string(l->name);
-    if (layout.empty()) return fail_usage("no fairseq layout maps to architecture '" + arch + "'");
-  }
-
-  ConvertOptions options;
+  options.from = from;
   options.arch = arch;
   options.layout = layout;
-  options.config_json = *config;
-  options.dtype = dtype;
-  options.source_label = src->format + ":" + std::filesystem::path(input).filename().string();
+  options.config_path = config_path;
+  options.sets = sets;
+  options.tokenizer_dir = tokenizer_dir;
+  options.no_tokenizer = no_tokenizer;
+  options.read_options = read_options;
   options.progress = !quiet && ::isatty(STDERR_FILENO);
-  for (const std::string& f : src->files) {
-    auto digest = sha256_file(f);
-    if (!digest.ok()) {
-      std::fprintf(stderr, "longrun-convert: %s\n", digest.status().to_string().c_str());
-      return 1;
-    }
-    options.source_sha256.emplace_back(std::filesystem::path(f).filename().string(), *digest);
-  }
-  auto tokenizer = tokenizer_metadata(input, tokenizer_dir, no_tokenizer, src->metadata);
-  if (!tokenizer.ok()) {
-    std::fprintf(stderr, "longrun-convert: %s\n", tokenizer.status().to_string().c_str());
+  bool usage_error = false;
+  auto converted = convert_file(input, output, options, &usage_error);
+  if (!converted.ok()) {
+    if (usage_error) return fail_usage(converted.status().message());
+    std::fprintf(stderr, "longrun-convert: %s\n", converted.status().to_string().c_str());
     return 1;
   }
-  options.tokenizer_metadata = *tokenizer;
-  auto summary = convert_checkpoint(*src, options, output);
-  if (!summary.ok()) {
-    std::fprintf(stderr, "longrun-convert: %s\n", summary.status().to_string().c_str());
-    return 1;
-  }
+  arch = converted->arch;
+  const ConvertSummary* summary = &converted->summary;
+  const std::vector<std::string>& fairseq_dropped = converted->fairseq_dropped;
   if (!quiet) {
     std::printf("wrote %s: %s, layout %s\n", output.c_str(), arch.c_str(), summary->layout.c_str());
     std::printf("  tensors mapped: %d, ignored: %zu, re-tied: %zu, dtype conversions: %d, bytes: %llu\n",
@@ -282,9 +202,10 @@ int main(int argc, char** argv) {
     for (const std::string& s : summary->config_notes) std::printf("  config %s\n", s.c_str());
     for (const std::string& s : fairseq_dropped)
       std::printf("  dropped by the fairseq reader %s\n", s.c_str());
-    std::printf("  source sha256: %s\n", summary->metadata["longrun.source_sha256"].c_str());
-    if (!options.tokenizer_metadata.empty()) {
-      auto t = Tokenizer::from_metadata(options.tokenizer_metadata);
+    const auto sha = summary->metadata.find("longrun.source_sha256");
+    std::printf("  source sha256: %s\n", sha != summary->metadata.end() ? sha->second.c_str() : "");
+    if (!converted->tokenizer_metadata.empty()) {
+      auto t = Tokenizer::from_metadata(converted->tokenizer_metadata);
       std::printf("  tokenizer: %s\n", t.ok() ? t->description().c_str() : "embedded");
     }
   }

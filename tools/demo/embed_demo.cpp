@@ -1,19 +1,22 @@
 // The real-model part of longrun-demo: sentence embeddings with a converted BERT-family model
 // file that carries its tokenizer (longrun-convert of an HF directory, e.g. all-MiniLM-L6-v2).
 // Each sentence is tokenized by longrun's own tokenizer, run alone (B = 1, no padding) through
-// the model, mean-pooled over its tokens and L2-normalised (sentence-transformers' Pooling +
-// Normalize). Prints the cosine-similarity matrix; with a second model (e.g. the same weights
-// as fourier-bert) also the cosine of each sentence's two embeddings and both run times.
+// the model, mean-pooled over its tokens and L2-normalised (pool_embeddings,
+// longrun/models/text.h: sentence-transformers' Pooling + Normalize). Prints the cosine-similarity matrix;
+// with a second model (e.g. the same weights as fourier-bert) also the cosine of each sentence's two
+// embeddings and both run times.
 #include "demo/embed_demo.h"
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "longrun/models/model.h"
+#include "longrun/models/text.h"
 #include "longrun/safetensors.h"
 #include "longrun/session.h"
 #include "longrun/tensor.h"
@@ -38,13 +41,12 @@ struct Embedder {
 
 Result<Embedder> open_embedder(const std::string& path, const EmbedOptions& o) {
   LR_ASSIGN_OR_RETURN(auto file, SafetensorsFile::open(path));
-  const auto& meta = file->metadata();
-  auto it = meta.find(std::string(kTokenizerMetadataKey));
-  if (it == meta.end())
+  LR_ASSIGN_OR_RETURN(std::optional<Tokenizer> tokenizer, file_tokenizer(*file));
+  if (!tokenizer)
     return invalid_argument(path + ": the model file has no tokenizer (metadata key " +
                             std::string(kTokenizerMetadataKey) +
                             "); convert an HF directory with longrun-convert to embed one");
-  LR_ASSIGN_OR_RETURN(Tokenizer tok, Tokenizer::from_metadata(it->second));
+  Tokenizer tok = std::move(*tokenizer);
   LR_ASSIGN_OR_RETURN(auto model, Model::from_file(file));
   SessionOptions so;
   so.backend = o.backend;
@@ -66,18 +68,8 @@ Result<std::vector<float>> embed(Embedder& e, const std::string& text) {
   e.ms += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   for (const NamedTensor& o : out) {
     if (o.name != "last_hidden_state") continue;
-    const TensorDesc& d = o.tensor.desc();
-    const int64_t rows = d.dim(1), width = d.dim(2);
-    const float* h = o.tensor.data<float>();
-    std::vector<double> acc(static_cast<size_t>(width), 0.0);
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < width; ++c) acc[size_t(c)] += h[r * width + c];
-    double norm = 0;
-    for (double& v : acc) norm += v * v;
-    norm = std::sqrt(norm);
-    std::vector<float> v(static_cast<size_t>(width));
-    for (int64_t c = 0; c < width; ++c) v[size_t(c)] = float(acc[size_t(c)] / norm);
-    return v;
+    LR_ASSIGN_OR_RETURN(Tensor pooled, pool_embeddings(o.tensor.view(), nullptr, Pooling::mean, true));
+    return std::vector<float>(pooled.data<float>(), pooled.data<float>() + pooled.numel());
   }
   return invalid_argument(e.model->path() + ": the model has no last_hidden_state output");
 }

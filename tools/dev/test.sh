@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: installs missing Debian packages, builds the Release configuration with
-# warnings as errors and runs the whole CTest suite, then builds the ASan+UBSan
+# warnings as errors and runs the whole CTest suite, builds the Python package with
+# `pip install .` into a venv and runs its pytest suite (tools/dev/python_test.sh), then builds the ASan+UBSan
 # configuration and runs the unit, loader, C API and reliability tests under it, builds the
 # ThreadSanitizer configuration and runs the concurrency test under it, and prints the size
 # report. Exits non-zero on any failure.
@@ -16,6 +17,11 @@ cmake --preset ci >/dev/null
 cmake --build --preset ci -j "$jobs"
 echo "== Tests (Release) =="
 ctest --preset ci -j "$jobs"
+
+if [[ "${LONGRUN_SKIP_PYTHON:-0}" != 1 ]]; then
+  echo "== Python package (pip install . into a venv; pytest, against build/ci's longrun-run) =="
+  LONGRUN_JOBS=$jobs tools/dev/python_test.sh "$PWD/build/ci/tools/longrun-run"
+fi
 
 if [[ "${LONGRUN_SKIP_ASAN:-0}" != 1 ]]; then
   echo "== ASan+UBSan build =="

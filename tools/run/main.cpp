@@ -24,6 +24,7 @@
 #include "longrun/backend.h"
 #include "longrun/longrun.h"
 #include "longrun/models/model.h"
+#include "longrun/models/text.h"
 #include "longrun/safetensors.h"
 #include "longrun/session.h"
 #include "longrun/tensor.h"
@@ -350,13 +351,11 @@ Result<std::string> read_text_file(const std::string& path) {
 // it (or to --max-length) with --truncation.
 Result<std::vector<NamedTensor>> tokenize_inputs(const Options& o, const Model& model) {
   LR_ASSIGN_OR_RETURN(auto file, SafetensorsFile::open(o.model));
-  const auto meta = file->metadata().find(std::string(kTokenizerMetadataKey));
-  if (meta == file->metadata().end())
+  LR_ASSIGN_OR_RETURN(std::optional<Tokenizer> tokenizer, file_tokenizer(*file));
+  if (!tokenizer)
     return invalid_argument(o.model + ": --text needs a tokenizer in the model file (metadata '" +
                             std::string(kTokenizerMetadataKey) + "'), and this file has none; give token " +
                             "ids with --ids or --input");
-  auto tokenizer = Tokenizer::from_metadata(meta->second);
-  if (!tokenizer.ok()) return tokenizer.status().with_context(o.model);
   const std::optional<InputLengthLimit> limit = model.max_input_length();
   const std::string limit_text = limit ? std::to_string(limit->tokens) + ", " + limit->source : std::string();
   int64_t cut_to = 0;  // truncation length, 0 = none

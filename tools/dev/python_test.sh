@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Builds and tests the Python package (python/README.md): creates a venv with Debian's
+# /usr/bin/python3 (LONGRUN_PYTHON_BIN to override) under build/.cache/py-venv, installs the
+# package from this checkout into it with `pip install .` (scikit-build-core + nanobind from
+# PyPI; the CMake build directory build/py-test is kept, so a second run rebuilds only what
+# changed, and ccache is used when present), and runs pytest on python/tests. A plain
+# `pip install .` uses build/py (pyproject.toml), with the default generator.
+#   tools/dev/python_test.sh [LONGRUN_RUN]   the longrun-run binary of the C++ reference results
+#                                            (default build/ci/tools/longrun-run)
+# Extra pytest arguments: LONGRUN_PYTEST_ARGS. Exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+python=${LONGRUN_PYTHON_BIN:-/usr/bin/python3}
+venv=build/.cache/py-venv
+export LONGRUN_RUN=${1:-$PWD/build/ci/tools/longrun-run}
+
+if [[ ! -x $venv/bin/python ]] || [[ $(readlink -f "$venv/bin/python") != $(readlink -f "$python") ]]; then
+  rm -rf "$venv"
+  "$python" -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install -q --upgrade pip
+# The build requirements too, so the build below runs without isolation: nanobind's sources
+# keep one path, and ccache serves them as well.
+"$venv/bin/python" -m pip install -q pytest numpy scikit-build-core nanobind
+if command -v ccache >/dev/null; then
+  export CMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}
+  export CMAKE_C_COMPILER_LAUNCHER=${CMAKE_C_COMPILER_LAUNCHER:-ccache}
+fi
+start=$(date +%s)
+# The compiler, generator and flags of build/ci (warnings as errors): the library objects then
+# compile in build/py-test/<dir> exactly as in build/ci/<dir>, so ccache serves them (the venv's
+# sysconfig would otherwise name x86_64-linux-gnu-g++, a different command line for ccache).
+CC=${CC:-cc} CXX=${CXX:-c++} CMAKE_GENERATOR="Unix Makefiles" CMAKE_BUILD_PARALLEL_LEVEL=${LONGRUN_JOBS:-$(nproc)} \
+  "$venv/bin/python" -m pip install -q --no-build-isolation . -C build-dir=build/py-test \
+  -C cmake.define.LONGRUN_WERROR=ON
+echo "python: pip install . took $(($(date +%s) - start)) s"
+# From outside the checkout, so `import longrun` is the installed package.
+(cd build && "$PWD/../$venv/bin/python" -c "import longrun; print('python: longrun', longrun.version(), 'imported from', longrun.__file__)")
+"$venv/bin/python" -m pytest -q python/tests ${LONGRUN_PYTEST_ARGS:-}
