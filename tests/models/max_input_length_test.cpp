@@ -37,13 +37,14 @@ TEST_CASE("Model::max_input_length is the limit build_graph enforces, with its s
     ++with_limit;
     REQUIRE(limit->tokens >= 1);
     CHECK(!limit->source.empty());
-    // input_ids one too long; an encoder-decoder's decoder_input_ids one token.
+    // input_ids (both of a dual encoder's) one too long; an encoder-decoder's
+    // decoder_input_ids one token.
     const std::vector<std::string> names = (*model)->required_inputs();
     const int64_t too_long[] = {1, limit->tokens + 1}, one[] = {1, 1};
     std::vector<TensorDesc> descs;
     for (const std::string& name : names)
-      descs.emplace_back(DType::i64, name == "input_ids" ? std::span<const int64_t>(too_long)
-                                                         : std::span<const int64_t>(one));
+      descs.emplace_back(DType::i64, name.starts_with("input_ids") ? std::span<const int64_t>(too_long)
+                                                                   : std::span<const int64_t>(one));
     auto graph = (*model)->build_graph(names, descs);
     REQUIRE_FALSE(graph.ok());
     CAPTURE(graph.status().to_string());
