@@ -34,6 +34,10 @@ expect 1 "fairseq checkpoint that does not map" "$bin" --from fairseq "$ck/names
 expect 0 "--inspect fairseq" "$bin" --from fairseq --inspect "$ck/namespace.pt"
 grep -q 'hyper-parameters (args): {"arch":"transformer"' "$tmp/out" || { echo "FAIL: fairseq args"; cat "$tmp/out"; fail=1; }
 expect 1 "missing input" "$bin" --inspect "$tmp/none.pt"
+# A named pipe is refused at once (no writer ever opens it: a blocking open would hang).
+mkfifo "$tmp/pipe.pt"
+expect 1 "named pipe as input (--inspect)" timeout 20 "$bin" --inspect "$tmp/pipe.pt"
+expect 1 "named pipe as input" timeout 20 "$bin" "$tmp/pipe.pt" -o "$tmp/pipe.safetensors"
 expect 1 "malformed input" "$bin" --inspect "$ck/lra_vanilla.config.json"
 expect 0 "--inspect zip" "$bin" --inspect "$ck/mixed.pt"
 grep -q "weights.f32_t  f32\[3, 4\]  strided" "$tmp/out" || { echo "FAIL: --inspect output"; cat "$tmp/out"; fail=1; }

@@ -1,5 +1,10 @@
 #include "sha256.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -108,8 +113,19 @@ std::string sha256_hex(std::span<const std::byte> data) {
 }
 
 Result<std::string> sha256_file(const std::string& path) {
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!f) return io_error("cannot open '" + path + "' to hash it");
+  // Opened without blocking (a FIFO would wait for a writer) and refused unless regular.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) return io_error("cannot open '" + path + "' to hash it: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return io_error("'" + path + "' is not a regular file");
+  }
+  std::unique_ptr<FILE, int (*)(FILE*)> f(::fdopen(fd, "rb"), &std::fclose);
+  if (!f) {
+    ::close(fd);
+    return io_error("cannot open '" + path + "' to hash it");
+  }
   Sha256 h;
   std::vector<std::byte> buf(1 << 20);
   for (;;) {
