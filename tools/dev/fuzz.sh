@@ -91,6 +91,8 @@ add_target fuzz_fairseq tests/fuzz/fuzz_fairseq.cpp tools/convert/fairseq.cpp "$
 # The sharded index (and config.json) of an HF directory.
 add_target fuzz_hf_index tests/fuzz/fuzz_hf_index.cpp "${convert_sources[@]}"
 add_target fuzz_flax_msgpack tests/fuzz/fuzz_flax_msgpack.cpp tools/convert/flax/*.cpp
+# The official repositories' configs (LRA, Fastformer, Combiner) -> longrun fields.
+add_target fuzz_official_config tests/fuzz/fuzz_official_config.cpp tools/convert/official_config.cpp
 add_target fuzz_tokenizer tests/fuzz/fuzz_tokenizer.cpp runtime/src/text/*.cpp
 # The HF tokenizer files: a layout byte (0 tokenizer.json, 1 vocab.txt, 2 vocab.json), then the
 # files separated by "@@FILE@@" lines (tests/fuzz/fuzz_tokenizer_files.cpp).
@@ -114,6 +116,15 @@ for index in '{"metadata":{"total_size":20},"weight_map":{"x":"a.safetensors","y
 done
 run_target fuzz_hf_index "$out/fuzz_hf_index.seeds"
 run_target fuzz_flax_msgpack tests/golden/flax
+mkdir -p "$out/fuzz_official_config.seeds"
+i=0
+for f in tests/golden/checkpoints/*.model_config.json tests/golden/checkpoints/*.fastformer.json \
+  tests/golden/flax/*.main_config.json tests/golden/checkpoints/lra_vanilla.config.json; do
+  for arch in 0 1 2 3; do  # the architecture byte, then the config text
+    { printf "\\x3$arch"; cat "$f"; } > "$out/fuzz_official_config.seeds/seed$((i++))"
+  done
+done
+run_target fuzz_official_config "$out/fuzz_official_config.seeds"
 mkdir -p "$out/fuzz_tokenizer.seeds"
 i=0
 for f in tests/golden/tokenizer/bpe_corpus.txt tests/golden/tokenizer/bpe/merges.txt; do
