@@ -3,7 +3,8 @@
 # /usr/bin/python3 (LONGRUN_PYTHON_BIN to override) under build/.cache/py-venv, installs the
 # package from this checkout into it with `pip install .` (scikit-build-core + nanobind from
 # PyPI; the CMake build directory build/py-test is kept, so a second run rebuilds only what
-# changed, and ccache is used when present), and runs pytest on python/tests. A plain
+# changed, and ccache is used when present) with Ray Serve for longrun.serve, and runs pytest
+# on python/tests (including a two-node Ray cluster on 127.0.0.1, about a minute). A plain
 # `pip install .` uses build/py (pyproject.toml), with the default generator.
 #   tools/dev/python_test.sh [LONGRUN_RUN]   the longrun-run binary of the C++ reference results
 #                                            (default build/ci/tools/longrun-run)
@@ -22,6 +23,9 @@ fi
 # The build requirements too, so the build below runs without isolation: nanobind's sources
 # keep one path, and ccache serves them as well.
 "$venv/bin/python" -m pip install -q pytest numpy scikit-build-core nanobind
+# The serve extra (Ray Serve) for longrun.serve's tests, which then must not skip.
+"$venv/bin/python" -m pip install -q "ray[serve]"
+export LONGRUN_REQUIRE_SERVE=1
 if command -v ccache >/dev/null; then
   export CMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}
   export CMAKE_C_COMPILER_LAUNCHER=${CMAKE_C_COMPILER_LAUNCHER:-ccache}
