@@ -1,6 +1,6 @@
-"""longrun.serve on a real two-node Ray cluster on this machine: `ray start --head` and a second
-`ray start --address` node (one CPU each, node address 127.0.0.1), `python -m longrun.serve`
-with two replicas (one per node) behind Serve's HTTP proxy on 127.0.0.1, 1,000 concurrent
+"""longrun.serve on a real two-node Ray cluster on this machine (longrun.serve.local_cluster:
+`ray start --head` and a second `ray start --address` node, one CPU each, node address
+127.0.0.1), `python -m longrun.serve` with two replicas (one per node) behind Serve's HTTP proxy on 127.0.0.1, 1,000 concurrent
 requests checked against direct runs, then one node stopped under load: the requests it drops
 fail with an error response or a closed connection, later ones succeed. Everything started
 here is stopped here (process groups, temp dir), pass or fail."""
@@ -10,16 +10,8 @@ from __future__ import annotations
 import concurrent.futures
 import http.client
 import json
-import os
-import shutil
-import signal
-import socket
-import subprocess
 import sys
-import tempfile
 import threading
-import time
-from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -30,105 +22,9 @@ from conftest import require_serve
 require_serve()
 import longrun  # noqa: E402
 from longrun.serve import decode_array  # noqa: E402
+from longrun.serve.local_cluster import HttpClient, LocalCluster, free_port  # noqa: E402
 
-BIN = Path(sys.executable).parent
-DEADLINE_S = 240  # the whole test; every wait below is bounded by it
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _env() -> Dict[str, str]:
-    env = dict(os.environ)
-    env.pop("RAY_ADDRESS", None)
-    env["RAY_USAGE_STATS_ENABLED"] = "0"
-    env["PYTHONUNBUFFERED"] = "1"
-    # Serve's proxy prefers replicas on its own node; spread the load so that the replica on
-    # the node the test stops is busy when it stops.
-    env["RAY_SERVE_PROXY_PREFER_LOCAL_NODE_ROUTING"] = "0"
-    return env
-
-
-class Group:
-    """A command in its own process group; stop() ends the group, whatever it spawned."""
-
-    def __init__(self, name: str, args: List[str], log: Path) -> None:
-        self.name = name
-        self.log = log
-        self._file = open(log, "wb")
-        self.proc = subprocess.Popen(args, stdout=self._file, stderr=subprocess.STDOUT, env=_env(),
-                                     start_new_session=True)
-
-    def stop(self, grace_s: float = 5.0) -> None:
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(grace_s)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                pass
-        try:  # members that outlive the leader (raylet workers, agents)
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        try:
-            self.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            pass
-        self._file.close()
-
-    def tail(self) -> str:
-        return self.log.read_bytes()[-3000:].decode(errors="replace")
-
-
-def _wait_for(what: str, cond, timeout: float, groups: List[Group]) -> None:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return
-        for g in groups:
-            if g.proc.poll() is not None:
-                raise AssertionError(f"{g.name} exited with {g.proc.returncode} while waiting for {what}:\n{g.tail()}")
-        time.sleep(0.25)
-    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}:\n" +
-                         "\n".join(f"--- {g.name}\n{g.tail()}" for g in groups))
-
-
-class Client:
-    """HTTP/1.1 keep-alive connections to 127.0.0.1, one per client thread."""
-
-    def __init__(self, port: int) -> None:
-        self.port = port
-        self._local = threading.local()
-
-    def post(self, path: str, body: Dict[str, Any], timeout: float = 60) -> Tuple[int, bytes, str]:
-        """(status, body, the X-Longrun-Node header: which node's replica answered)."""
-        data = json.dumps(body).encode()
-        for attempt in range(2):  # a keep-alive connection the proxy closed meanwhile is reopened once
-            conn = getattr(self._local, "conn", None)
-            if conn is None:
-                conn = self._local.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-            try:
-                conn.request("POST", path, data, {"Content-Type": "application/json"})
-                r = conn.getresponse()
-                return r.status, r.read(), r.getheader("X-Longrun-Node", "")
-            except (ConnectionError, http.client.HTTPException, OSError):
-                conn.close()
-                self._local.conn = None
-                if attempt == 1:
-                    raise
-        raise AssertionError("unreachable")
-
-    def get(self, path: str) -> Tuple[int, bytes]:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        try:
-            conn.request("GET", path)
-            r = conn.getresponse()
-            return r.status, r.read()
-        finally:
-            conn.close()
+DEADLINE_S = 240  # the load phase's bound
 
 
 def _requests(model: longrun.Model, count: int, seed: int) -> List[Tuple[str, Dict[str, Any], Any]]:
@@ -163,45 +59,21 @@ def _check(path: str, status: int, raw: bytes, expected: np.ndarray) -> Optional
 
 @pytest.fixture(scope="module")
 def cluster(text_model_path):
-    if shutil.which("ray", path=str(BIN)) is None:
-        pytest.fail(f"no ray command in {BIN} although ray imports")
-    # Short: Ray puts unix sockets under it (108-byte path limit).
-    tmp = Path(tempfile.mkdtemp(prefix="lr-ray-", dir="/tmp"))
-    gcs, http_port = _free_port(), _free_port()
-    common = ["--node-ip-address=127.0.0.1", "--num-cpus=1", "--object-store-memory=100000000",
-              "--disable-usage-stats", "--block"]
-    groups: List[Group] = []
-    started = time.monotonic()
-    try:
-        head = Group("ray head", [str(BIN / "ray"), "start", "--head", f"--port={gcs}", "--include-dashboard=false",
-                                  f"--temp-dir={tmp}", f"--dashboard-agent-listen-port={_free_port()}",
-                                  f"--ray-client-server-port={_free_port()}"] + common, tmp / "head.log")
-        groups.append(head)
-        _wait_for("the head node", lambda: b"--block" in head.log.read_bytes(), 90, groups)
-        worker = Group("ray worker node", [str(BIN / "ray"), "start", f"--address=127.0.0.1:{gcs}",
-                                           f"--dashboard-agent-listen-port={_free_port()}"] + common,
-                       tmp / "worker.log")
-        groups.append(worker)
-        _wait_for("the worker node", lambda: b"--block" in worker.log.read_bytes(), 90, groups)
-        serve = Group("python -m longrun.serve",
-                      [sys.executable, "-m", "longrun.serve", str(text_model_path), f"--address=127.0.0.1:{gcs}",
-                       "--replicas=2", "--threads=1", "--num-cpus=1", "--max-replicas-per-node=1",
-                       "--proxy-location=HeadOnly", "--host=127.0.0.1", f"--port={http_port}",
-                       "--max-batch-size=8", "--batch-wait-ms=2"], tmp / "serve.log")
-        groups.append(serve)
-        _wait_for("the deployment", lambda: b"with 2 replica(s)" in serve.log.read_bytes(), 150, groups)
-        yield {"port": http_port, "head": head, "worker": worker, "serve": serve, "groups": groups,
-               "started": started}
-    finally:
-        if groups and groups[-1].name.startswith("python"):
-            groups[-1].stop(grace_s=20)  # SIGTERM: deletes the application, disconnects
-        for g in reversed(groups):
-            g.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
+    # Serve's proxy prefers replicas on its own node; spread the load so that the replica on
+    # the node the test stops is busy when it stops.
+    with LocalCluster(nodes=2, cpus_per_node=1, env={"RAY_SERVE_PROXY_PREFER_LOCAL_NODE_ROUTING": "0"}) as c:
+        http_port = free_port()
+        serve = c.start("longrun.serve", [
+            sys.executable, "-m", "longrun.serve", str(text_model_path), f"--address={c.address}", "--replicas=2",
+            "--threads=1", "--num-cpus=1", "--max-replicas-per-node=1", "--proxy-location=HeadOnly",
+            "--host=127.0.0.1", f"--port={http_port}", "--max-batch-size=8", "--batch-wait-ms=2"])
+        c.wait_for("the deployment", lambda: b"with 2 replica(s)" in serve.output(), 150)
+        yield c, http_port
 
 
 def test_two_nodes_1000_requests_then_a_node_stops(cluster, text_model_path):
-    client = Client(cluster["port"])
+    c, port = cluster
+    client = HttpClient(port)
     status, raw = client.get("/")
     assert status == 200 and json.loads(raw)["arch"] == "bert", raw
     status, raw, _ = client.post("/run", {"inputs": {"input_ids": [[1, 2, 300]]}})
@@ -239,7 +111,7 @@ def test_two_nodes_1000_requests_then_a_node_stops(cluster, text_model_path):
     with concurrent.futures.ThreadPoolExecutor(32) as pool:
         futures = [pool.submit(one, w) for w in load]
         assert done.wait(120), "the load did not get going"
-        cluster["worker"].stop()
+        c.stop_node(1)
         concurrent.futures.wait(futures, timeout=DEADLINE_S)
     failed = [r for r in results if r[1] is not None]
     for path, why, status, raw, _ in failed:
@@ -263,5 +135,4 @@ def test_two_nodes_1000_requests_then_a_node_stops(cluster, text_model_path):
     assert served_by_stopped > 0, "the stopped node's replica answered nothing of the load: it was not under load"
     model.close()
     print(f"two-node serve test: {served_by_stopped} of {len(load)} requests answered by the stopped node's "
-          f"replica before it stopped, {len(failed)} failed; "
-          f"{time.monotonic() - cluster['started']:.0f} s since the cluster started")
+          f"replica before it stopped, {len(failed)} failed" + (f", e.g. {failed[0][1][:160]}" if failed else ""))
