@@ -3,17 +3,12 @@
 //
 // Exit status: 0 on success, 2 for a usage error, 1 when loading or running fails (the
 // message names the file, tensor or input).
-#include <fcntl.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
@@ -28,6 +23,7 @@
 #include "longrun/safetensors.h"
 #include "longrun/session.h"
 #include "longrun/tensor.h"
+#include "longrun/text_file.h"
 #include "longrun/thread_pool.h"
 #include "longrun/tokenizer.h"
 #include "run/generate_command.h"
@@ -310,41 +306,6 @@ int fail(const Status& s) {
   return 1;
 }
 
-// --text-file: the whole file (or standard input for "-"), read in large chunks into one
-// string whose capacity doubles (linear in the size); refused past kMaxTextFileBytes.
-Result<std::string> read_text_file(const std::string& path) {
-  const bool in = path == "-";
-  const std::string name = in ? "--text-file - (standard input)" : "--text-file " + path;
-  const int fd = in ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return not_found(name + ": cannot open (" + std::strerror(errno) + ")");
-  struct Closer {
-    int fd;
-    bool owned;
-    ~Closer() {
-      if (owned) ::close(fd);
-    }
-  } closer{fd, !in};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return io_error(name + ": cannot stat (" + std::strerror(errno) + ")");
-  if (S_ISDIR(st.st_mode)) return invalid_argument(name + ": is a directory, not a text file");
-  const std::string limit = "the limit of " + std::to_string(kMaxTextFileBytes >> 20) + " MiB";
-  if (S_ISREG(st.st_mode) && uint64_t(st.st_size) > kMaxTextFileBytes)
-    return invalid_argument(name + ": " + std::to_string(st.st_size) + " bytes is larger than " + limit);
-  std::string text;
-  if (S_ISREG(st.st_mode)) text.reserve(size_t(st.st_size));
-  std::vector<char> buf(size_t{1} << 20);
-  for (;;) {
-    const ssize_t n = ::read(fd, buf.data(), buf.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return io_error(name + ": read failed (" + std::strerror(errno) + ")");
-    if (n == 0) return text;
-    if (size_t(n) > kMaxTextFileBytes - text.size())
-      return invalid_argument(name + ": larger than " + limit + " (reading stopped at " +
-                              std::to_string(text.size() + size_t(n)) + " bytes)");
-    text.append(buf.data(), size_t(n));
-  }
-}
-
 // --text / --text-file: tokenizes with the model file's "longrun.tokenizer" metadata into
 // input_ids (padded at the end to the longest text) and, when the model accepts it,
 // attention_mask. A text longer than the model's maximum input length is an error, or cut to
@@ -379,7 +340,9 @@ Result<std::vector<NamedTensor>> tokenize_inputs(const Options& o, const Model& 
     const std::string name = arg.from_file ? "--text-file " + arg.value : "--text " + std::to_string(t);
     std::string read;
     if (arg.from_file) {
-      LR_ASSIGN_OR_RETURN(read, read_text_file(arg.value));
+      const std::string file_name = arg.value == "-" ? "--text-file - (standard input)" : name;
+      LR_ASSIGN_OR_RETURN(
+          read, read_text_file(arg.value, kMaxTextFileBytes, {.dash_is_stdin = true, .name = file_name}));
     }
     const std::string_view text = arg.from_file ? std::string_view(read) : std::string_view(arg.value);
     std::vector<int64_t> ids;
