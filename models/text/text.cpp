@@ -25,32 +25,35 @@ Result<TokenBatch> encode_batch(const Tokenizer& tokenizer, std::span<const std:
     return invalid_argument("encode_batch: max_length must be >= 0, found " + std::to_string(o.max_length));
   if (o.pad_to_max_length && o.max_length == 0)
     return invalid_argument("encode_batch: padding to max_length needs max_length > 0");
+  if (!o.names.empty() && o.names.size() != texts.size())
+    return invalid_argument("encode_batch: " + std::to_string(o.names.size()) + " names for " +
+                            std::to_string(texts.size()) + " texts");
+  TokenBatch batch;
   std::vector<std::vector<int64_t>> rows;
   rows.reserve(texts.size());
   size_t longest = 0;
   for (size_t b = 0; b < texts.size(); ++b) {
-    auto ids = tokenizer.encode(texts[b], o.add_special_tokens);
-    if (!ids.ok()) return ids.status().with_context("text " + std::to_string(b));
-    std::vector<int64_t> row = std::move(ids).value();
-    if (o.max_length > 0 && int64_t(row.size()) > o.max_length) {
-      // The closing special token stays last ([CLS] a b c [SEP] -> [CLS] a [SEP]).
-      if (o.add_special_tokens) {
-        if (o.max_length < 2)
-          return invalid_argument("encode_batch: max_length " + std::to_string(o.max_length) +
-                                  " leaves no room for the special tokens (at least 2)");
-        const int64_t last = row.back();
-        row.resize(size_t(o.max_length));
-        row.back() = last;
-      } else {
-        row.resize(size_t(o.max_length));
-      }
+    const auto context = [&] { return o.names.empty() ? "text " + std::to_string(b) : o.names[b]; };
+    std::vector<int64_t> row;
+    int64_t untruncated = 0;
+    if (o.max_length > 0) {
+      auto r = tokenizer.encode_truncated(texts[b], o.max_length, o.add_special_tokens);
+      if (!r.ok()) return r.status().with_context(context());
+      row = std::move(r->ids);
+      untruncated = r->untruncated_length;
+    } else {
+      auto r = tokenizer.encode(texts[b], o.add_special_tokens);
+      if (!r.ok()) return r.status().with_context(context());
+      row = std::move(r).value();
+      untruncated = int64_t(row.size());
     }
     longest = std::max(longest, row.size());
+    batch.lengths.push_back(int64_t(row.size()));
+    batch.untruncated_lengths.push_back(untruncated);
     rows.push_back(std::move(row));
   }
   if (o.pad_to_max_length) longest = size_t(o.max_length);
   const int64_t dims[] = {int64_t(rows.size()), int64_t(longest)};
-  TokenBatch batch;
   LR_ASSIGN_OR_RETURN(batch.input_ids, Tensor::zeros(DType::i64, dims));
   LR_ASSIGN_OR_RETURN(batch.attention_mask, Tensor::zeros(DType::i64, dims));
   const int64_t pad = tokenizer.pad_id().value_or(0);
@@ -62,7 +65,6 @@ Result<TokenBatch> encode_batch(const Tokenizer& tokenizer, std::span<const std:
       ids[b * longest + i] = real ? rows[b][i] : pad;
       mask[b * longest + i] = real ? 1 : 0;
     }
-    batch.lengths.push_back(int64_t(rows[b].size()));
   }
   return batch;
 }

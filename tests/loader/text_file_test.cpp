@@ -2,6 +2,8 @@
 // tokenizer.json, vocab.txt): the size limit is checked before reading, so a sparse 64 GiB file
 // is refused at once naming the file, the limit and the size (reading it first, as the importer
 // once did, would allocate 64 GiB), and an endless device is refused once it passes the limit.
+#include "longrun/text_file.h"
+
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -86,4 +88,41 @@ TEST_CASE("text files: endless devices stop at the limit; small files, directori
   CHECK(*text == R"({"a": 1})");
   check_names_all(read_json_file(t.path.string()).status(), {t.path.string(), "is a directory"});
   check_names_all(read_json_file((t.path / "none.json").string()).status(), {"none.json: cannot open"});
+}
+
+TEST_CASE("text files: standard input for \"-\" when asked, and the name errors give") {
+  TempDir t("text-file");
+  // Without dash_is_stdin, "-" is a path like any other.
+  check_names_all(read_text_file("-", 100).status(), {"-: cannot open"});
+  check_names_all(
+      read_text_file((t.path / "none.txt").string(), 100, {.name = "--text-file none.txt"}).status(),
+      {"--text-file none.txt: cannot open"});
+  const std::string mib = std::to_string(size_t{1} << 20);
+  check_names_all(read_json_file("/dev/zero", size_t{1} << 20).status(),
+                  {"larger than the limit of " + mib + " bytes (1 MiB) for this file", "reading stopped at"});
+
+  // Standard input from a pipe: read up to its end, left open; past the limit refused.
+  const auto from_stdin = [](const std::string& data, size_t max_bytes, const TextFileOptions& options) {
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    REQUIRE(::write(fds[1], data.data(), data.size()) == ssize_t(data.size()));
+    ::close(fds[1]);
+    const int saved = ::dup(STDIN_FILENO);
+    REQUIRE(saved >= 0);
+    REQUIRE(::dup2(fds[0], STDIN_FILENO) == STDIN_FILENO);
+    ::close(fds[0]);
+    auto r = read_text_file("-", max_bytes, options);
+    CHECK(::fcntl(STDIN_FILENO, F_GETFD) != -1);  // not closed
+    ::dup2(saved, STDIN_FILENO);
+    ::close(saved);
+    return r;
+  };
+  auto in = from_stdin("the man\n", 100, {.dash_is_stdin = true});
+  REQUIRE_MESSAGE(in.ok(), in.status().to_string());
+  CHECK(*in == "the man\n");
+  check_names_all(from_stdin(std::string(200, 'a'), 100, {.dash_is_stdin = true}).status(),
+                  {"- (standard input): larger than the limit of 100 bytes", "reading stopped at 200 bytes"});
+  check_names_all(
+      from_stdin(std::string(200, 'a'), 100, {.dash_is_stdin = true, .name = "--text-file -"}).status(),
+      {"--text-file -: larger than"});
 }

@@ -7,8 +7,8 @@
 
 #include "flax_source.h"
 #include "longrun/safetensors.h"
+#include "longrun/text_file.h"
 #include "strict_json.h"
-#include "text/text_file.h"
 #include "torch_checkpoint.h"
 
 namespace longrun::convert {
@@ -88,7 +88,7 @@ Status read_hf_dir(const std::string& dir, const ReadOptions& options, SourceChe
 }  // namespace
 
 Result<std::string> read_json_file(const std::string& path, size_t max_bytes) {
-  return text::read_text_file(path, max_bytes);
+  return longrun::read_text_file(path, max_bytes);
 }
 
 Result<ShardIndex> parse_shard_index(std::string_view text, const std::string& label) {

@@ -3,17 +3,12 @@
 //
 // Exit status: 0 on success, 2 for a usage error, 1 when loading or running fails (the
 // message names the file, tensor or input).
-#include <fcntl.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
@@ -28,6 +23,7 @@
 #include "longrun/safetensors.h"
 #include "longrun/session.h"
 #include "longrun/tensor.h"
+#include "longrun/text_file.h"
 #include "longrun/thread_pool.h"
 #include "longrun/tokenizer.h"
 #include "run/generate_command.h"
@@ -310,41 +306,6 @@ int fail(const Status& s) {
   return 1;
 }
 
-// --text-file: the whole file (or standard input for "-"), read in large chunks into one
-// string whose capacity doubles (linear in the size); refused past kMaxTextFileBytes.
-Result<std::string> read_text_file(const std::string& path) {
-  const bool in = path == "-";
-  const std::string name = in ? "--text-file - (standard input)" : "--text-file " + path;
-  const int fd = in ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return not_found(name + ": cannot open (" + std::strerror(errno) + ")");
-  struct Closer {
-    int fd;
-    bool owned;
-    ~Closer() {
-      if (owned) ::close(fd);
-    }
-  } closer{fd, !in};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return io_error(name + ": cannot stat (" + std::strerror(errno) + ")");
-  if (S_ISDIR(st.st_mode)) return invalid_argument(name + ": is a directory, not a text file");
-  const std::string limit = "the limit of " + std::to_string(kMaxTextFileBytes >> 20) + " MiB";
-  if (S_ISREG(st.st_mode) && uint64_t(st.st_size) > kMaxTextFileBytes)
-    return invalid_argument(name + ": " + std::to_string(st.st_size) + " bytes is larger than " + limit);
-  std::string text;
-  if (S_ISREG(st.st_mode)) text.reserve(size_t(st.st_size));
-  std::vector<char> buf(size_t{1} << 20);
-  for (;;) {
-    const ssize_t n = ::read(fd, buf.data(), buf.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return io_error(name + ": read failed (" + std::strerror(errno) + ")");
-    if (n == 0) return text;
-    if (size_t(n) > kMaxTextFileBytes - text.size())
-      return invalid_argument(name + ": larger than " + limit + " (reading stopped at " +
-                              std::to_string(text.size() + size_t(n)) + " bytes)");
-    text.append(buf.data(), size_t(n));
-  }
-}
-
 // --text / --text-file: tokenizes with the model file's "longrun.tokenizer" metadata into
 // input_ids (padded at the end to the longest text) and, when the model accepts it,
 // attention_mask. A text longer than the model's maximum input length is an error, or cut to
@@ -370,68 +331,50 @@ Result<std::vector<NamedTensor>> tokenize_inputs(const Options& o, const Model& 
                               " model states no maximum input length; give --max-length N");
     cut_to = limit->tokens;
   }
-  std::vector<std::vector<int64_t>> rows;
-  std::vector<int64_t> untruncated;
-  std::vector<std::string> names;
-  size_t longest = 0;
+  std::vector<std::string> texts, names;
   for (size_t t = 0; t < o.texts.size(); ++t) {
     const Options::TextArg& arg = o.texts[t];
-    const std::string name = arg.from_file ? "--text-file " + arg.value : "--text " + std::to_string(t);
-    std::string read;
-    if (arg.from_file) {
-      LR_ASSIGN_OR_RETURN(read, read_text_file(arg.value));
+    if (!arg.from_file) {
+      names.push_back("--text " + std::to_string(t));
+      texts.push_back(arg.value);
+      continue;
     }
-    const std::string_view text = arg.from_file ? std::string_view(read) : std::string_view(arg.value);
-    std::vector<int64_t> ids;
-    int64_t full = 0;
-    if (cut_to > 0) {
-      auto r = tokenizer->encode_truncated(text, cut_to);
-      if (!r.ok()) return r.status().with_context(name);
-      ids = std::move(r->ids);
-      full = r->untruncated_length;
-    } else {
-      auto r = tokenizer->encode(text);
-      if (!r.ok()) return r.status().with_context(name);
-      ids = std::move(r).value();
-      full = int64_t(ids.size());
-      if (limit && full > limit->tokens)
-        return out_of_range(name + ": " + std::to_string(full) + " tokens is longer than this " +
-                            model.arch() + " model allows (" + limit_text +
-                            "); pass --truncation to cut it to " + std::to_string(limit->tokens) +
-                            " tokens, special tokens included");
-    }
-    longest = std::max(longest, ids.size());
-    rows.push_back(std::move(ids));
-    untruncated.push_back(full);
-    names.push_back(name);
+    names.push_back("--text-file " + arg.value);
+    const std::string file_name = arg.value == "-" ? "--text-file - (standard input)" : names.back();
+    LR_ASSIGN_OR_RETURN(std::string text, read_text_file(arg.value, kMaxTextFileBytes,
+                                                         {.dash_is_stdin = true, .name = file_name}));
+    texts.push_back(std::move(text));
   }
+  LR_ASSIGN_OR_RETURN(TokenBatch batch,
+                      encode_batch(*tokenizer, texts, {.max_length = cut_to, .names = names}));
+  for (size_t b = 0; b < names.size(); ++b)
+    if (cut_to == 0 && limit && batch.lengths[b] > limit->tokens)
+      return out_of_range(names[b] + ": " + std::to_string(batch.lengths[b]) +
+                          " tokens is longer than this " + model.arch() + " model allows (" + limit_text +
+                          "); pass --truncation to cut it to " + std::to_string(limit->tokens) +
+                          " tokens, special tokens included");
   const std::vector<std::string> accepted = model.input_names();
   const bool has_mask = std::find(accepted.begin(), accepted.end(), "attention_mask") != accepted.end();
-  for (const auto& r : rows)
-    if (r.size() != longest && !has_mask)
+  const int64_t longest = batch.input_ids.desc().dim(1);
+  for (const int64_t length : batch.lengths)
+    if (length != longest && !has_mask)
       return invalid_argument("--text: the texts tokenize to different lengths and this " + model.arch() +
                               " model takes no attention_mask to mask the padding; give one text at a time");
-  const int64_t dims[] = {int64_t(rows.size()), int64_t(longest)};
-  LR_ASSIGN_OR_RETURN(Tensor ids, Tensor::zeros(DType::i64, dims));
-  LR_ASSIGN_OR_RETURN(Tensor mask, Tensor::zeros(DType::i64, dims));
-  const int64_t pad = tokenizer->pad_id().value_or(0);
-  for (size_t b = 0; b < rows.size(); ++b) {
+  for (size_t b = 0; b < names.size(); ++b) {
     std::string notes = o.texts[b].from_file ? names[b] : "";
-    if (untruncated[b] > int64_t(rows[b].size()))
-      notes += (notes.empty() ? "" : ", ") + std::string("truncated from ") + std::to_string(untruncated[b]);
-    std::printf("text     %zu: %zu tokens%s:", b, rows[b].size(),
+    if (batch.untruncated_lengths[b] > batch.lengths[b])
+      notes += (notes.empty() ? "" : ", ") + std::string("truncated from ") +
+               std::to_string(batch.untruncated_lengths[b]);
+    std::printf("text     %zu: %lld tokens%s:", b, static_cast<long long>(batch.lengths[b]),
                 notes.empty() ? "" : (" (" + notes + ")").c_str());
-    for (size_t i = 0; i < longest; ++i) {
-      const bool real = i < rows[b].size();
-      ids.data<int64_t>()[b * longest + i] = real ? rows[b][i] : pad;
-      mask.data<int64_t>()[b * longest + i] = real ? 1 : 0;
-      if (real && i < 16) std::printf(" %lld", static_cast<long long>(rows[b][i]));
-    }
-    std::printf("%s\n", rows[b].size() > 16 ? " ..." : "");
+    const int64_t* row = batch.input_ids.data<int64_t>() + int64_t(b) * longest;
+    for (int64_t i = 0; i < std::min<int64_t>(batch.lengths[b], 16); ++i)
+      std::printf(" %lld", static_cast<long long>(row[i]));
+    std::printf("%s\n", batch.lengths[b] > 16 ? " ..." : "");
   }
   std::vector<NamedTensor> inputs;
-  inputs.push_back({"input_ids", std::move(ids)});
-  if (has_mask) inputs.push_back({"attention_mask", std::move(mask)});
+  inputs.push_back({"input_ids", std::move(batch.input_ids)});
+  if (has_mask) inputs.push_back({"attention_mask", std::move(batch.attention_mask)});
   return inputs;
 }
 

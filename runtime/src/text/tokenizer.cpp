@@ -128,7 +128,7 @@ bool file_exists(const std::string& path) {
 }  // namespace
 
 Result<Tokenizer> Tokenizer::from_tokenizer_json(const std::string& path) {
-  LR_ASSIGN_OR_RETURN(std::string text, text::read_text_file(path, size_t{512} << 20));
+  LR_ASSIGN_OR_RETURN(std::string text, read_text_file(path, size_t{512} << 20));
   LR_ASSIGN_OR_RETURN(text::TokenizerSpec spec, text::parse_tokenizer_json(text, path));
   return text::build_tokenizer(std::move(spec), path);
 }

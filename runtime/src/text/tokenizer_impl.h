@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "longrun/text_file.h"
 #include "longrun/tokenizer.h"
-#include "text/text_file.h"
 
 namespace longrun::text {
 

@@ -23,21 +23,26 @@ Result<std::optional<Tokenizer>> file_tokenizer(const SafetensorsFile& file);
 
 struct BatchEncodeOptions {
   bool add_special_tokens = true;
-  // > 0: longer sequences are cut to this many tokens, keeping the closing special token
-  // ([SEP] or </s>) last when add_special_tokens; 0: no truncation.
+  // > 0: longer sequences are cut to this many tokens by Tokenizer::encode_truncated (the
+  // text's tokens go from the end, the special tokens stay: [CLS] t1 ... [SEP]); 0: none.
   int64_t max_length = 0;
   // Pad every row to max_length (> 0) instead of to the longest row.
   bool pad_to_max_length = false;
+  // What errors call each text (one name per text); empty: "text <index>".
+  std::span<const std::string> names;
 };
 
 struct TokenBatch {
   Tensor input_ids;              // i64 [B, N], padded at the end with the pad id (0 without one)
   Tensor attention_mask;         // i64 [B, N], 1 = token, 0 = padding
   std::vector<int64_t> lengths;  // tokens per row before padding
+  // Tokens per row before truncation (what Tokenizer::encode gives); > lengths[b] when cut.
+  std::vector<int64_t> untruncated_lengths;
 };
 
-// Encodes every text and pads the rows at the end. Errors: no texts, invalid UTF-8 (the
-// text's index named), max_length < 0, or max_length smaller than the special tokens.
+// Encodes every text and pads the rows at the end. Errors: no texts, names not one per text,
+// invalid UTF-8 (the text named), max_length < 0, or max_length smaller than the special
+// tokens (Tokenizer::encode_truncated's error, the text named).
 Result<TokenBatch> encode_batch(const Tokenizer& tokenizer, std::span<const std::string> texts,
                                 const BatchEncodeOptions& options = {});
 
