@@ -23,6 +23,8 @@ Runners per (case, threads):
   ov            OpenVINO CPU at its default inference precision, INFERENCE_NUM_THREADS T
   ov-f32        the same with INFERENCE_PRECISION_HINT f32
   ort           ONNX Runtime CPU, f32, intra_op_num_threads T, inter_op 1, all graph optimisations
+  ort-fused     the same on the export after onnxruntime.transformers' BERT optimizer (fused
+                embedding, attention, bias-GELU and skip-LayerNorm ops: ORT's tuned BERT path)
   ort-int8      the same on the quantize_dynamic (int8 weights, int8 activations per call) model
 Before timing, every runner's last_hidden_state is compared with longrun-f32's: max abs error
 and ||a - b|| / ||b||; an f32 runner further than 1e-4 from it is flagged. Then W warm-up and
@@ -59,7 +61,7 @@ FAMILIES = {
     "minilm": {"n": [128, 512], "batch": [1, 8]},
     "bert-base": {"n": [512, 2048, 4096], "batch": [1]},
 }
-PEER_RUNNERS = ["ov", "ov-f32", "ort", "ort-int8"]
+PEER_RUNNERS = ["ov", "ov-f32", "ort", "ort-fused", "ort-int8"]
 ISA_FLAGS = ["sse4_2", "avx", "avx2", "fma", "f16c", "avx_vnni", "avx512f", "avx512bw", "avx512vl",
              "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8"]
 
@@ -222,7 +224,8 @@ def onnx_opset():
 
 
 def prepare_family(family, args, versions):
-    """Returns {hf_dir, hf, native, onnx, onnx_int8}, every file made or found in the cache."""
+    """Returns {hf_dir, hf, native, onnx[, onnx_int8][, onnx_fused, fusion]}: the files the
+    selected runners need, made or found in the cache."""
     import longrun
 
     cache = os.path.join(args.cache, family)
@@ -252,9 +255,37 @@ def prepare_family(family, args, versions):
         log("peers: quantize_dynamic (%s) of %s" % (QUANTIZATION, onnx_path))
         quantize_dynamic(onnx_path, tmp, weight_type=QuantType.QInt8, per_channel=True)
 
-    int8_key = {"onnx": stamp_of(onnx_path), "onnxruntime": versions["onnxruntime"], "settings": QUANTIZATION}
-    int8_path = cached(os.path.join(cache, "model.int8.onnx"), int8_key, quantize)
-    return {"hf_dir": model_dir, "hf": hf, "native": native, "onnx": onnx_path, "onnx_int8": int8_path}
+    paths = {"hf_dir": model_dir, "hf": hf, "native": native, "onnx": onnx_path}
+    derived_key = {"onnx": stamp_of(onnx_path), "onnxruntime": versions["onnxruntime"]}
+    # A derived model that cannot be made fails its own runner's rows, not the family.
+    if "ort-int8" in args.runners:
+        try:
+            paths["onnx_int8"] = cached(os.path.join(cache, "model.int8.onnx"),
+                                        dict(derived_key, settings=QUANTIZATION), quantize)
+        except Exception as e:
+            paths["onnx_int8"] = RuntimeError("quantize_dynamic failed: %s: %s" % (type(e).__name__, e))
+    if "ort-fused" in args.runners:
+        fused = os.path.join(cache, "model.fused.onnx")
+        if not os.path.exists(fused + ".fusion.json") and os.path.exists(fused + ".key"):
+            os.remove(fused + ".key")
+
+        def fuse(tmp):
+            from onnxruntime.transformers.optimizer import optimize_model
+
+            log("peers: onnxruntime.transformers optimize_model (bert) of %s" % onnx_path)
+            m = optimize_model(onnx_path, model_type="bert", num_heads=hf["num_attention_heads"],
+                               hidden_size=hf["hidden_size"])
+            m.save_model_to_file(tmp)
+            with open(fused + ".fusion.json", "w") as f:
+                json.dump({k: v for k, v in m.get_fused_operator_statistics().items() if v}, f, sort_keys=True)
+
+        try:
+            paths["onnx_fused"] = cached(fused, dict(derived_key, settings="optimize_model bert"), fuse)
+            with open(fused + ".fusion.json") as f:
+                paths["fusion"] = json.load(f)
+        except Exception as e:
+            paths["onnx_fused"] = RuntimeError("optimize_model failed: %s: %s" % (type(e).__name__, e))
+    return paths
 
 
 def case_ids(hf, n, batch, seed):
@@ -281,7 +312,7 @@ def longrun_runner(paths, threads, precision):
     return call, {"precision": precision, "engine": "longrun", "backend": session.backend}
 
 
-def ort_runner(path, threads, precision):
+def ort_runner(path, threads, precision, extra=None):
     import onnxruntime as ort
 
     so = ort.SessionOptions()
@@ -295,8 +326,7 @@ def ort_runner(path, threads, precision):
         return sess.run(["last_hidden_state"], {"input_ids": x})[0]
 
     info = {"precision": precision, "engine": "onnxruntime", "providers": sess.get_providers()}
-    if precision == "int8":
-        info["quantization"] = QUANTIZATION
+    info.update(extra or {})
     return call, info
 
 
@@ -330,12 +360,17 @@ def ov_runner(path, threads, force_f32, ids):
 
 
 def make_runner(name, paths, threads, ids):
+    for key in ("onnx_int8", "onnx_fused"):
+        if isinstance(paths.get(key), Exception) and name == {"onnx_int8": "ort-int8", "onnx_fused": "ort-fused"}[key]:
+            raise paths[key]
     if name.startswith("longrun-"):
         return longrun_runner(paths, threads, name[len("longrun-"):])
     if name == "ort":
         return ort_runner(paths["onnx"], threads, "f32")
     if name == "ort-int8":
-        return ort_runner(paths["onnx_int8"], threads, "int8")
+        return ort_runner(paths["onnx_int8"], threads, "int8", {"quantization": QUANTIZATION})
+    if name == "ort-fused":
+        return ort_runner(paths["onnx_fused"], threads, "f32", {"fused_ops": paths["fusion"]})
     if name in ("ov", "ov-f32"):
         return ov_runner(paths["onnx"], threads, name == "ov-f32", ids)
     raise ValueError(name)
