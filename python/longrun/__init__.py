@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np

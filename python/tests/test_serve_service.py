@@ -9,7 +9,6 @@ import json
 import numpy as np
 import pytest
 
-import longrun
 from conftest import GOLDEN, require_serve
 
 require_serve()
