@@ -13,7 +13,8 @@ R=1, C=1 median minus the direct median. Responses are checked against the direc
 before anything is timed. JSON lines with provenance go to --json.
 
     build/.cache/py-venv/bin/python tools/bench/serve_bench.py [--model FILE] [--n 128]
-        [--requests 400] [--concurrency 1,16] [--replicas 1,2] [--threads 1] [--json FILE]
+        [--requests 400] [--concurrency 1,16] [--replicas 1,2] [--threads 1] [--batch-wait-ms 5]
+        [--json FILE]
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ def main() -> int:
     p.add_argument("--concurrency", default="1,16", help="requests in flight, comma-separated (default 1,16)")
     p.add_argument("--replicas", default="1,2", help="replica counts, comma-separated (default 1,2)")
     p.add_argument("--threads", type=int, default=1, help="longrun threads per replica and direct (default 1)")
+    p.add_argument("--batch-wait-ms", type=float, default=5.0, help="the deployment's batch window (default 5)")
     p.add_argument("--json", default="", help="append JSON lines here")
     args = p.parse_args()
     try:
@@ -113,7 +115,8 @@ def main() -> int:
             proc = cluster.start(f"serve-r{r}", [
                 sys.executable, "-m", "longrun.serve", str(model_path), f"--address={cluster.address}",
                 f"--replicas={r}", f"--threads={args.threads}", f"--num-cpus={max(1, args.threads)}",
-                "--host=127.0.0.1", f"--port={port}", "--proxy-location=HeadOnly", f"--name=bench{r}"])
+                "--host=127.0.0.1", f"--port={port}", "--proxy-location=HeadOnly", f"--name=bench{r}",
+                f"--batch-wait-ms={args.batch_wait_ms}"])
             cluster.wait_for(f"{r} replica(s)", lambda: b"replica(s)" in proc.output(), 180)
             client = HttpClient(port)
             for i, body in enumerate(bodies):  # check, then warm every replica's plan
@@ -145,6 +148,7 @@ def main() -> int:
                     platform.processor()),
         "cores": os.cpu_count(), "ray": ray.__version__, "longrun": longrun.version(),
         "model": model_path.name, "arch": model.arch, "n": args.n, "threads": args.threads,
+        "batch_wait_ms": args.batch_wait_ms,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
     print(f"{'runner':<8} {'replicas':>8} {'in flight':>9} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'vs direct':>9}")
