@@ -142,3 +142,16 @@ def test_embed_batch_equals_direct_embed(text_model_path):
             assert words in str(_request_error(s.parse_embed, bad))
     finally:
         s.close()
+
+
+def test_cli_refuses_a_bad_file_and_bad_options_before_starting_ray(tmp_path):
+    import subprocess
+    import sys
+
+    bad = tmp_path / "bad.safetensors"
+    bad.write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{}")
+    for args, words in (([str(tmp_path / "missing.safetensors")], "no such file"), ([str(bad)], "bad.safetensors"),
+                        ([str(BERT), "--replicas", "0"], "--replicas: 0 is out of range"),
+                        ([str(BERT), "--port", "70000"], "--port: 70000 is out of range")):
+        r = subprocess.run([sys.executable, "-m", "longrun.serve"] + args, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and words in r.stderr, (args, r.returncode, r.stderr)
