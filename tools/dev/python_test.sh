@@ -20,24 +20,11 @@ if [[ ! -x $venv/bin/python ]] || [[ $(readlink -f "$venv/bin/python") != $(read
   "$python" -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install -q --upgrade pip
-# The build requirements too, so the build below runs without isolation: nanobind's sources
-# keep one path, and ccache serves them as well.
-"$venv/bin/python" -m pip install -q pytest numpy scikit-build-core nanobind
+"$venv/bin/python" -m pip install -q pytest numpy
 # The serve extra (Ray Serve) for longrun.serve's tests, which then must not skip.
 "$venv/bin/python" -m pip install -q "ray[serve]"
 export LONGRUN_REQUIRE_SERVE=1
-if command -v ccache >/dev/null; then
-  export CMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}
-  export CMAKE_C_COMPILER_LAUNCHER=${CMAKE_C_COMPILER_LAUNCHER:-ccache}
-fi
-start=$(date +%s)
-# The compiler, generator and flags of build/ci (warnings as errors): the library objects then
-# compile in build/py-test/<dir> exactly as in build/ci/<dir>, so ccache serves them (the venv's
-# sysconfig would otherwise name x86_64-linux-gnu-g++, a different command line for ccache).
-CC=${CC:-cc} CXX=${CXX:-c++} CMAKE_GENERATOR="Unix Makefiles" CMAKE_BUILD_PARALLEL_LEVEL=${LONGRUN_JOBS:-$(nproc)} \
-  "$venv/bin/python" -m pip install -q --no-build-isolation . -C build-dir=build/py-test \
-  -C cmake.define.LONGRUN_WERROR=ON
-echo "python: pip install . took $(($(date +%s) - start)) s"
+tools/dev/pip_install_longrun.sh "$venv/bin/python" build/py-test
 # From outside the checkout, so `import longrun` is the installed package.
 (cd build && "$PWD/../$venv/bin/python" -c "import longrun; print('python: longrun', longrun.version(), 'imported from', longrun.__file__)")
 "$venv/bin/python" -m pytest -q python/tests ${LONGRUN_PYTEST_ARGS:-}

@@ -36,18 +36,7 @@ if ! "$py" -m pip install -q "${peers[@]}"; then
   echo "setup: pip cannot install ${peers[*]} for $("$py" --version 2>&1)" >&2
   exit 1
 fi
-"$py" -m pip install -q scikit-build-core nanobind
-if command -v ccache >/dev/null; then
-  export CMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}
-  export CMAKE_C_COMPILER_LAUNCHER=${CMAKE_C_COMPILER_LAUNCHER:-ccache}
-fi
-start=$(date +%s)
-# The compiler, generator and flags of tools/dev/python_test.sh (those of build/ci), so ccache
-# serves the library objects that either build compiled.
-CC=${CC:-cc} CXX=${CXX:-c++} CMAKE_GENERATOR="Unix Makefiles" CMAKE_BUILD_PARALLEL_LEVEL=${LONGRUN_JOBS:-$(nproc)} \
-  "$py" -m pip install -q --no-build-isolation . -C build-dir=build/py-peers \
-  -C cmake.define.LONGRUN_WERROR=ON
-echo "setup: pip install . took $(($(date +%s) - start)) s" >&2
+tools/dev/pip_install_longrun.sh "$py" build/py-peers >&2
 (cd build && "$PWD/../$py" -c "
 import longrun, numpy, onnx, onnxruntime, openvino, torch
 print('setup: longrun', longrun.version(), '| onnxruntime', onnxruntime.__version__, '| openvino',
