@@ -1,10 +1,10 @@
 // The AVX2 int8 GEMM (gemm_s8.h): the vectorised row quantization and the 6 x 16 microkernel
 // over the packed weight panels (gemm_s8.h, PackedWeightS8). Per K pair the kernel loads the
 // panel's two ymm of 8 channels x 2 int16, broadcasts each row's (qa[2t], qa[2t + 1]) as one
-// int32 (vpbroadcastd) and adds vpmaddwd's exact int32 pair sums into 12 int32 accumulators:
-// 15 of the 16 ymm, as in the f32 6x16 kernel. K is taken whole per tile, so the sums never
-// leave the registers before they are complete; the tile is then dequantized, stored and,
-// still in L1, put through the AVX2 matmul epilogue.
+// int32 (vpbroadcastd) and adds vpmaddwd's exact int32 pair sums into 12 int32 accumulators
+// (with the 2 B vectors and 2 scratch registers, all 16 ymm). K is taken whole per tile, so
+// the sums never leave the registers before they are complete; the tile is then dequantized,
+// stored and, still in L1, put through the AVX2 matmul epilogue.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -25,6 +25,22 @@ __m256i broadcast_pair(const int16_t* p) {
   return _mm256_set1_epi32(v);
 }
 
+// One row's K pair against both halves of a panel: acc0 += vpmaddwd(pair, b0), acc1 +=
+// vpmaddwd(pair, b1). Written in asm so that each row's broadcast and products stay within
+// their two scratch registers: from intrinsics GCC hoists all six broadcasts ahead of the
+// products, which with 12 accumulators and 2 B vectors leaves too few of the 16 ymm and
+// spills accumulators to the stack on every K pair.
+inline void row_pair_x2(__m256i& acc0, __m256i& acc1, const int16_t* pair, __m256i b0, __m256i b1) {
+  __m256i av, t;
+  asm("vpbroadcastd %[p], %[av]\n\t"
+      "vpmaddwd %[b0], %[av], %[t]\n\t"
+      "vpaddd %[t], %[acc0], %[acc0]\n\t"
+      "vpmaddwd %[b1], %[av], %[av]\n\t"
+      "vpaddd %[av], %[acc1], %[acc1]"
+      : [acc0] "+x"(acc0), [acc1] "+x"(acc1), [av] "=&x"(av), [t] "=&x"(t)
+      : [p] "m"(*reinterpret_cast<const int32_t*>(pair)), [b0] "x"(b0), [b1] "x"(b1));
+}
+
 // One tile: kRows rows x kNv vectors of 8 channels (n valid columns, n <= 8 kNv).
 template <int kRows, int kNv>
 void micro(const int16_t* a, int64_t lda, const int16_t* b, int64_t k_pairs, const float* sa, const float* sw,
@@ -34,16 +50,19 @@ void micro(const int16_t* a, int64_t lda, const int16_t* b, int64_t k_pairs, con
   for (int r = 0; r < kRows; ++r)
 #pragma GCC unroll 2
     for (int j = 0; j < kNv; ++j) acc[r][j] = _mm256_setzero_si256();
-#pragma GCC unroll 2
+#pragma GCC unroll 1
   for (int64_t t = 0; t < k_pairs; ++t) {
     __m256i bv[kNv];
 #pragma GCC unroll 2
     for (int j = 0; j < kNv; ++j) bv[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16 * j));
 #pragma GCC unroll 8
     for (int r = 0; r < kRows; ++r) {
-      const __m256i av = broadcast_pair(a + r * lda + 2 * t);
-#pragma GCC unroll 2
-      for (int j = 0; j < kNv; ++j) acc[r][j] = _mm256_add_epi32(acc[r][j], _mm256_madd_epi16(av, bv[j]));
+      if constexpr (kNv == 2) {
+        row_pair_x2(acc[r][0], acc[r][1], a + r * lda + 2 * t, bv[0], bv[1]);
+      } else {
+        acc[r][0] =
+            _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(broadcast_pair(a + r * lda + 2 * t), bv[0]));
+      }
     }
     b += 2 * kPanelWidth;
   }
