@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <new>
 #include <string>
 
 namespace longrun::cpu::s8 {
@@ -61,8 +62,13 @@ Result<QuantizedWeight> quantize_weight(const float* w, int64_t n, int64_t k, in
   QuantizedWeight qw;
   qw.n = n;
   qw.k = k;
-  qw.q.assign(size_t(n * k), 0);
-  qw.scale.assign(size_t(n), 0.0f);
+  try {
+    qw.q.assign(size_t(n * k), 0);
+    qw.scale.assign(size_t(n), 0.0f);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory("int8 weight: cannot allocate [" + std::to_string(n) + ", " + std::to_string(k) +
+                         "] int8");
+  }
   for (int64_t r = 0; r < n; ++r)
     for (int64_t c = 0; c < k; ++c)
       if (!std::isfinite(w[r * ld + c]))
@@ -85,14 +91,22 @@ void gemm_s8_reference(const int8_t* qa, int64_t ldqa, const float* sa, int64_t 
     }
 }
 
-PackedWeightS8 pack_weight_s8x16(const QuantizedWeight& w) {
+Result<PackedWeightS8> pack_weight_s8x16(const QuantizedWeight& w) {
+  if (w.n < 0 || w.k < 0 || w.k > kMaxK || int64_t(w.q.size()) != w.n * w.k || int64_t(w.scale.size()) != w.n)
+    return invalid_argument("int8 weight: buffers do not match the shape [" + std::to_string(w.n) + ", " +
+                            std::to_string(w.k) + "]");
   PackedWeightS8 p;
   p.n = w.n;
   p.k = w.k;
   p.k_pairs = ceil_div(w.k, 2);
   p.panels = ceil_div(w.n, kPanelWidth);
-  p.data.assign(size_t(p.panels * p.k_pairs * 2 * kPanelWidth), 0);
-  p.scale.assign(size_t(p.panels * kPanelWidth), 0.0f);
+  try {
+    p.data.assign(size_t(p.panels * p.k_pairs * 2 * kPanelWidth), 0);
+    p.scale.assign(size_t(p.panels * kPanelWidth), 0.0f);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory("int8 weight: cannot allocate the packed panels of [" + std::to_string(w.n) + ", " +
+                         std::to_string(w.k) + "]");
+  }
   std::copy(w.scale.begin(), w.scale.end(), p.scale.begin());
   for (int64_t c = 0; c < w.n; ++c) {
     const int64_t panel = c / kPanelWidth, h = (c % kPanelWidth) / 8, i = c % 8;
@@ -129,8 +143,15 @@ Status gemm_s8_avx2(const float* a, int64_t m, int64_t lda, const PackedWeightS8
   if (__builtin_mul_overflow(m, ldq, &qa_elems) || qa_elems > (int64_t(1) << 40))
     return invalid_argument("int8 gemm: A [" + std::to_string(m) + ", " + std::to_string(K) +
                             "] is too large");
-  std::vector<int16_t> qa(static_cast<size_t>(qa_elems));
-  std::vector<float> sa(static_cast<size_t>(m));
+  std::vector<int16_t> qa;
+  std::vector<float> sa;
+  try {
+    qa.resize(static_cast<size_t>(qa_elems));
+    sa.resize(static_cast<size_t>(m));
+  } catch (const std::bad_alloc&) {
+    return out_of_memory("int8 gemm: cannot allocate the quantized A [" + std::to_string(m) + ", " +
+                         std::to_string(ldq) + "] int16");
+  }
   const int threads = pool != nullptr ? pool->num_threads() : 1;
   auto quantize = [&](int64_t begin, int64_t end) {
     quantize_rows_avx2(a + begin * lda, end - begin, K, lda, qa.data() + begin * ldq, ldq, sa.data() + begin);

@@ -49,7 +49,7 @@ struct QuantizedWeight {
   std::vector<float> scale;  // [n]
 };
 // Quantizes W[n, k] (row-major, rows ld floats apart). Errors: a negative or too large
-// dimension (k > kMaxK), a non-finite element (named by row and column).
+// dimension (k > kMaxK), a non-finite element (named by row and column), no memory.
 Result<QuantizedWeight> quantize_weight(const float* w, int64_t n, int64_t k, int64_t ld);
 
 // The scalar definition of the product, without the epilogue: y[m, n] (rows ldy apart) from
@@ -76,14 +76,15 @@ struct PackedWeightS8 {
   std::vector<float> scale;   // panels * 16, zero past n
 };
 inline constexpr int kPanelWidth = 16;
-PackedWeightS8 pack_weight_s8x16(const QuantizedWeight& w);
+// Errors: buffers that do not match the shape, K > kMaxK, no memory.
+Result<PackedWeightS8> pack_weight_s8x16(const QuantizedWeight& w);
 
 // The AVX2 kernel (call only where the machine has AVX2): quantizes A[m, K] (rows lda floats
 // apart) per row with AVX2, multiplies by the packed weight and writes y[m, N] (rows ldy
 // apart), each finished 6 x 16 tile then going through `epilogue` (null: none) with the AVX2
 // matmul epilogue. Its bias, when set, points at column 0; its c at element (0, 0). Threads
 // over `pool` (null: the calling thread). Errors: shapes that do not match the weight, K >
-// kMaxK, strides shorter than a row.
+// kMaxK, strides shorter than a row, no memory for the quantized A (allocated per call).
 Status gemm_s8_avx2(const float* a, int64_t m, int64_t lda, const PackedWeightS8& w, float* y, int64_t ldy,
                     const gemm::Epilogue* epilogue, ThreadPool* pool);
 

@@ -63,7 +63,8 @@ void quantize_both(const std::vector<float>& x, int64_t rows, int64_t cols, std:
 }
 
 // The kinds of adversarial rows (of A, or of W: output channels).
-enum class RowKind { gaussian, zero, one_huge, extremes, denormal, all_equal, tiny_max, kCount };
+// non_finite last: activations only (a weight holding one is an error).
+enum class RowKind { gaussian, zero, one_huge, extremes, denormal, all_equal, tiny_max, non_finite, kCount };
 
 void fill_row(RowKind kind, float* x, int64_t cols, std::mt19937& rng) {
   std::normal_distribution<float> g(0.0f, 1.0f);
@@ -92,17 +93,23 @@ void fill_row(RowKind kind, float* x, int64_t cols, std::mt19937& rng) {
     case RowKind::tiny_max:  // max / 127 underflows to 0: quantized as a zero row
       for (int64_t k = 0; k < cols; ++k) x[k] = k % 2 == 0 ? kDenormMin : -kDenormMin;
       break;
+    case RowKind::non_finite:  // scale NaN: a NaN output row
+      for (int64_t k = 0; k < cols; ++k) x[k] = g(rng);
+      x[pos(rng)] = cols % 2 == 0 ? kNaN : -kInf;
+      break;
     case RowKind::kCount: break;
   }
 }
 
-// A[rows, cols]: Gaussian rows, with every 5th row (from `phase`) an adversarial kind.
-std::vector<float> matrix(int64_t rows, int64_t cols, int phase, std::mt19937& rng) {
+// A[rows, cols]: Gaussian rows, with every 5th row (from `phase`) an adversarial kind;
+// non-finite rows only with `non_finite` (activations).
+std::vector<float> matrix(int64_t rows, int64_t cols, int phase, std::mt19937& rng, bool non_finite = false) {
   std::vector<float> x(size_t(rows * cols));
   int special = phase;
+  const int kinds = int(RowKind::kCount) - (non_finite ? 1 : 2);  // excluding gaussian
   for (int64_t r = 0; r < rows; ++r) {
     RowKind kind = RowKind::gaussian;
-    if ((r + phase) % 5 == 0) kind = RowKind(1 + special++ % (int(RowKind::kCount) - 1));
+    if ((r + phase) % 5 == 0) kind = RowKind(1 + special++ % kinds);
     fill_row(kind, x.data() + r * cols, cols, rng);
   }
   return x;
@@ -251,7 +258,9 @@ TEST_CASE("cpu int8: weight quantization and argument errors") {
 
   auto ok = s8::quantize_weight(w.data(), 1, 2, 2);
   REQUIRE(ok.ok());
-  s8::PackedWeightS8 p = s8::pack_weight_s8x16(*ok);
+  auto packed_ok = s8::pack_weight_s8x16(*ok);
+  REQUIRE(packed_ok.ok());
+  s8::PackedWeightS8 p = *packed_ok;
   std::vector<float> a{1.0f, 1.0f}, y(4);
   if (has_avx2()) {
     CHECK(!s8::gemm_s8_avx2(a.data(), 1, 1, p, y.data(), 1, nullptr, nullptr).ok());  // lda < K
@@ -262,6 +271,33 @@ TEST_CASE("cpu int8: weight quantization and argument errors") {
     // A's row [1, 1] quantizes to [127, 127] with scale 1/127.
     CHECK(ok->q[1] == 127);
     CHECK(y[0] == float(127 * (ok->q[0] + ok->q[1])) * ((1.0f / 127.0f) * ok->scale[0]));
+    // C's row stride shorter than N.
+    std::vector<float> c(4, 0.0f);
+    gemm::Epilogue e{1.0f, 1.0f, nullptr, c.data(), 0, Activation::none};
+    CHECK(!s8::gemm_s8_avx2(a.data(), 1, 2, p, y.data(), 1, &e, nullptr).ok());
+  }
+  s8::QuantizedWeight torn = *ok;
+  torn.q.pop_back();
+  CHECK(!s8::pack_weight_s8x16(torn).ok());
+
+  // K = 0: every sum is empty, so y is the epilogue of 0 (here the bias).
+  auto empty = s8::quantize_weight(w.data(), 3, 0, 0);
+  REQUIRE(empty.ok());
+  auto packed_empty = s8::pack_weight_s8x16(*empty);
+  REQUIRE(packed_empty.ok());
+  const std::vector<float> bias{1.0f, -2.0f, 3.0f};
+  if (has_avx2()) {
+    std::vector<float> y0(6, kNaN);
+    gemm::Epilogue e{1.0f, 0.0f, bias.data(), nullptr, 0, Activation::none};
+    REQUIRE(s8::gemm_s8_avx2(a.data(), 2, 0, *packed_empty, y0.data(), 3, &e, nullptr).ok());
+    CHECK(y0 == std::vector<float>{1.0f, -2.0f, 3.0f, 1.0f, -2.0f, 3.0f});
+    // A row holding an infinity or a NaN gives a NaN output row; the other rows are finite.
+    const std::vector<float> a3{1.0f, kInf, 0.5f, 0.25f, kNaN, 2.0f};
+    std::vector<float> y3(3);
+    REQUIRE(s8::gemm_s8_avx2(a3.data(), 3, 2, p, y3.data(), 1, nullptr, nullptr).ok());
+    CHECK(std::isnan(y3[0]));
+    CHECK(std::isfinite(y3[1]));
+    CHECK(std::isnan(y3[2]));
   }
 }
 
@@ -275,7 +311,9 @@ TEST_CASE("cpu int8: AVX2 kernel equals the scalar reference bit for bit (shapes
       const std::vector<float> wf = matrix(N, K, int(N + K) % 5, rng);
       auto qw = s8::quantize_weight(wf.data(), N, K, K);
       REQUIRE(qw.ok());
-      const s8::PackedWeightS8 packed = s8::pack_weight_s8x16(*qw);
+      auto packed_r = s8::pack_weight_s8x16(*qw);
+      REQUIRE(packed_r.ok());
+      const s8::PackedWeightS8& packed = *packed_r;
       std::vector<float> bias(static_cast<size_t>(N));
       for (float& v : bias) v = g(rng);
       for (int64_t M : kSizes) {
@@ -286,7 +324,7 @@ TEST_CASE("cpu int8: AVX2 kernel equals the scalar reference bit for bit (shapes
         CAPTURE(N);
         CAPTURE(K);
         CAPTURE(ec.name);
-        const std::vector<float> a = matrix(M, K, int(M) % 5, rng);
+        const std::vector<float> a = matrix(M, K, int(M) % 5, rng, true);
         std::vector<float> c(size_t(M * N));
         for (float& v : c) v = g(rng);
         gemm::Epilogue e{ec.alpha, ec.beta, ec.bias ? bias.data() : nullptr, ec.c ? c.data() : nullptr,
@@ -314,7 +352,9 @@ TEST_CASE("cpu int8: results are bitwise the same on 1, 2 and 3 threads") {
     const std::vector<float> wf = matrix(s.n, s.k, 1, rng), a = matrix(s.m, s.k, 2, rng);
     auto qw = s8::quantize_weight(wf.data(), s.n, s.k, s.k);
     REQUIRE(qw.ok());
-    const s8::PackedWeightS8 packed = s8::pack_weight_s8x16(*qw);
+    auto packed_r = s8::pack_weight_s8x16(*qw);
+    REQUIRE(packed_r.ok());
+    const s8::PackedWeightS8& packed = *packed_r;
     std::vector<float> bias(static_cast<size_t>(s.n), 0.25f);
     gemm::Epilogue e{1.0f, 0.0f, bias.data(), nullptr, 0, Activation::gelu};
     const std::vector<float> one = run_avx2(a, s.m, packed, &e, nullptr);
