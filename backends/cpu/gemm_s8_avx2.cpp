@@ -25,6 +25,8 @@ __m256i broadcast_pair(const int16_t* p) {
   return _mm256_set1_epi32(v);
 }
 
+using PairWord = int32_t __attribute__((may_alias));  // two int16 read as one dword
+
 // One row's K pair against both halves of a panel: acc0 += vpmaddwd(pair, b0), acc1 +=
 // vpmaddwd(pair, b1). Written in asm so that each row's broadcast and products stay within
 // their two scratch registers: from intrinsics GCC hoists all six broadcasts ahead of the
@@ -38,7 +40,7 @@ inline void row_pair_x2(__m256i& acc0, __m256i& acc1, const int16_t* pair, __m25
       "vpmaddwd %[b1], %[av], %[av]\n\t"
       "vpaddd %[av], %[acc1], %[acc1]"
       : [acc0] "+x"(acc0), [acc1] "+x"(acc1), [av] "=&x"(av), [t] "=&x"(t)
-      : [p] "m"(*reinterpret_cast<const int32_t*>(pair)), [b0] "x"(b0), [b1] "x"(b1));
+      : [p] "m"(*reinterpret_cast<const PairWord*>(pair)), [b0] "x"(b0), [b1] "x"(b1));
 }
 
 // One tile: kRows rows x kNv vectors of 8 channels (n valid columns, n <= 8 kNv).
