@@ -78,7 +78,7 @@ void matmul_cases(int64_t n, std::vector<CaseSpec>* out) {
   struct Linear {
     int64_t out, in;
   };
-  for (const Linear l : {Linear{3 * kD, kD}, Linear{4 * kD, kD}, Linear{kD, 4 * kD}}) {
+  for (const Linear l : {Linear{3 * kD, kD}, Linear{4 * kD, kD}, Linear{kD, 4 * kD}, Linear{kD, kD}}) {
     const std::string shape = "x" + dims({n, l.in}) + "*W" + dims({l.out, l.in}) + "^T";
     add(out, "matmul", shape, n, [n, l, shape]() -> Result<BenchCase> {
       CaseMaker m("matmul", shape, n);
@@ -86,8 +86,10 @@ void matmul_cases(int64_t n, std::vector<CaseSpec>* out) {
       const ValueId xi = m.input("x", TensorDesc(DType::f32, {n, l.in}), x);
       const ValueId wi = m.weight("w", TensorDesc(DType::f32, {l.out, l.in}), w);
       const GemmProblem p{1, n, l.out, l.in, true, true, x, w};
+      std::vector<PeerFactory> peers = gemm_peers(p);
+      peers.push_back(int8_gemm_peer(x, w, n, l.out, l.in));
       return m.finish(m.b.matmul({xi, wi}, {.trans_b = true}), 2.0 * double(n * l.out * l.in),
-                      kF * double(n * l.in + l.out * l.in + n * l.out), gemm_peers(p));
+                      kF * double(n * l.in + l.out * l.in + n * l.out), std::move(peers));
     });
   }
   const std::string qk = std::to_string(kHeads) + "x " + dims({n, kHd}) + "*" + dims({n, kHd}) + "^T";

@@ -23,6 +23,12 @@ struct GemmProblem {
 // cblas_sgemm (OpenBLAS) and dnnl_sgemm (oneDNN), those compiled in; a batch is a loop.
 std::vector<PeerFactory> gemm_peers(const GemmProblem& problem);
 
+// The int8 GEMM kernel layer (backends/cpu/gemm_s8.h) on the same x [m, k] and weight
+// W [n, k] (y = x · Wᵀ): W quantized and packed once, untimed; each run quantizes x per row
+// and multiplies (AVX2; unsupported below it). Named "int8": a different precision, so its
+// time is a target for the int8 path, not a like-for-like f32 peer.
+PeerFactory int8_gemm_peer(BufferPtr x, BufferPtr w, int64_t m, int64_t n, int64_t k);
+
 // FFTW's unnormalised DCT-II (inverse: DCT-III) along axis 0 of x [n, cols] (one transform
 // of stride cols per column), in place: FFTW REDFT10 / REDFT01 via fftwf_plan_many_r2r, planned with
 // FFTW_MEASURE outside the timed region; each timed run starts from a fresh copy of x (untimed).

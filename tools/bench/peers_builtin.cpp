@@ -8,6 +8,8 @@
 #include <thread>
 #include <utility>
 
+#include "backends/cpu/cpu_isa.h"
+#include "backends/cpu/gemm_s8.h"
 #include "graph_run.h"
 #include "longrun/thread_pool.h"
 #include "machine_probes.h"
@@ -111,6 +113,36 @@ PeerFactory sort_topk_peer(BufferPtr x, int64_t rows, int64_t cols, int64_t k) {
         }
       });
       return {};
+    };
+    r.state = st;
+    return r;
+  };
+  return f;
+}
+
+PeerFactory int8_gemm_peer(BufferPtr x, BufferPtr w, int64_t m, int64_t n, int64_t k) {
+  PeerFactory f;
+  f.name = "int8";
+  f.make = [x = std::move(x), w = std::move(w), m, n, k](const Engine& engine) -> Result<PeerRun> {
+    if (int(cpu::detect_isa()) < int(cpu::Isa::avx2)) return unsupported("int8 peer: needs AVX2");
+    struct State {
+      std::unique_ptr<ThreadPool> pool;
+      cpu::s8::PackedWeightS8 packed;
+      std::vector<float> y;
+    };
+    auto st = std::make_shared<State>();
+    LR_ASSIGN_OR_RETURN(st->pool, make_thread_pool(engine.threads));
+    try {
+      LR_ASSIGN_OR_RETURN(cpu::s8::QuantizedWeight qw, cpu::s8::quantize_weight(w->f32(), n, k, k));
+      LR_ASSIGN_OR_RETURN(st->packed, cpu::s8::pack_weight_s8x16(qw));
+      st->y.assign(size_t(m * n), 0.0f);
+    } catch (const std::bad_alloc&) {
+      return out_of_memory("int8 peer: cannot allocate the packed weight and output");
+    }
+    PeerRun r;
+    r.name = "int8";
+    r.run = [s = st.get(), src = x->f32(), m, k]() -> Status {
+      return cpu::s8::gemm_s8_avx2(src, m, k, s->packed, s->y.data(), s->packed.n, nullptr, s->pool.get());
     };
     r.state = st;
     return r;

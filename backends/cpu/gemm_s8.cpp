@@ -1,0 +1,207 @@
+// The int8 GEMM (gemm_s8.h): the scalar definitions (row quantization, product), the weight
+// quantization and panel packing, and the driver of the AVX2 kernel (argument checks,
+// activation quantization over the pool, blocking, threading). No intrinsics here.
+#include "cpu/gemm_s8.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <new>
+#include <string>
+
+namespace longrun::cpu::s8 {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// A row's quantization scale: max|x| / 127; NaN when the row holds an infinity or a NaN.
+float row_scale(const float* x, int64_t cols) {
+  float mx = 0.0f;
+  for (int64_t k = 0; k < cols; ++k) {
+    const float ax = std::fabs(x[k]);
+    if (!(ax < std::numeric_limits<float>::infinity())) return std::numeric_limits<float>::quiet_NaN();
+    mx = ax > mx ? ax : mx;
+  }
+  return mx / float(kQMax);
+}
+
+}  // namespace
+
+float round_half_even(float x) {
+  float f = std::floor(x);
+  const float d = x - f;  // exact: |x| <= 2^22
+  if (d > 0.5f || (d == 0.5f && (int64_t(f) & 1) != 0)) f += 1.0f;
+  return f;
+}
+
+void quantize_rows_reference(const float* src, int64_t rows, int64_t cols, int64_t ld, int8_t* q, int64_t ldq,
+                             float* scale) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* x = src + r * ld;
+    int8_t* qr = q + r * ldq;
+    const float s = row_scale(x, cols);
+    scale[r] = s;
+    if (!(s > 0.0f)) {  // zero, or NaN: no value to quantize
+      std::fill(qr, qr + cols, int8_t(0));
+      continue;
+    }
+    for (int64_t k = 0; k < cols; ++k) {
+      const float v = std::min(std::max(x[k] / s, -float(kQMax)), float(kQMax));
+      qr[k] = int8_t(round_half_even(v));
+    }
+  }
+}
+
+Result<QuantizedWeight> quantize_weight(const float* w, int64_t n, int64_t k, int64_t ld) {
+  if (n < 0 || k < 0 || (n > 0 && ld < k))
+    return invalid_argument("int8 weight: dimensions [" + std::to_string(n) + ", " + std::to_string(k) +
+                            "] with row stride " + std::to_string(ld) + " are not a valid matrix");
+  if (k > kMaxK)
+    return invalid_argument("int8 weight: K = " + std::to_string(k) + " exceeds " + std::to_string(kMaxK) +
+                            ", the most whose int32 sums are exact");
+  QuantizedWeight qw;
+  qw.n = n;
+  qw.k = k;
+  try {
+    qw.q.assign(size_t(n * k), 0);
+    qw.scale.assign(size_t(n), 0.0f);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory("int8 weight: cannot allocate [" + std::to_string(n) + ", " + std::to_string(k) +
+                         "] int8");
+  }
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t c = 0; c < k; ++c)
+      if (!std::isfinite(w[r * ld + c]))
+        return invalid_argument("int8 weight: element [" + std::to_string(r) + ", " + std::to_string(c) +
+                                "] is " + std::to_string(w[r * ld + c]) + ", expected a finite value");
+  quantize_rows_reference(w, n, k, ld, qw.q.data(), k, qw.scale.data());
+  return qw;
+}
+
+void gemm_s8_reference(const int8_t* qa, int64_t ldqa, const float* sa, int64_t m, const QuantizedWeight& w,
+                       float* y, int64_t ldy) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < w.n; ++j) {
+      int32_t acc = 0;
+      const int8_t* ar = qa + i * ldqa;
+      const int8_t* wr = w.q.data() + j * w.k;
+      for (int64_t k = 0; k < w.k; ++k) acc += int32_t(ar[k]) * int32_t(wr[k]);
+      const float s = sa[i] * w.scale[size_t(j)];
+      y[i * ldy + j] = float(acc) * s;
+    }
+}
+
+Result<PackedWeightS8> pack_weight_s8x16(const QuantizedWeight& w) {
+  if (w.n < 0 || w.k < 0 || w.k > kMaxK || int64_t(w.q.size()) != w.n * w.k || int64_t(w.scale.size()) != w.n)
+    return invalid_argument("int8 weight: buffers do not match the shape [" + std::to_string(w.n) + ", " +
+                            std::to_string(w.k) + "]");
+  PackedWeightS8 p;
+  p.n = w.n;
+  p.k = w.k;
+  p.k_pairs = ceil_div(w.k, 2);
+  p.panels = ceil_div(w.n, kPanelWidth);
+  try {
+    p.data.assign(size_t(p.panels * p.k_pairs * 2 * kPanelWidth), 0);
+    p.scale.assign(size_t(p.panels * kPanelWidth), 0.0f);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory("int8 weight: cannot allocate the packed panels of [" + std::to_string(w.n) + ", " +
+                         std::to_string(w.k) + "]");
+  }
+  std::copy(w.scale.begin(), w.scale.end(), p.scale.begin());
+  for (int64_t c = 0; c < w.n; ++c) {
+    const int64_t panel = c / kPanelWidth, h = (c % kPanelWidth) / 8, i = c % 8;
+    int16_t* dst = p.data.data() + panel * p.k_pairs * 2 * kPanelWidth + 16 * h + 2 * i;
+    for (int64_t k = 0; k < w.k; ++k) dst[(k / 2) * 2 * kPanelWidth + (k % 2)] = w.q[size_t(c * w.k + k)];
+  }
+  return p;
+}
+
+Status gemm_s8_avx2(const float* a, int64_t m, int64_t lda, const PackedWeightS8& w, float* y, int64_t ldy,
+                    const gemm::Epilogue* epilogue, ThreadPool* pool) {
+  const int64_t K = w.k, N = w.n;
+  if (m < 0 || K < 0 || N < 0) return invalid_argument("int8 gemm: negative dimension");
+  if (K > kMaxK)
+    return invalid_argument("int8 gemm: K = " + std::to_string(K) + " exceeds " + std::to_string(kMaxK) +
+                            ", the most whose int32 sums are exact");
+  if (w.k_pairs != ceil_div(K, 2) || w.panels != ceil_div(N, kPanelWidth) ||
+      int64_t(w.data.size()) != w.panels * w.k_pairs * 2 * kPanelWidth ||
+      int64_t(w.scale.size()) != w.panels * kPanelWidth)
+    return invalid_argument("int8 gemm: the packed weight's buffers do not match its shape [" +
+                            std::to_string(N) + ", " + std::to_string(K) + "]");
+  if (m > 0 && (lda < K || ldy < N))
+    return invalid_argument("int8 gemm: row strides (A " + std::to_string(lda) + ", Y " +
+                            std::to_string(ldy) + ") shorter than the rows (K " + std::to_string(K) + ", N " +
+                            std::to_string(N) + ")");
+  if (m == 0 || N == 0) return {};
+  if (epilogue != nullptr && epilogue->c != nullptr && epilogue->ldc < N)
+    return invalid_argument("int8 gemm: C's row stride " + std::to_string(epilogue->ldc) +
+                            " is shorter than N " + std::to_string(N));
+
+  // Quantized A: rows of round_up(K, 8) int16 (quantize_rows_avx2 writes whole vectors).
+  const int64_t ldq = std::max<int64_t>(8, ceil_div(K, 8) * 8);
+  int64_t qa_elems = 0;
+  if (__builtin_mul_overflow(m, ldq, &qa_elems) || qa_elems > (int64_t(1) << 40))
+    return invalid_argument("int8 gemm: A [" + std::to_string(m) + ", " + std::to_string(K) +
+                            "] is too large");
+  std::vector<int16_t> qa;
+  std::vector<float> sa;
+  try {
+    qa.resize(static_cast<size_t>(qa_elems));
+    sa.resize(static_cast<size_t>(m));
+  } catch (const std::bad_alloc&) {
+    return out_of_memory("int8 gemm: cannot allocate the quantized A [" + std::to_string(m) + ", " +
+                         std::to_string(ldq) + "] int16");
+  }
+  const int threads = pool != nullptr ? pool->num_threads() : 1;
+  auto quantize = [&](int64_t begin, int64_t end) {
+    quantize_rows_avx2(a + begin * lda, end - begin, K, lda, qa.data() + begin * ldq, ldq, sa.data() + begin);
+  };
+  const int64_t q_grain = std::max<int64_t>(1, (int64_t(1) << 14) / std::max<int64_t>(1, K));
+  if (pool != nullptr && threads > 1)
+    pool->parallel_for(m, q_grain, quantize);
+  else
+    quantize(0, m);
+
+  // Tasks: M blocks of whole tiles x N blocks of whole panels. An M block of 8 tiles keeps
+  // its quantized rows (48 x K int16) in L2 while each panel's K x 16 int16 streams through
+  // L1; blocks are split down to a few tiles / panels until the pool has 4 tasks a thread.
+  const int64_t m_tiles = ceil_div(m, kTileRows);
+  int64_t mc_tiles = std::min<int64_t>(m_tiles, 8), nc_panels = std::min<int64_t>(w.panels, 128);
+  const int64_t want = threads > 1 ? 4 * int64_t(threads) : 1;
+  auto count = [&] { return ceil_div(m_tiles, mc_tiles) * ceil_div(w.panels, nc_panels); };
+  while (count() < want && nc_panels > 4) nc_panels = ceil_div(nc_panels, 2);
+  while (count() < want && mc_tiles > 1) mc_tiles = ceil_div(mc_tiles, 2);
+  const int64_t m_blocks = ceil_div(m_tiles, mc_tiles), n_blocks = ceil_div(w.panels, nc_panels);
+  auto job = [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t mb = t / n_blocks, nb = t % n_blocks;
+      const int64_t m0 = mb * mc_tiles * kTileRows, p0 = nb * nc_panels;
+      BlockArgs g;
+      g.qa = qa.data() + m0 * ldq;
+      g.lda = ldq;
+      g.sa = sa.data() + m0;
+      g.m = std::min(m, m0 + mc_tiles * kTileRows) - m0;
+      g.w = &w;
+      g.panel0 = p0;
+      g.panels = std::min(w.panels, p0 + nc_panels) - p0;
+      g.y = y + m0 * ldy + p0 * kPanelWidth;
+      g.ldy = ldy;
+      gemm::Epilogue e;
+      if (epilogue != nullptr) {
+        e = *epilogue;
+        if (e.bias != nullptr) e.bias += p0 * kPanelWidth;
+        if (e.c != nullptr) e.c += m0 * e.ldc + p0 * kPanelWidth;
+        g.epilogue = &e;
+      }
+      gemm_s8_block_avx2(g);
+    }
+  };
+  const int64_t tasks = m_blocks * n_blocks;
+  if (pool != nullptr && threads > 1 && tasks > 1)
+    pool->parallel_for(tasks, 1, job);
+  else
+    job(0, tasks);
+  return {};
+}
+
+}  // namespace longrun::cpu::s8
