@@ -81,8 +81,7 @@ struct Generator::Impl {
   GenerationSpec spec;
   std::unique_ptr<Session> encoder_plain, encoder_masked, step;
   SessionOptions options;
-  std::optional<models::CausalLmSpec> lm;  // decoder-only LM: `full` is its forward graph
-  std::unique_ptr<Session> full;
+  std::optional<models::CausalLmSpec> lm;  // decoder-only LM: `step` is its cached step
 };
 
 Generator::Generator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -97,7 +96,6 @@ Result<std::unique_ptr<Generator>> Generator::create(std::shared_ptr<const Model
     impl->model = model;
     impl->lm = lm;
     impl->options = options;
-    LR_ASSIGN_OR_RETURN(impl->full, model->create_session(options, {"input_ids"}));
     LR_ASSIGN_OR_RETURN(impl->step, models::causal_lm_step_session(model, options));
     return std::unique_ptr<Generator>(new Generator(std::move(impl)));
   }
@@ -147,7 +145,7 @@ Result<GenerateResult> Generator::generate(const TensorView& ids, const TensorVi
     if (mask != nullptr)
       return invalid_argument("generate: " + m.model->arch() +
                               " is a causal LM without an attention_mask input");
-    return models::generate_causal_lm(*m.lm, *m.model, *m.full, m.step.get(), ids, o);
+    return models::generate_causal_lm(*m.lm, *m.model, *m.step, ids, o);
   }
   if (mask != nullptr && g.padding_from_tokens)
     return invalid_argument("generate: " + m.model->arch() + " takes padding from input_ids == pad (" +

@@ -1,5 +1,6 @@
 // The cuda backend entry point: reports cleanly why it cannot run (not built: no nvcc at
-// configure time; no device) or creates the backend (cuda_executor.cu).
+// configure time; no device; a device older than every architecture the kernels were built
+// for) or creates the backend (cuda_executor.cu).
 #include <string>
 
 #include "backend_factories.h"
@@ -20,6 +21,10 @@ Result<std::unique_ptr<Backend>> create_cuda_backend(const BackendOptions& optio
   if (options.device < 0 || options.device >= p.device_count)
     return invalid_argument("cuda backend: device " + std::to_string(options.device) + " does not exist (" +
                             std::to_string(p.device_count) + " present)");
+  // Before any context exists on the device: without kernels for it, the first launch would fail.
+  const std::string mismatch = cuda::architecture_mismatch(p.devices[size_t(options.device)], options.device,
+                                                           cuda::built_architectures());
+  if (!mismatch.empty()) return unsupported(mismatch);
   return cuda::make_cuda_backend(options);
 #else
   (void)options;

@@ -2,6 +2,7 @@
 // an error code that becomes a one-line reason, never a crash.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "cuda/cuda_probe.h"
@@ -45,6 +46,28 @@ std::string describe(const DeviceProbe& p) {
          std::to_string(i.sm_minor) + ", " + mem + ")";
   }
   return s;
+}
+
+std::vector<int> built_architectures() {
+#ifdef __CUDA_ARCH_LIST__
+  return std::vector<int>{__CUDA_ARCH_LIST__};
+#else
+  return {};
+#endif
+}
+
+std::string architecture_mismatch(const DeviceInfo& device, int index, const std::vector<int>& built) {
+  if (built.empty() || device.sm_major <= 0) return {};
+  const int capability = device.sm_major * 100 + device.sm_minor * 10;
+  const int lowest = *std::min_element(built.begin(), built.end());
+  if (capability >= lowest) return {};
+  std::string list;
+  for (int a : built) list += (list.empty() ? "compute_" : ", compute_") + std::to_string(a / 10);
+  const std::string cc = std::to_string(device.sm_major) + "." + std::to_string(device.sm_minor);
+  return "cuda backend: device " + std::to_string(index) + " (" + device.name + ") has compute capability " +
+         cc + ", below every architecture this build has kernels for (" + list +
+         "); reconfigure with CMAKE_CUDA_ARCHITECTURES including " + std::to_string(device.sm_major) +
+         std::to_string(device.sm_minor) + " and rebuild";
 }
 
 }  // namespace longrun::cuda

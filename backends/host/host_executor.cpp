@@ -212,7 +212,7 @@ Status execute(Prepared& prepared, const Bindings& bindings, RunHooks* hooks, Th
         p.in_views.push_back(TensorView{values[size_t(v)].desc, p.value_data[size_t(v)]});
       for (ValueId v : node.outputs)
         p.out_views.push_back(TensorView{values[size_t(v)].desc, p.value_data[size_t(v)]});
-      KernelArgs args{&node.attrs, p.in_views, p.out_views, pool, {}, p.node_state[n].get()};
+      KernelArgs args{&node.attrs, p.in_views, p.out_views, pool, p.node_state[n].get()};
       const auto t0 = std::chrono::steady_clock::now();
       Status st = p.kernels[n](args);
       if (hooks && hooks->node_ms)

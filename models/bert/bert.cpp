@@ -11,7 +11,7 @@
 
 #include "bert/bert_config.h"
 #include "common/blocks.h"
-#include "fourier/filter.h"
+#include "common/fourier_filter.h"
 
 namespace longrun::models {
 namespace {

@@ -11,7 +11,7 @@
 // adds debug.encoder.layer<i>.filtered. The official fp16 rounding of the filter output
 // (docs/models.md#fourier-bart) is not reproduced.
 // The encoder-decoder itself (filter layers, global residual, unmasked cross-attention) is
-// seq2seq/encoder_decoder.h with Seq2SeqSpec::filter_layers set; the steps are fourier/filter.h.
+// seq2seq/encoder_decoder.h with Seq2SeqSpec::filter_layers set; the steps are common/fourier_filter.h.
 #pragma once
 
 #include <memory>

@@ -21,7 +21,7 @@
 
 #include "common/blocks.h"
 #include "common/config.h"
-#include "fourier/filter.h"
+#include "common/fourier_filter.h"
 
 namespace longrun::models {
 namespace {

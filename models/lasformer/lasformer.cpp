@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/config.h"
-#include "lasformer/selection.h"
 #include "seq2seq/encoder_decoder.h"
 #include "seq2seq/families.h"
+#include "seq2seq/key_selection.h"
 
 namespace longrun::models {
 

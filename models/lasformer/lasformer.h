@@ -1,6 +1,6 @@
 // arch "lasformer": Lasformer (docs/models.md#lasformer) = the "transformer" family (fields,
 // names, semantics) with top-k key selection in encoder self-, decoder self- and cross-
-// attention (lasformer/selection.h), plus the fields selection_group_size (r, 3),
+// attention (seq2seq/key_selection.h), plus the fields selection_group_size (r, 3),
 // selection_dim (ds, 64), selection_ratio (rho in (0, 1], 0.05), selection_min_keys
 // (k_min, 10), selection_bias (false). Extra parameters at the lowest layer i of every
 // group (i % r == 0), per attention a in {encoder.layers.{i}.self_attn,

@@ -12,7 +12,6 @@
 namespace longrun::models {
 
 struct LmStepSpec {
-  std::string unsupported;  // non-empty: this form has no cached step (why), full recompute
   int64_t vocab = 0, max_len = 0, segment = 1;
   int64_t summaries = 0;  // M: per-segment summary slots (max_len / segment); logsparse: levels
   // Cache tensors, each [R, heads, dim2, head_dim]: dim2 = S (the slot capacity, grows) when

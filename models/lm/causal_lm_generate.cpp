@@ -1,6 +1,5 @@
 // Causal-LM generation (lm/causal_lm_generate.h): every step runs the cached one-token step
-// graph (CachedSteps), or without one the forward graph on [B * K, N + t] ids, and feeds the
-// last position's logits to BeamSearch.
+// graph (CachedSteps) and feeds its logits to BeamSearch.
 #include "lm/causal_lm_generate.h"
 
 #include <algorithm>
@@ -179,7 +178,7 @@ class CachedSteps {
 Result<std::unique_ptr<Session>> causal_lm_step_session(std::shared_ptr<const Model> model,
                                                         const SessionOptions& options) {
   const auto* lm = dynamic_cast<const CausalLm*>(&model->architecture());
-  if (lm == nullptr || !lm->step_spec().unsupported.empty()) return std::unique_ptr<Session>();
+  if (lm == nullptr) return internal_error(model->arch() + ": generation needs a CausalLm architecture");
   std::vector<std::string> names = step_names(lm->step_spec());
   GraphFactory f = [model, names](std::span<const TensorDesc> descs) -> Result<Graph> {
     const auto& arch = dynamic_cast<const CausalLm&>(model->architecture());
@@ -214,8 +213,8 @@ Result<std::optional<CausalLmSpec>> causal_lm_spec(const Model& model) {
   return std::optional<CausalLmSpec>(s);
 }
 
-Result<GenerateResult> generate_causal_lm(const CausalLmSpec& spec, const Model& model, Session& full,
-                                          Session* step, const TensorView& ids, const GenerateOptions& o) {
+Result<GenerateResult> generate_causal_lm(const CausalLmSpec& spec, const Model& model, Session& step,
+                                          const TensorView& ids, const GenerateOptions& o) {
   const int64_t batch = ids.desc.dim(0), n = ids.desc.dim(1), k = o.num_beams, rows = batch * k;
   if (n < 1)
     return invalid_argument("generate: input 'input_ids' has N = 0 tokens: a causal LM needs a prompt");
@@ -242,43 +241,24 @@ Result<GenerateResult> generate_causal_lm(const CausalLmSpec& spec, const Model&
   BeamSearch search(batch, spec.pad, beam_rules(o, spec.vocab, spec.pad, eos, int(k), steps));
   GenerateResult result;
   LR_ASSIGN_OR_RETURN(Tensor last, Tensor::zeros(TensorDesc(DType::f32, {rows, spec.vocab})));
-  const LmStepSpec step_spec =
-      step != nullptr ? dynamic_cast<const CausalLm&>(model.architecture()).step_spec() : LmStepSpec{};
-  CachedSteps cached(step_spec, step != nullptr ? *step : full, rows, n + steps);
-  if (step != nullptr) {  // prefill: the prompt's positions but the last, one token per step
-    LR_RETURN_IF_ERROR(cached.init());
-    for (int64_t p = 0; p + 1 < n; ++p) {
-      std::vector<int64_t> col(static_cast<size_t>(rows));
-      for (int64_t r = 0; r < rows; ++r) col[size_t(r)] = seq[size_t(r)][size_t(p)];
-      LR_RETURN_IF_ERROR(cached.run(p, col).status());
-      LR_RETURN_IF_ERROR(cached.reorder({}, true));
-    }
+  const LmStepSpec step_spec = dynamic_cast<const CausalLm&>(model.architecture()).step_spec();
+  CachedSteps cached(step_spec, step, rows, n + steps);
+  LR_RETURN_IF_ERROR(cached.init());
+  for (int64_t p = 0; p + 1 < n; ++p) {  // prefill: the prompt's positions but the last
+    std::vector<int64_t> col(static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r) col[size_t(r)] = seq[size_t(r)][size_t(p)];
+    LR_RETURN_IF_ERROR(cached.run(p, col).status());
+    LR_RETURN_IF_ERROR(cached.reorder({}, true));
   }
   for (int64_t t = 0; t < steps && !search.done(); ++t) {
-    const int64_t len = n + t;
-    if (step != nullptr) {
-      std::vector<int64_t> col(static_cast<size_t>(rows));
-      for (int64_t r = 0; r < rows; ++r) col[size_t(r)] = seq[size_t(r)].back();
-      LR_ASSIGN_OR_RETURN(const float* logits, cached.run(len - 1, col));
-      std::memcpy(last.data<float>(), logits, size_t(rows * spec.vocab) * sizeof(float));
-    } else {
-      LR_ASSIGN_OR_RETURN(Tensor in, Tensor::zeros(TensorDesc(DType::i64, {rows, len})));
-      for (int64_t r = 0; r < rows; ++r)
-        std::copy(seq[size_t(r)].begin(), seq[size_t(r)].end(), in.data<int64_t>() + r * len);
-      const std::vector<NamedTensorRef> feed = {{"input_ids", in.view()}};
-      LR_ASSIGN_OR_RETURN(std::vector<NamedTensor> out, full.run(feed));
-      const auto it =
-          std::find_if(out.begin(), out.end(), [](const NamedTensor& x) { return x.name == "logits"; });
-      if (it == out.end()) return internal_error("generate: the model has no 'logits' output");
-      for (int64_t r = 0; r < rows; ++r)
-        std::memcpy(last.data<float>() + r * spec.vocab,
-                    it->tensor.data<float>() + (r * len + len - 1) * spec.vocab,
-                    size_t(spec.vocab) * sizeof(float));
-    }
+    std::vector<int64_t> col(static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r) col[size_t(r)] = seq[size_t(r)].back();
+    LR_ASSIGN_OR_RETURN(const float* logits, cached.run(n + t - 1, col));
+    std::memcpy(last.data<float>(), logits, size_t(rows * spec.vocab) * sizeof(float));
     if (o.on_step_logits) o.on_step_logits(t, last);
     search.advance(t, last.data<float>());
     result.steps = t + 1;
-    if (step != nullptr) LR_RETURN_IF_ERROR(cached.reorder(search.source_rows(), search.identity_order()));
+    LR_RETURN_IF_ERROR(cached.reorder(search.source_rows(), search.identity_order()));
     const std::vector<int64_t> chosen = search.last_tokens();
     std::vector<std::vector<int64_t>> next(static_cast<size_t>(rows));
     for (int64_t r = 0; r < rows; ++r) {
@@ -287,8 +267,8 @@ Result<GenerateResult> generate_causal_lm(const CausalLmSpec& spec, const Model&
     }
     seq = std::move(next);
   }
-  result.step_shapes = step != nullptr ? cached.shapes() : int(result.steps);
-  result.cache_slots = step != nullptr ? cached.slots() : 0;
+  result.step_shapes = cached.shapes();
+  result.cache_slots = cached.slots();
   search.take_results(o.num_return_sequences, &result.sequences, &result.scores);
   return result;
 }

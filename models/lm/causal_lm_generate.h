@@ -1,7 +1,7 @@
 // Generation for decoder-only causal LMs (arch "combiner" with causal = true): the same
 // search rules as the encoder-decoders (seq2seq/beam_search.h, longrun/models/generate.h),
-// each step running the form's cached one-token step (CausalLm::build_step) where it has one,
-// else recomputing the full causal model on prompt + generated tokens.
+// the prompt and each step running the form's cached one-token step (CausalLm::build_step);
+// every causal form has one.
 #pragma once
 
 #include <cstdint>
@@ -24,16 +24,13 @@ struct CausalLmSpec {
 // nullopt when `model` is not a decoder-only LM; unsupported for a bidirectional combiner.
 Result<std::optional<CausalLmSpec>> causal_lm_spec(const Model& model);
 
-// The cached-step session of a model whose architecture is a CausalLm with a step for its form;
-// nullptr when it has none (generation then recomputes the full model per step).
+// The cached-step session of a model whose architecture is a CausalLm (internal_error otherwise).
 Result<std::unique_ptr<Session>> causal_lm_step_session(std::shared_ptr<const Model> model,
                                                         const SessionOptions& options);
 
-// `full` is a session over the model's forward graph (input_ids only); `step` the cached step
-// (nullptr: full recomputation per step).
-Result<GenerateResult> generate_causal_lm(const CausalLmSpec& spec, const Model& model, Session& full,
-                                          Session* step, const TensorView& input_ids,
-                                          const GenerateOptions& options);
+// `step` is causal_lm_step_session's session for `model`.
+Result<GenerateResult> generate_causal_lm(const CausalLmSpec& spec, const Model& model, Session& step,
+                                          const TensorView& input_ids, const GenerateOptions& options);
 
 // out[r] = in[rows[r]] along axis 0 of a rank-4 [R, H, S_in, hd] tensor, each [H, S_in, hd]
 // block placed in [H, S_out, hd] (S_out >= S_in; the new slots are zero).

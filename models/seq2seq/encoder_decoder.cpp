@@ -17,7 +17,7 @@
 #include <set>
 
 #include "common/blocks.h"
-#include "fourier/filter.h"
+#include "common/fourier_filter.h"
 
 namespace longrun::models {
 namespace {

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "common/architecture.h"
-#include "lasformer/selection.h"
+#include "seq2seq/key_selection.h"
 #include "seq2seq/layers.h"
 
 namespace longrun::models {
@@ -57,11 +57,11 @@ struct Seq2SeqSpec {
   // filter (M = ceil(T * ratio) of the current length T, all tokens), the padding mask
   // dropped from the first filter layer on and for cross-attention, and the global residual
   // (every pre-filter input and the last layer's pre-LN sum, upsampled to the input length)
-  // before the last encoder LayerNorm. Post-LN only. The steps are fourier/filter.h.
+  // before the last encoder LayerNorm. Post-LN only. The steps are common/fourier_filter.h.
   std::vector<int64_t> filter_layers;
   double filter_ratio = 0.0;
   // Lasformer (docs/models.md#lasformer): top-k key selection in every attention, one selection per group
-  // of selection.group_size layers (lasformer/selection.h); generation caches the selection keys.
+  // of selection.group_size layers (seq2seq/key_selection.h); generation caches the selection keys.
   SelectionSpec selection;
 };
 

@@ -48,7 +48,7 @@ ValueId project_heads(GraphContext& c, ValueId x, const std::string& attn, const
                       const LayerShape& s);
 // softmax(q k^T / sqrt(hd) + masks) v for head tensors, then out_proj: -> [B, Nq, D].
 // key_mask: u8 [B, Nk] (1 = attend) or kNoValue. With selected (i32 [B, 1, Nq, kk], -1 =
-// unused slot, e.g. from lasformer/selection.h) each query attends only over its listed keys
+// unused slot, e.g. from seq2seq/key_selection.h) each query attends only over its listed keys
 // (sparse_attention, O(Nq kk hd)); the list already excludes masked keys, so the masks are
 // not applied again.
 ValueId attend_and_project(GraphContext& c, ValueId q, ValueId k, ValueId v, const std::string& attn,

@@ -396,7 +396,7 @@ TEST_CASE("cpu membound: topk_mask and topk_indices select exactly as the refere
   REQUIRE(run(reference_topk_indices, a, {x}, want, nullptr).ok());
   std::vector<TensorView> in{x.view()};
   TensorView o = got.view();
-  KernelArgs args{&node.attrs, in, std::span<const TensorView>(&o, 1), two_threads(), {}, state->get()};
+  KernelArgs args{&node.attrs, in, std::span<const TensorView>(&o, 1), two_threads(), state->get()};
   REQUIRE(cpu::cpu_topk_indices_f32(args).ok());
   CHECK(same_bits(got, want));
 }

@@ -15,13 +15,12 @@
 namespace longrun {
 
 // What a kernel sees: attributes, bound input and output views, a pool (may be null:
-// run serially) and the workspace the backend reserved for this node.
+// run serially) and the node's prepared state (kernels keep their scratch there).
 struct KernelArgs {
   const OpAttrs* attrs = nullptr;
   std::span<const TensorView> inputs;
   std::span<const TensorView> outputs;
   ThreadPool* pool = nullptr;
-  std::span<std::byte> workspace;
   // Backend-specific state made once per node when the graph was prepared (prepacked
   // weights, FFT plans, scratch); null for kernels without a prepare step.
   const void* prepared = nullptr;

@@ -1,4 +1,4 @@
-#include "lasformer/selection.h"
+#include "seq2seq/key_selection.h"
 
 #include <cmath>
 #include <memory>

@@ -16,6 +16,9 @@
 // Group sharing (eq. 8) lives in the encoder-decoder: the lowest layer of every group of
 // group_size consecutive layers computes Sel from its own attention inputs and carries the
 // parameters; the others reuse it.
+//
+// It lives in seq2seq/ because the encoder-decoder applies it wherever Seq2SeqSpec::selection
+// is enabled; lasformer/ only fills that spec and the parameter table.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "fourier/filter.h"
+#include "common/fourier_filter.h"
 
 #include <algorithm>
 #include <cmath>
