@@ -14,6 +14,9 @@ namespace longrun {
 Result<std::unique_ptr<Backend>> create_cuda_backend(const BackendOptions& options) {
   if (options.external_arena)
     return unsupported("cuda backend: a caller-provided (host) arena is for the host backends only");
+  if (options.precision != Precision::f32)
+    return unsupported("cuda backend: precision " + std::string(precision_name(options.precision)) +
+                       " is not implemented (f32 only)");
 #if LONGRUN_HAVE_CUDA
   const cuda::DeviceProbe p = cuda::probe_devices();
   if (p.device_count == 0)

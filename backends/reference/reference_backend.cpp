@@ -1,5 +1,7 @@
 // The reference backend: the scalar oracle kernels of ops/, single-threaded. It exists to
 // be compared against.
+#include <string>
+
 #include "backend_factories.h"
 #include "host/host_executor.h"
 
@@ -37,6 +39,9 @@ class ReferenceBackend final : public Backend {
 }  // namespace
 
 Result<std::unique_ptr<Backend>> create_reference_backend(const BackendOptions& options) {
+  if (options.precision != Precision::f32)
+    return unsupported("reference backend: precision " + std::string(precision_name(options.precision)) +
+                       " is not implemented (f32 only)");
   return std::unique_ptr<Backend>(new ReferenceBackend(options.external_arena));
 }
 

@@ -174,6 +174,7 @@ Result<std::unique_ptr<Session>> Session::create(GraphFactory factory, std::vect
   BackendOptions bo;
   bo.threads = options.threads;
   bo.isa = options.isa;
+  bo.precision = options.precision;
   bo.external_arena = options.external_arena;
   bo.affinity = options.affinity;
   bo.spin_us = options.spin_us;

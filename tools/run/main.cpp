@@ -46,7 +46,7 @@ void usage() {
       "usage: longrun-run --model MODEL.safetensors (--input IN.safetensors | --ids \"ID ID ...\" ... |\n"
       "                   (--text \"TEXT\" | --text-file FILE) ... [--truncation] [--max-length N])\n"
       "                   [--backend %s] [--threads N] [--cpus LIST] [--spin-us US] [--no-auto-affinity]\n"
-      "                   [--isa scalar|avx2|avx512]\n"
+      "                   [--isa scalar|avx2|avx512] [--precision f32|int8]\n"
       "                   [--output OUT.safetensors] [--memory] [--profile] [--repeat K] [--debug-outputs]\n"
       "\n"
       "Runs a native longrun model file (safetensors with longrun.format/arch/config metadata;\n"
@@ -82,6 +82,8 @@ void usage() {
       "                     many as the CPUs this process may use, each parallel kernel pins the\n"
       "                     calling thread to its CPU and the workers to the others)\n"
       "  --isa NAME         cpu backend: force an ISA level (default: the best this CPU has)\n"
+      "  --precision P      f32 (default) or int8 (cpu backend, avx2 and up: linear layers on the\n"
+      "                     int8 GEMM, per-channel weights and per-row activations; other ops f32)\n"
       "  --output PATH      write every output tensor to PATH (safetensors); without it a summary is\n"
       "                     printed (shape and first values of each output)\n"
       "  --memory           print the memory plan (arena, weights mapped/copied, workspaces, inputs,\n"
@@ -119,6 +121,7 @@ struct Options {
   int spin_us = 0;
   bool auto_affinity = true;
   std::string isa;
+  Precision precision = Precision::f32;
   std::string output;
   bool memory = false;
   bool profile = false;
@@ -262,6 +265,14 @@ int parse(int argc, char** argv, Options* o, bool* done) {
     } else if (a == "--isa") {
       if (!value(&v)) return 2;
       o->isa = v;
+    } else if (a == "--precision") {
+      if (!value(&v)) return 2;
+      auto p = parse_precision(v);
+      if (!p) {
+        std::fprintf(stderr, "longrun-run: --precision: unknown precision '%.*s' (f32, bf16, int8)\n", int(v.size()), v.data());
+        return 2;
+      }
+      o->precision = *p;
     } else if (a == "--output") {
       if (!value(&v)) return 2;
       o->output = v;
@@ -497,6 +508,7 @@ int run(const Options& o) {
   so.spin_us = o.spin_us;
   so.auto_affinity = o.auto_affinity;
   so.isa = o.isa;
+  so.precision = o.precision;
   if (o.generation.enabled) return longrun_run::run_generation(*model_r, inputs, so, o.generation);
   auto session_r = model.create_session(so, names);
   if (!session_r.ok()) return fail(session_r.status());

@@ -12,6 +12,7 @@
 
 #include "longrun/graph.h"
 #include "longrun/planner.h"
+#include "longrun/precision.h"
 #include "longrun/status.h"
 #include "longrun/tensor_desc.h"
 
@@ -50,6 +51,9 @@ class Prepared {
 
 struct BackendOptions {
   int threads = 1;  // 0: all hardware threads
+  // The number format (longrun/precision.h). A backend refuses one it does not implement
+  // (unsupported, naming the backend, the precision and the ISA).
+  Precision precision = Precision::f32;
   std::string isa;  // cpu only: "", "scalar", "avx2", "avx512" ("" = best / LONGRUN_CPU_ISA)
   int device = 0;   // cuda only
   // Host backends: prepare() allocates no arena; every execute() binds one (Bindings::arena).

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "longrun/backend.h"
+#include "longrun/precision.h"
 #include "longrun/graph.h"
 #include "longrun/planner.h"
 #include "longrun/status.h"
@@ -33,6 +34,9 @@ struct SessionOptions {
   // cpu worker threads: 1 .. 1024; 0 = all hardware threads (with `affinity`: one per CPU).
   int threads = 1;
   std::string isa;  // cpu only: force "scalar", "avx2" or "avx512"
+  // The number format (longrun/precision.h): f32 (default) or int8 (cpu backend, AVX2 and
+  // up: linear layers on the int8 GEMM). Others fail at creation with unsupported.
+  Precision precision = Precision::f32;
   // cpu only: pin the pool's threads, the calling thread included while it runs kernels, to
   // these CPU ids (thread i on affinity[i % size]; the caller's own mask is restored after
   // each parallel section). Each id must be one this process may use: otherwise create()

@@ -1,0 +1,120 @@
+// The cpu backend's matmul at int8 precision (docs/cpu-kernels.md#int8-gemm): a linear layer,
+// y = act(alpha · x · Wᵀ + bias + beta · C) with a constant weight W[N, K], runs on the int8
+// GEMM (gemm_s8.h: W quantized per output channel once at prepare, x per row on every run);
+// every other matmul (attention's Q·Kᵀ and P·V, a B that is an activation, a batched or
+// transposed weight) runs the f32 kernel unchanged.
+#include "backends/cpu/matmul_s8.h"
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "backends/cpu/gemm.h"
+#include "backends/cpu/gemm_s8.h"
+#include "longrun/dtype.h"
+
+namespace longrun::cpu {
+namespace {
+
+struct S8State {
+  // The int8 route: the packed weight and the weight it was made from.
+  bool int8 = false;
+  const void* weight = nullptr;
+  TensorDesc w_desc;
+  s8::PackedWeightS8 packed;
+  // Otherwise: the f32 kernel's prepared state.
+  std::shared_ptr<void> f32_state;
+};
+
+// The int8 route takes x[..., M, K] · W[N, K]ᵀ with contiguous x, y and C (rows = every
+// leading index), a rank-2 weight and an f32 bias [N].
+bool int8_eligible(const MatmulAttrs& at, std::span<const TensorDesc> in, const TensorDesc& out) {
+  if (!at.trans_b || at.trans_a || in.size() != size_t(2 + at.has_bias + at.has_c)) return false;
+  const TensorDesc& x = in[0];
+  const TensorDesc& w = in[1];
+  if (x.dtype() != DType::f32 || out.dtype() != DType::f32 || x.rank() < 2 || w.rank() != 2) return false;
+  if (w.dtype() != DType::f32 && w.dtype() != DType::f16 && w.dtype() != DType::bf16) return false;
+  if (!x.is_contiguous() || !out.is_contiguous() || !w.is_contiguous()) return false;
+  const int64_t K = x.dim(x.rank() - 1), N = w.dim(0);
+  if (w.dim(1) != K || K == 0 || K > s8::kMaxK || out.rank() != x.rank() || out.dim(out.rank() - 1) != N) return false;
+  for (int i = 0; i + 1 < x.rank(); ++i)
+    if (out.dim(i) != x.dim(i)) return false;
+  size_t next = 2;
+  if (at.has_bias) {
+    const TensorDesc& b = in[next++];
+    if (b.dtype() != DType::f32 || b.rank() != 1 || b.dim(0) != N || !b.is_contiguous()) return false;
+  }
+  if (at.has_c) {
+    const TensorDesc& c = in[next];
+    if (c.dtype() != DType::f32 || !c.is_contiguous() || !std::ranges::equal(c.dims(), out.dims())) return false;
+  }
+  return true;
+}
+
+Result<s8::PackedWeightS8> quantize_and_pack(const Value& w) {
+  const int64_t n = w.desc.dim(0), k = w.desc.dim(1);
+  const float* data = static_cast<const float*>(w.weight_data);
+  std::vector<float> widened;
+  if (w.desc.dtype() != DType::f32) {
+    widened.resize(size_t(n * k));
+    const auto* h = static_cast<const uint16_t*>(w.weight_data);
+    for (int64_t i = 0; i < n * k; ++i)
+      widened[size_t(i)] = w.desc.dtype() == DType::bf16 ? bf16_to_f32(h[i]) : f16_to_f32(h[i]);
+    data = widened.data();
+  }
+  LR_ASSIGN_OR_RETURN(s8::QuantizedWeight q, s8::quantize_weight(data, n, k, k));
+  return s8::pack_weight_s8x16(q);
+}
+
+}  // namespace
+
+Result<std::shared_ptr<void>> cpu_matmul_s8_prepare_avx2(const Graph& graph, const Node& node, ThreadPool* pool) {
+  auto state = std::make_shared<S8State>();
+  std::vector<TensorDesc> in;
+  for (ValueId v : node.inputs) in.push_back(graph.value(v).desc);
+  const Value* w = node.inputs.size() >= 2 ? &graph.value(node.inputs[1]) : nullptr;
+  if (std::holds_alternative<MatmulAttrs>(node.attrs) && node.outputs.size() == 1 && w != nullptr &&
+      w->role == ValueRole::weight && w->weight_data != nullptr &&
+      int8_eligible(std::get<MatmulAttrs>(node.attrs), in, graph.value(node.outputs[0]).desc)) {
+    const int64_t n = w->desc.dim(0), k = w->desc.dim(1);
+    const int64_t panels = (n + s8::kPanelWidth - 1) / s8::kPanelWidth;
+    const int64_t bytes = panels * ((k + 1) / 2) * 32 * int64_t(sizeof(int16_t)) + panels * 16 * 4;
+    LR_RETURN_IF_ERROR(host::reserve_weight_copy_bytes(bytes));
+    LR_ASSIGN_OR_RETURN(state->packed, quantize_and_pack(*w));
+    state->int8 = true;
+    state->weight = w->weight_data;
+    state->w_desc = w->desc;
+    return std::shared_ptr<void>(state);
+  }
+  LR_ASSIGN_OR_RETURN(state->f32_state, cpu_matmul_prepare_avx2(graph, node, pool));
+  return std::shared_ptr<void>(state);
+}
+
+Status cpu_matmul_s8_avx2(const KernelArgs& args) {
+  const auto* state = static_cast<const S8State*>(args.prepared);
+  if (state == nullptr || !state->int8 || args.inputs.size() < 2 || args.inputs[1].data != state->weight ||
+      args.inputs[1].desc != state->w_desc) {
+    KernelArgs f32 = args;
+    f32.prepared = state != nullptr ? state->f32_state.get() : nullptr;
+    return cpu_matmul_f32_avx2(f32);
+  }
+  const MatmulAttrs& at = args.attr<MatmulAttrs>();
+  const TensorView& x = args.inputs[0];
+  const int64_t K = x.desc.dim(x.desc.rank() - 1), N = state->packed.n;
+  const int64_t rows = K > 0 ? x.desc.numel() / K : 0;
+  gemm::Epilogue ep;
+  ep.alpha = at.alpha;
+  ep.act = at.activation;
+  size_t next = 2;
+  if (at.has_bias) ep.bias = args.inputs[next++].ptr<const float>();
+  if (at.has_c) {
+    ep.c = args.inputs[next].ptr<const float>();
+    ep.ldc = N;
+    ep.beta = at.beta;
+  }
+  ThreadPool* pool = args.pool != nullptr && args.pool->num_threads() > 1 ? args.pool : nullptr;
+  return s8::gemm_s8_avx2(x.ptr<const float>(), rows, K, state->packed, args.outputs[0].ptr<float>(), N, &ep,
+                          pool);
+}
+
+}  // namespace longrun::cpu
