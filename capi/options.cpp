@@ -1,4 +1,5 @@
 // lr_session_options_*: a SessionOptions plus the C callbacks and the determinism switch.
+#include <optional>
 #include <string>
 
 #include "c_api_internal.h"
@@ -54,6 +55,18 @@ lr_status lr_session_options_set_isa(lr_session_options* options, const char* is
   return with_options("lr_session_options_set_isa", options, [&](lr_session_options& o) {
     LR_CAPI_REQUIRE(isa, "lr_session_options_set_isa");
     o.session.isa = isa;  // checked against this CPU at lr_session_create
+    return LR_OK;
+  });
+}
+
+lr_status lr_session_options_set_precision(lr_session_options* options, const char* precision) {
+  return with_options("lr_session_options_set_precision", options, [&](lr_session_options& o) {
+    LR_CAPI_REQUIRE(precision, "lr_session_options_set_precision");
+    const std::optional<longrun::Precision> p = longrun::parse_precision(precision);
+    if (!p)
+      return fail(LR_INVALID_ARGUMENT, std::string("lr_session_options_set_precision: unknown precision '") +
+                                           precision + "' (f32, bf16, int8)");
+    o.session.precision = *p;  // checked against the backend and this CPU at lr_session_create
     return LR_OK;
   });
 }

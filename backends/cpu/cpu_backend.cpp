@@ -54,7 +54,8 @@ HostKernel pick_cpu(const Node& node, const void* state, std::string* why) {
   const auto* cpu_state = static_cast<const CpuState*>(state);
 #if LONGRUN_OP_ENABLED_matmul
   // int8: linear layers on the int8 GEMM (the kernel runs every other matmul in f32).
-  if (node.kind == OpKind::matmul && cpu_state->precision == Precision::int8) return cpu_matmul_s8_avx2_with_prepare;
+  if (node.kind == OpKind::matmul && cpu_state->precision == Precision::int8)
+    return cpu_matmul_s8_avx2_with_prepare;
 #endif
   const auto& row = cpu_kernel_table()[size_t(node.kind)];
   for (int level = int(cpu_state->isa); level >= 0; --level)
@@ -84,8 +85,8 @@ class CpuBackend final : public Backend {
   Status synchronize() override { return {}; }
   std::string description() const override {
     return "cpu (" + std::string(cpu::isa_name(state_.isa)) +
-           (state_.precision == Precision::f32 ? "" : ", " + std::string(precision_name(state_.precision))) + ", " + std::to_string(pool_->num_threads()) +
-           " thread" + (pool_->num_threads() == 1 ? "" : "s") +
+           (state_.precision == Precision::f32 ? "" : ", " + std::string(precision_name(state_.precision))) +
+           ", " + std::to_string(pool_->num_threads()) + " thread" + (pool_->num_threads() == 1 ? "" : "s") +
            (pool_->affinity().empty() ? "" : ", CPUs " + cpu_list_text(pool_->affinity())) +
            (pool_->follow_cpus().empty()
                 ? ""
@@ -120,15 +121,18 @@ Result<std::unique_ptr<Backend>> create_cpu_backend(const BackendOptions& option
   if (options.precision == Precision::bf16)
     return unsupported("cpu backend: precision bf16 is not implemented (f32, int8)");
   if (options.precision == Precision::int8 && isa < cpu::Isa::avx2)
-    return unsupported("cpu backend: precision int8 needs the avx2 ISA level or above for matmul's int8 GEMM; the "
-                       "session runs at " + std::string(cpu::isa_name(isa)));
+    return unsupported(
+        "cpu backend: precision int8 needs the avx2 ISA level or above for matmul's int8 GEMM; the "
+        "session runs at " +
+        std::string(cpu::isa_name(isa)));
   ThreadPoolOptions pool_options;
   pool_options.threads = options.threads;
   pool_options.cpus = options.affinity;
   pool_options.spin_us = options.spin_us;
   pool_options.auto_affinity = options.auto_affinity;
   LR_ASSIGN_OR_RETURN(auto pool, make_thread_pool(pool_options));
-  return std::unique_ptr<Backend>(new CpuBackend(isa, options.precision, std::move(pool), options.external_arena));
+  return std::unique_ptr<Backend>(
+      new CpuBackend(isa, options.precision, std::move(pool), options.external_arena));
 }
 
 }  // namespace longrun

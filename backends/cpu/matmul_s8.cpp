@@ -36,7 +36,8 @@ bool int8_eligible(const MatmulAttrs& at, std::span<const TensorDesc> in, const 
   if (w.dtype() != DType::f32 && w.dtype() != DType::f16 && w.dtype() != DType::bf16) return false;
   if (!x.is_contiguous() || !out.is_contiguous() || !w.is_contiguous()) return false;
   const int64_t K = x.dim(x.rank() - 1), N = w.dim(0);
-  if (w.dim(1) != K || K == 0 || K > s8::kMaxK || out.rank() != x.rank() || out.dim(out.rank() - 1) != N) return false;
+  if (w.dim(1) != K || K == 0 || K > s8::kMaxK || out.rank() != x.rank() || out.dim(out.rank() - 1) != N)
+    return false;
   for (int i = 0; i + 1 < x.rank(); ++i)
     if (out.dim(i) != x.dim(i)) return false;
   size_t next = 2;
@@ -46,7 +47,8 @@ bool int8_eligible(const MatmulAttrs& at, std::span<const TensorDesc> in, const 
   }
   if (at.has_c) {
     const TensorDesc& c = in[next];
-    if (c.dtype() != DType::f32 || !c.is_contiguous() || !std::ranges::equal(c.dims(), out.dims())) return false;
+    if (c.dtype() != DType::f32 || !c.is_contiguous() || !std::ranges::equal(c.dims(), out.dims()))
+      return false;
   }
   return true;
 }
@@ -68,7 +70,8 @@ Result<s8::PackedWeightS8> quantize_and_pack(const Value& w) {
 
 }  // namespace
 
-Result<std::shared_ptr<void>> cpu_matmul_s8_prepare_avx2(const Graph& graph, const Node& node, ThreadPool* pool) {
+Result<std::shared_ptr<void>> cpu_matmul_s8_prepare_avx2(const Graph& graph, const Node& node,
+                                                         ThreadPool* pool) {
   auto state = std::make_shared<S8State>();
   std::vector<TensorDesc> in;
   for (ValueId v : node.inputs) in.push_back(graph.value(v).desc);

@@ -11,7 +11,9 @@
 namespace longrun::cpu {
 
 Status cpu_matmul_s8_avx2(const KernelArgs& args);
-Result<std::shared_ptr<void>> cpu_matmul_s8_prepare_avx2(const Graph& graph, const Node& node, ThreadPool* pool);
-inline constexpr host::HostKernel cpu_matmul_s8_avx2_with_prepare{cpu_matmul_s8_avx2, cpu_matmul_s8_prepare_avx2};
+Result<std::shared_ptr<void>> cpu_matmul_s8_prepare_avx2(const Graph& graph, const Node& node,
+                                                         ThreadPool* pool);
+inline constexpr host::HostKernel cpu_matmul_s8_avx2_with_prepare{cpu_matmul_s8_avx2,
+                                                                  cpu_matmul_s8_prepare_avx2};
 
 }  // namespace longrun::cpu

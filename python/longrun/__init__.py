@@ -106,7 +106,7 @@ _longrun._set_error_classes({c.code: c for c in (
     InvalidArgumentError, OutOfRangeError, NotFoundError, UnsupportedError, FormatError, IoError,
     SizeOverflowError, OutOfMemoryError, CancelledError, InternalError, ClosedError)})
 
-_PRECISIONS = ("f32",)
+_PRECISIONS = ("f32", "bf16", "int8")
 # (kind, itemsize) of float32, float16, int32, int64, uint8 (any spelling, e.g. "q" or "l").
 _DTYPES = {("f", 4), ("f", 2), ("i", 4), ("i", 8), ("u", 1)}
 
@@ -277,21 +277,22 @@ class Model:
         """A session that runs this model.
 
         ``backend``: ``"cpu"`` (default), ``"reference"`` or ``"cuda"`` (when built with it);
-        ``threads``: cpu worker threads, 0 = all hardware threads; ``precision``: only
-        ``"f32"`` exists; ``memory_limit``: bytes an input shape's plan may take (None: no
+        ``threads``: cpu worker threads, 0 = all hardware threads; ``precision``: ``"f32"``
+        (default) or ``"int8"`` (cpu backend on AVX2 and up: linear layers on the int8 GEMM,
+        other ops in f32; docs/usage.md#precision); ``"bf16"`` and int8 elsewhere raise
+        :class:`UnsupportedError`; ``memory_limit``: bytes an input shape's plan may take (None: no
         limit; over it a run raises :class:`OutOfMemoryError` and the session stays usable);
         ``deterministic``: the same kernels and work split on every AVX2 machine.
         """
         if precision not in _PRECISIONS:
-            raise UnsupportedError(
-                f"precision {precision!r} is not supported: longrun computes in f32 (the only precision)")
+            raise InvalidArgumentError(f"precision: expected one of {', '.join(_PRECISIONS)}, found {precision!r}")
         if isinstance(threads, bool) or not isinstance(threads, int):
             raise InvalidArgumentError(f"threads: expected an int, found {type(threads).__name__}")
         if memory_limit is not None and (isinstance(memory_limit, bool) or not isinstance(memory_limit, int)
                                          or memory_limit <= 0):
             raise InvalidArgumentError(f"memory_limit: expected a positive byte count or None, found {memory_limit!r}")
         return Session(_longrun.Session.create(self._impl, backend, threads, memory_limit or 0,
-                                                     bool(deterministic)))
+                                                     bool(deterministic), precision))
 
     def __repr__(self) -> str:
         if self.closed:

@@ -314,8 +314,11 @@ struct PySession {
 };
 
 std::unique_ptr<PySession> make_session(const PyModel& m, const std::string& backend, int threads,
-                                        int64_t memory_limit, bool deterministic) {
+                                        int64_t memory_limit, bool deterministic,
+                                        const std::string& precision) {
   const Model& model = m.get();
+  const std::optional<Precision> parsed = parse_precision(precision);
+  if (!parsed) raise(invalid_argument("precision: expected f32, bf16 or int8, found '" + precision + "'"));
   if (threads < 0 || threads > 1024)
     raise(invalid_argument("threads: expected 0 (all hardware threads) .. 1024, found " +
                            std::to_string(threads)));
@@ -329,6 +332,7 @@ std::unique_ptr<PySession> make_session(const PyModel& m, const std::string& bac
   s->options.threads = threads;
   s->options.memory_limit_bytes = memory_limit;
   s->options.deterministic = deterministic;
+  s->options.precision = *parsed;
   // Created once now so that a bad backend or option fails here, not at the first run.
   (void)s->session_for(model.required_inputs());
   return s;
@@ -442,7 +446,7 @@ NB_MODULE(_longrun, m) {
 
   nb::class_<PySession>(m, "Session")
       .def_static("create", &make_session, "model"_a, "backend"_a, "threads"_a, "memory_limit"_a,
-                  "deterministic"_a)
+                  "deterministic"_a, "precision"_a)
       .def("run", &PySession::run, "names"_a, "arrays"_a)
       .def("embed", &PySession::embed, "texts"_a, "pooling"_a, "normalize"_a, "max_length"_a)
       .def("generate", &PySession::generate, "input_ids"_a, "attention_mask"_a.none(), "max_new_tokens"_a,

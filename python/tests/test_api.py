@@ -84,8 +84,12 @@ def test_non_contiguous_inputs_are_converted(bert, bert_inputs):
 
 
 def test_options_are_checked(bert):
-    with pytest.raises(longrun.UnsupportedError, match="precision 'f16'"):
+    with pytest.raises(longrun.InvalidArgumentError, match="precision: expected one of f32, bf16, int8, found 'f16'"):
         bert.session(precision="f16")
+    with pytest.raises(longrun.UnsupportedError, match="precision bf16 is not implemented"):
+        bert.session(precision="bf16")
+    with pytest.raises(longrun.UnsupportedError, match="reference backend: precision int8"):
+        bert.session(backend="reference", precision="int8")
     with pytest.raises(longrun.Error, match="backend|nope"):
         bert.session(backend="nope")
     with pytest.raises(longrun.InvalidArgumentError, match="threads"):
@@ -288,3 +292,17 @@ def test_10000_runs_with_flat_memory(bert, bert_inputs):
     growth = _rss_kib() - before
     # One run's outputs are ~10 KiB; a leak of one of them per run would be ~100 MiB.
     assert growth < 4096, f"RSS grew by {growth} KiB over 10,000 runs"
+
+
+def test_int8_precision_runs_close_to_f32(bert, bert_inputs):
+    """int8 (cpu, AVX2 and up): the same outputs within the models' int8 bound (tests/models:
+    golden_models_test.cpp), f32 untouched by it."""
+    f32 = bert.session(threads=1).run(bert_inputs)
+    try:
+        int8 = bert.session(threads=1, precision="int8").run(bert_inputs)
+    except longrun.UnsupportedError as e:  # a CPU without AVX2
+        pytest.skip(str(e))
+    a, b = f32["last_hidden_state"].astype(np.float64), int8["last_hidden_state"].astype(np.float64)
+    err = np.linalg.norm(a - b) / np.linalg.norm(a)
+    assert 0 < err < 6e-2
+    assert bert.session(threads=1).run(bert_inputs)["last_hidden_state"].tobytes() == f32["last_hidden_state"].tobytes()

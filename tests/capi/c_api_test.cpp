@@ -153,6 +153,22 @@ TEST_CASE("C API: log callback reports the backend and each new shape") {
   CHECK(log.lines[1].find("planned a new input shape: arena ") != std::string::npos);
 }
 
+TEST_CASE("C API: precision names are checked; unimplemented precisions fail at session creation") {
+  ModelPtr model = load_model(small_model_path());
+  OptionsPtr opts = make_options("reference", 1);
+  CHECK(lr_session_options_set_precision(opts.get(), "fp8") == LR_INVALID_ARGUMENT);
+  CHECK(std::string(lr_last_error()).find("unknown precision 'fp8' (f32, bf16, int8)") != std::string::npos);
+  CHECK(lr_session_options_set_precision(opts.get(), nullptr) == LR_INVALID_ARGUMENT);
+  REQUIRE(lr_session_options_set_precision(opts.get(), "int8") == LR_OK);
+  lr_session* s = nullptr;
+  CHECK(lr_session_create(model.get(), opts.get(), &s) == LR_UNSUPPORTED);
+  CHECK(std::string(lr_last_error()).find("reference backend: precision int8 is not implemented") !=
+        std::string::npos);
+  CHECK(s == nullptr);
+  REQUIRE(lr_session_options_set_precision(opts.get(), "f32") == LR_OK);
+  SessionPtr ok = make_session(model.get(), opts.get());
+}
+
 TEST_CASE("C API: determinism switch pins the ISA and refuses threads = 0; repeated runs are bitwise equal") {
   ModelPtr model = load_model(small_model_path());
   OptionsPtr opts = make_options("cpu", 0);

@@ -110,6 +110,58 @@ TEST_CASE("models: every golden case matches the PyTorch oracle (outputs and int
   }
 }
 
+// int8 precision (cpu backend): linear layers with a [N, K] weight on the int8 GEMM,
+// everything else f32. The headline output of every golden case against the f32 oracle.
+// Measured norm_err: 4e-3 .. 2.3e-2 for the encoders and encoder-decoders, up to 5.2e-2 for
+// lasformer_r2_tiny (its top-k key selection turns small score changes into different
+// keys); the combiners' projections keep a [K, N] weight and stay f32 (about 2e-7). The
+// bound is the worst case rounded up: a wrong scale or a skipped dequantisation gives O(1).
+TEST_CASE("models: int8 precision stays within its measured bound of the oracle") {
+  if (backend_name() != "cpu") return;
+  SessionOptions o = session_options();
+  o.precision = Precision::int8;
+  constexpr double kInt8MaxNormErr = 6e-2;
+  double worst = 0;
+  std::string worst_label;
+  for (const std::string& path : io_files()) {
+    GoldenCase c = load_case(path, {});
+    CAPTURE(c.label);
+    auto out = run_model(*c.model, c.inputs, nullptr, &o);
+    if (!out.ok() && out.status().code() == StatusCode::unsupported) {
+      MESSAGE("int8 precision not available here: " << out.status().to_string());
+      return;
+    }
+    REQUIRE_MESSAGE(out.ok(), c.label << ": " << out.status().to_string());
+    const std::string head = c.expected.count("logits") ? "logits" : out->begin()->first;
+    if (!c.expected.count(head)) continue;
+    const Error e = measure(floats(out->at(head)), floats(*c.expected.at(head)));
+    CHECK_MESSAGE(e.norm_err <= kInt8MaxNormErr, c.label << " " << head << ": norm_err " << e.norm_err);
+    std::printf("models.int8 %-46s %s norm %.2e\n", c.label.c_str(), head.c_str(), e.norm_err);
+    if (e.norm_err > worst) worst = e.norm_err, worst_label = c.label;
+  }
+  std::printf("models.int8 worst norm_err %.3e (%s), bound %.2e\n", worst, worst_label.c_str(),
+              kInt8MaxNormErr);
+}
+
+TEST_CASE("models: precisions a backend does not implement are refused at session creation") {
+  auto model = load_golden("bert_tiny.safetensors");
+  const std::vector<std::string> names = {"input_ids"};
+  auto refused = [&](std::string backend, Precision p, std::string isa, std::string words) {
+    SessionOptions o = session_options();
+    o.backend = backend;
+    o.precision = p;
+    o.isa = isa;
+    auto s = model->create_session(o, names);
+    CAPTURE(backend);
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.status().code() == StatusCode::unsupported);
+    CHECK_MESSAGE(s.status().message().find(words) != std::string::npos, s.status().to_string());
+  };
+  refused("reference", Precision::int8, "", "reference backend: precision int8 is not implemented");
+  refused("cpu", Precision::bf16, "", "cpu backend: precision bf16 is not implemented");
+  refused("cpu", Precision::int8, "scalar", "precision int8 needs the avx2 ISA level");
+}
+
 TEST_CASE("models: debug outputs do not change the model outputs; runs are deterministic") {
   const std::vector<std::string> files = io_files();
   for (const std::string& path : files) {

@@ -104,14 +104,15 @@ Result<std::shared_ptr<const Model>> EditableFile::load_misaligned(const ModelOp
 }
 
 Result<std::map<std::string, Tensor>> run_model(const Model& model, const std::vector<NamedTensor>& inputs,
-                                                RunHooks* hooks) {
+                                                RunHooks* hooks, const SessionOptions* options) {
   std::vector<std::string> names;
   std::vector<NamedTensorRef> refs;
   for (const NamedTensor& t : inputs) {
     names.push_back(t.name);
     refs.push_back({t.name, t.tensor.view()});
   }
-  LR_ASSIGN_OR_RETURN(auto session, model.create_session(session_options(), names));
+  LR_ASSIGN_OR_RETURN(auto session,
+                      model.create_session(options != nullptr ? *options : session_options(), names));
   LR_ASSIGN_OR_RETURN(std::vector<NamedTensor> out, session->run(refs, hooks));
   std::map<std::string, Tensor> by_name;
   for (NamedTensor& t : out) by_name[t.name] = std::move(t.tensor);

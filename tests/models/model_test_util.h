@@ -58,8 +58,10 @@ struct EditableFile {
 };
 
 // Runs `model` on named inputs and returns the outputs by name.
+// With `options` null: session_options().
 Result<std::map<std::string, Tensor>> run_model(const Model& model, const std::vector<NamedTensor>& inputs,
-                                                RunHooks* hooks = nullptr);
+                                                RunHooks* hooks = nullptr,
+                                                const SessionOptions* options = nullptr);
 
 // Every tensor of `f32` as f16 (returned); `f32` itself is rounded to the f16 values, so the
 // two files hold the same numbers.

@@ -269,7 +269,8 @@ int parse(int argc, char** argv, Options* o, bool* done) {
       if (!value(&v)) return 2;
       auto p = parse_precision(v);
       if (!p) {
-        std::fprintf(stderr, "longrun-run: --precision: unknown precision '%.*s' (f32, bf16, int8)\n", int(v.size()), v.data());
+        std::fprintf(stderr, "longrun-run: --precision: unknown precision '%.*s' (f32, bf16, int8)\n",
+                     int(v.size()), v.data());
         return 2;
       }
       o->precision = *p;

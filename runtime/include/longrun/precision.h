@@ -15,12 +15,9 @@ enum class Precision { f32, bf16, int8 };
 
 constexpr std::string_view precision_name(Precision p) {
   switch (p) {
-    case Precision::f32:
-      return "f32";
-    case Precision::bf16:
-      return "bf16";
-    case Precision::int8:
-      return "int8";
+    case Precision::f32: return "f32";
+    case Precision::bf16: return "bf16";
+    case Precision::int8: return "int8";
   }
   return "?";
 }

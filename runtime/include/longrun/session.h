@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "longrun/backend.h"
-#include "longrun/precision.h"
 #include "longrun/graph.h"
 #include "longrun/planner.h"
+#include "longrun/precision.h"
 #include "longrun/status.h"
 #include "longrun/tensor.h"
 
