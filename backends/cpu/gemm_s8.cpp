@@ -1,5 +1,4 @@
-// The int8 GEMM (gemm_s8.h): the scalar definitions (row quantization, product), the weight
-// quantization and panel packing, and the driver of the AVX2 kernel (argument checks,
+// The int8 GEMM (gemm_s8.h): the weight panel packing and the driver of the AVX2 kernel (argument checks,
 // activation quantization over the pool, blocking, threading). No intrinsics here.
 #include "cpu/gemm_s8.h"
 
@@ -14,82 +13,7 @@ namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// A row's quantization scale: max|x| / 127; NaN when the row holds an infinity or a NaN.
-float row_scale(const float* x, int64_t cols) {
-  float mx = 0.0f;
-  for (int64_t k = 0; k < cols; ++k) {
-    const float ax = std::fabs(x[k]);
-    if (!(ax < std::numeric_limits<float>::infinity())) return std::numeric_limits<float>::quiet_NaN();
-    mx = ax > mx ? ax : mx;
-  }
-  return mx / float(kQMax);
-}
-
 }  // namespace
-
-float round_half_even(float x) {
-  float f = std::floor(x);
-  const float d = x - f;  // exact: |x| <= 2^22
-  if (d > 0.5f || (d == 0.5f && (int64_t(f) & 1) != 0)) f += 1.0f;
-  return f;
-}
-
-void quantize_rows_reference(const float* src, int64_t rows, int64_t cols, int64_t ld, int8_t* q, int64_t ldq,
-                             float* scale) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* x = src + r * ld;
-    int8_t* qr = q + r * ldq;
-    const float s = row_scale(x, cols);
-    scale[r] = s;
-    if (!(s > 0.0f)) {  // zero, or NaN: no value to quantize
-      std::fill(qr, qr + cols, int8_t(0));
-      continue;
-    }
-    for (int64_t k = 0; k < cols; ++k) {
-      const float v = std::min(std::max(x[k] / s, -float(kQMax)), float(kQMax));
-      qr[k] = int8_t(round_half_even(v));
-    }
-  }
-}
-
-Result<QuantizedWeight> quantize_weight(const float* w, int64_t n, int64_t k, int64_t ld) {
-  if (n < 0 || k < 0 || (n > 0 && ld < k))
-    return invalid_argument("int8 weight: dimensions [" + std::to_string(n) + ", " + std::to_string(k) +
-                            "] with row stride " + std::to_string(ld) + " are not a valid matrix");
-  if (k > kMaxK)
-    return invalid_argument("int8 weight: K = " + std::to_string(k) + " exceeds " + std::to_string(kMaxK) +
-                            ", the most whose int32 sums are exact");
-  QuantizedWeight qw;
-  qw.n = n;
-  qw.k = k;
-  try {
-    qw.q.assign(size_t(n * k), 0);
-    qw.scale.assign(size_t(n), 0.0f);
-  } catch (const std::bad_alloc&) {
-    return out_of_memory("int8 weight: cannot allocate [" + std::to_string(n) + ", " + std::to_string(k) +
-                         "] int8");
-  }
-  for (int64_t r = 0; r < n; ++r)
-    for (int64_t c = 0; c < k; ++c)
-      if (!std::isfinite(w[r * ld + c]))
-        return invalid_argument("int8 weight: element [" + std::to_string(r) + ", " + std::to_string(c) +
-                                "] is " + std::to_string(w[r * ld + c]) + ", expected a finite value");
-  quantize_rows_reference(w, n, k, ld, qw.q.data(), k, qw.scale.data());
-  return qw;
-}
-
-void gemm_s8_reference(const int8_t* qa, int64_t ldqa, const float* sa, int64_t m, const QuantizedWeight& w,
-                       float* y, int64_t ldy) {
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < w.n; ++j) {
-      int32_t acc = 0;
-      const int8_t* ar = qa + i * ldqa;
-      const int8_t* wr = w.q.data() + j * w.k;
-      for (int64_t k = 0; k < w.k; ++k) acc += int32_t(ar[k]) * int32_t(wr[k]);
-      const float s = sa[i] * w.scale[size_t(j)];
-      y[i * ldy + j] = float(acc) * s;
-    }
-}
 
 Result<PackedWeightS8> pack_weight_s8x16(const QuantizedWeight& w) {
   if (w.n < 0 || w.k < 0 || w.k > kMaxK || int64_t(w.q.size()) != w.n * w.k || int64_t(w.scale.size()) != w.n)

@@ -3,16 +3,8 @@
 // A[M, K] quantized per row when the product runs; the products are summed exactly in int32,
 // then dequantized in f32 and finished by the matmul epilogue (gemm.h, Epilogue).
 //
-// The numeric format, which the scalar reference below defines and the AVX2 kernel matches
-// bit for bit:
-//   scale[r] = max_k |x[r, k]| / 127 (one f32 division); q[r, k] = rhe(clamp(x[r, k] / scale[r],
-//   -127, 127)) as s8, rhe = round half to even. A row whose scale is 0 (all zeros, or a maximum
-//   so small that max / 127 underflows to 0) has q = 0. An activation row holding an infinity
-//   or a NaN gets scale NaN and q = 0, so its output row is NaN; a weight holding one is an
-//   error (quantize_weight).
-//   acc[m, n] = Σ_k qa[m, k] · qw[n, k] in int32: exact while 127 · 127 · K < 2^31 (kMaxK).
-//   y[m, n] = float(acc[m, n]) · (scale_a[m] · scale_w[n]) (the scale product rounded to f32
-//   first, then one f32 multiply), then the epilogue y = act(alpha · y + bias[n] + beta · C).
+// The numeric format is defined in longrun/ops/reduced_precision.h (ops::s8); the AVX2
+// kernel matches its scalar definition bit for bit.
 //
 // Results are bitwise independent of the thread count: each output element is one exact
 // integer sum, converted and scaled by the same two multiplies whichever task computes it.
@@ -22,40 +14,18 @@
 #include <vector>
 
 #include "backends/cpu/gemm.h"
+#include "longrun/ops/reduced_precision.h"
 #include "longrun/status.h"
 #include "longrun/thread_pool.h"
 
 namespace longrun::cpu::s8 {
 
-inline constexpr int kQMax = 127;
-// The largest K whose int32 sums are exact: 127 · 127 · K < 2^31.
-inline constexpr int64_t kMaxK = (int64_t(1) << 31) / (int64_t(kQMax) * kQMax);
-static_assert(int64_t(kQMax) * kQMax * kMaxK < (int64_t(1) << 31) &&
-              int64_t(kQMax) * kQMax * (kMaxK + 1) >= (int64_t(1) << 31));
-
-// Round half to even of a float of magnitude at most 2^22, independent of the FPU's rounding
-// mode.
-float round_half_even(float x);
-
-// The scalar definition of the row quantization: rows r < rows of `cols` floats (row r at
-// src + r * ld) to q (row r at q + r * ldq) and scale[r].
-void quantize_rows_reference(const float* src, int64_t rows, int64_t cols, int64_t ld, int8_t* q, int64_t ldq,
-                             float* scale);
-
-// A weight W[N, K] quantized per output channel (row n of W).
-struct QuantizedWeight {
-  int64_t n = 0, k = 0;
-  std::vector<int8_t> q;     // [n, k] row-major
-  std::vector<float> scale;  // [n]
-};
-// Quantizes W[n, k] (row-major, rows ld floats apart). Errors: a negative or too large
-// dimension (k > kMaxK), a non-finite element (named by row and column), no memory.
-Result<QuantizedWeight> quantize_weight(const float* w, int64_t n, int64_t k, int64_t ld);
-
-// The scalar definition of the product, without the epilogue: y[m, n] (rows ldy apart) from
-// quantized activations qa (row m at qa + m * ldqa) with scales sa and a quantized weight.
-void gemm_s8_reference(const int8_t* qa, int64_t ldqa, const float* sa, int64_t m, const QuantizedWeight& w,
-                       float* y, int64_t ldy);
+using ops::s8::gemm_s8_reference;
+using ops::s8::kMaxK;
+using ops::s8::kQMax;
+using ops::s8::quantize_rows_reference;
+using ops::s8::QuantizedWeight;
+using ops::s8::round_half_even;
 
 // The AVX2 kernel's weight panels. Panel p holds output channels [16p, 16p + 16) for all of K
 // (padded to even, k_pairs = ceil(K / 2)): pair t of panel p is 32 int16 at

@@ -12,6 +12,7 @@
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/gemm_s8.h"
 #include "longrun/dtype.h"
+#include "longrun/ops/reduced_precision.h"
 
 namespace longrun::cpu {
 namespace {
@@ -26,45 +27,10 @@ struct S8State {
   std::shared_ptr<void> f32_state;
 };
 
-// The int8 route takes x[..., M, K] · W[N, K]ᵀ with contiguous x, y and C (rows = every
-// leading index), a rank-2 weight and an f32 bias [N].
-bool int8_eligible(const MatmulAttrs& at, std::span<const TensorDesc> in, const TensorDesc& out) {
-  if (!at.trans_b || at.trans_a || in.size() != size_t(2 + at.has_bias + at.has_c)) return false;
-  const TensorDesc& x = in[0];
-  const TensorDesc& w = in[1];
-  if (x.dtype() != DType::f32 || out.dtype() != DType::f32 || x.rank() < 2 || w.rank() != 2) return false;
-  if (w.dtype() != DType::f32 && w.dtype() != DType::f16 && w.dtype() != DType::bf16) return false;
-  if (!x.is_contiguous() || !out.is_contiguous() || !w.is_contiguous()) return false;
-  const int64_t K = x.dim(x.rank() - 1), N = w.dim(0);
-  if (w.dim(1) != K || K == 0 || K > s8::kMaxK || out.rank() != x.rank() || out.dim(out.rank() - 1) != N)
-    return false;
-  for (int i = 0; i + 1 < x.rank(); ++i)
-    if (out.dim(i) != x.dim(i)) return false;
-  size_t next = 2;
-  if (at.has_bias) {
-    const TensorDesc& b = in[next++];
-    if (b.dtype() != DType::f32 || b.rank() != 1 || b.dim(0) != N || !b.is_contiguous()) return false;
-  }
-  if (at.has_c) {
-    const TensorDesc& c = in[next];
-    if (c.dtype() != DType::f32 || !c.is_contiguous() || !std::ranges::equal(c.dims(), out.dims()))
-      return false;
-  }
-  return true;
-}
-
 Result<s8::PackedWeightS8> quantize_and_pack(const Value& w) {
-  const int64_t n = w.desc.dim(0), k = w.desc.dim(1);
-  const float* data = static_cast<const float*>(w.weight_data);
-  std::vector<float> widened;
-  if (w.desc.dtype() != DType::f32) {
-    widened.resize(size_t(n * k));
-    const auto* h = static_cast<const uint16_t*>(w.weight_data);
-    for (int64_t i = 0; i < n * k; ++i)
-      widened[size_t(i)] = w.desc.dtype() == DType::bf16 ? bf16_to_f32(h[i]) : f16_to_f32(h[i]);
-    data = widened.data();
-  }
-  LR_ASSIGN_OR_RETURN(s8::QuantizedWeight q, s8::quantize_weight(data, n, k, k));
+  LR_ASSIGN_OR_RETURN(s8::QuantizedWeight q,
+                      ops::s8::quantize_weight(w.weight_data, w.desc.dtype(), ops::LinearWeight::nk,
+                                               w.desc.dim(0), w.desc.dim(1)));
   return s8::pack_weight_s8x16(q);
 }
 
@@ -78,7 +44,8 @@ Result<std::shared_ptr<void>> cpu_matmul_s8_prepare_avx2(const Graph& graph, con
   const Value* w = node.inputs.size() >= 2 ? &graph.value(node.inputs[1]) : nullptr;
   if (std::holds_alternative<MatmulAttrs>(node.attrs) && node.outputs.size() == 1 && w != nullptr &&
       w->role == ValueRole::weight && w->weight_data != nullptr &&
-      int8_eligible(std::get<MatmulAttrs>(node.attrs), in, graph.value(node.outputs[0]).desc)) {
+      ops::linear_weight_layout(std::get<MatmulAttrs>(node.attrs), in, graph.value(node.outputs[0]).desc) ==
+          ops::LinearWeight::nk) {
     const int64_t n = w->desc.dim(0), k = w->desc.dim(1);
     const int64_t panels = (n + s8::kPanelWidth - 1) / s8::kPanelWidth;
     const int64_t bytes = panels * ((k + 1) / 2) * 32 * int64_t(sizeof(int16_t)) + panels * 16 * 4;

@@ -14,6 +14,7 @@
 
 #include "backends/cpu/cpu_isa.h"
 #include "backends/cpu/gemm_s8.h"
+#include "longrun/dtype.h"
 #include "longrun/thread_pool.h"
 
 using namespace longrun;
@@ -247,16 +248,15 @@ TEST_CASE("cpu int8: row quantization (half-way values, clamping, zero / non-fin
 
 TEST_CASE("cpu int8: weight quantization and argument errors") {
   const std::vector<float> w{1.0f, 2.0f, kInf, 4.0f};
-  auto bad = s8::quantize_weight(w.data(), 2, 2, 2);
+  auto bad = ops::s8::quantize_weight(w.data(), DType::f32, ops::LinearWeight::nk, 2, 2);
   REQUIRE(!bad.ok());
   CHECK(bad.status().message().find("[1, 0]") != std::string::npos);
-  auto too_long = s8::quantize_weight(w.data(), 0, s8::kMaxK + 1, s8::kMaxK + 1);
+  auto too_long = ops::s8::quantize_weight(w.data(), DType::f32, ops::LinearWeight::nk, 0, s8::kMaxK + 1);
   REQUIRE(!too_long.ok());
   CHECK(too_long.status().message().find("exceeds") != std::string::npos);
   CHECK(s8::kMaxK == 133144);
-  CHECK(!s8::quantize_weight(w.data(), 2, 2, 1).ok());  // row stride shorter than a row
 
-  auto ok = s8::quantize_weight(w.data(), 1, 2, 2);
+  auto ok = ops::s8::quantize_weight(w.data(), DType::f32, ops::LinearWeight::nk, 1, 2);
   REQUIRE(ok.ok());
   auto packed_ok = s8::pack_weight_s8x16(*ok);
   REQUIRE(packed_ok.ok());
@@ -281,7 +281,7 @@ TEST_CASE("cpu int8: weight quantization and argument errors") {
   CHECK(!s8::pack_weight_s8x16(torn).ok());
 
   // K = 0: every sum is empty, so y is the epilogue of 0 (here the bias).
-  auto empty = s8::quantize_weight(w.data(), 3, 0, 0);
+  auto empty = ops::s8::quantize_weight(w.data(), DType::f32, ops::LinearWeight::nk, 3, 0);
   REQUIRE(empty.ok());
   auto packed_empty = s8::pack_weight_s8x16(*empty);
   REQUIRE(packed_empty.ok());
@@ -309,7 +309,7 @@ TEST_CASE("cpu int8: AVX2 kernel equals the scalar reference bit for bit (shapes
   for (int64_t K : kSizes)
     for (int64_t N : kSizes) {
       const std::vector<float> wf = matrix(N, K, int(N + K) % 5, rng);
-      auto qw = s8::quantize_weight(wf.data(), N, K, K);
+      auto qw = ops::s8::quantize_weight(wf.data(), DType::f32, ops::LinearWeight::nk, N, K);
       REQUIRE(qw.ok());
       auto packed_r = s8::pack_weight_s8x16(*qw);
       REQUIRE(packed_r.ok());
@@ -350,7 +350,7 @@ TEST_CASE("cpu int8: results are bitwise the same on 1, 2 and 3 threads") {
     CAPTURE(s.n);
     CAPTURE(s.k);
     const std::vector<float> wf = matrix(s.n, s.k, 1, rng), a = matrix(s.m, s.k, 2, rng);
-    auto qw = s8::quantize_weight(wf.data(), s.n, s.k, s.k);
+    auto qw = ops::s8::quantize_weight(wf.data(), DType::f32, ops::LinearWeight::nk, s.n, s.k);
     REQUIRE(qw.ok());
     auto packed_r = s8::pack_weight_s8x16(*qw);
     REQUIRE(packed_r.ok());
@@ -380,7 +380,7 @@ TEST_CASE("cpu int8: normalised error against the f32 product on Gaussian data")
     std::vector<float> a(static_cast<size_t>(M * K)), w(static_cast<size_t>(N * K));
     for (float& v : a) v = g(rng);
     for (float& v : w) v = g(rng);
-    auto qw = s8::quantize_weight(w.data(), N, K, K);
+    auto qw = ops::s8::quantize_weight(w.data(), DType::f32, ops::LinearWeight::nk, N, K);
     REQUIRE(qw.ok());
     const std::vector<float> y8 = run_reference(a, M, *qw, nullptr);
     double err2 = 0, ref2 = 0;
@@ -396,4 +396,46 @@ TEST_CASE("cpu int8: normalised error against the f32 product on Gaussian data")
     MESSAGE("int8 normalised error on Gaussian data, K " << K << ": " << rel);
     CHECK(rel <= b.bound);
   }
+}
+
+TEST_CASE("int8 weight quantization: [K, N] per column and f16/bf16 weights equal widened [N, K] rows") {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{1, 1}, {3, 17}, {17, 3}, {33, 64}}) {
+    CAPTURE(n);
+    CAPTURE(k);
+    std::vector<float> nk(size_t(n * k)), kn(size_t(n * k)), widened_bf16(size_t(n * k));
+    std::vector<uint16_t> bf(size_t(n * k)), hf(size_t(n * k));
+    std::vector<float> widened_f16(size_t(n * k));
+    for (int64_t c = 0; c < n; ++c)
+      for (int64_t j = 0; j < k; ++j) {
+        const float v = normal(rng) * float(1 + c % 3);
+        nk[size_t(c * k + j)] = kn[size_t(j * n + c)] = v;
+        bf[size_t(c * k + j)] = f32_to_bf16(v);
+        hf[size_t(c * k + j)] = f32_to_f16(v);
+        widened_bf16[size_t(c * k + j)] = bf16_to_f32(bf[size_t(c * k + j)]);
+        widened_f16[size_t(c * k + j)] = f16_to_f32(hf[size_t(c * k + j)]);
+      }
+    auto same = [&](const Result<ops::s8::QuantizedWeight>& a, const Result<ops::s8::QuantizedWeight>& b) {
+      REQUIRE(a.ok());
+      REQUIRE(b.ok());
+      CHECK(a->n == b->n);
+      CHECK(a->k == b->k);
+      CHECK(a->q == b->q);
+      CHECK(std::memcmp(a->scale.data(), b->scale.data(), a->scale.size() * sizeof(float)) == 0);
+    };
+    const auto rows = ops::s8::quantize_weight(nk.data(), DType::f32, ops::LinearWeight::nk, n, k);
+    same(ops::s8::quantize_weight(kn.data(), DType::f32, ops::LinearWeight::kn, n, k), rows);
+    same(ops::s8::quantize_weight(bf.data(), DType::bf16, ops::LinearWeight::nk, n, k),
+         ops::s8::quantize_weight(widened_bf16.data(), DType::f32, ops::LinearWeight::nk, n, k));
+    same(ops::s8::quantize_weight(hf.data(), DType::f16, ops::LinearWeight::nk, n, k),
+         ops::s8::quantize_weight(widened_f16.data(), DType::f32, ops::LinearWeight::nk, n, k));
+  }
+  // A non-finite element of a [K, N] weight is named by its index in the stored tensor.
+  std::vector<float> kn{1.0f, 2.0f, 3.0f, kNaN, 5.0f, 6.0f};  // [K 2, N 3]
+  auto bad = ops::s8::quantize_weight(kn.data(), DType::f32, ops::LinearWeight::kn, 3, 2);
+  REQUIRE(!bad.ok());
+  CHECK_MESSAGE(bad.status().message().find("element [1, 0]") != std::string::npos, bad.status().to_string());
+  CHECK(!ops::s8::quantize_weight(kn.data(), DType::i32, ops::LinearWeight::nk, 3, 2).ok());
+  CHECK(!ops::s8::quantize_weight(kn.data(), DType::f32, ops::LinearWeight::none, 3, 2).ok());
 }

@@ -133,7 +133,8 @@ PeerFactory int8_gemm_peer(BufferPtr x, BufferPtr w, int64_t m, int64_t n, int64
     auto st = std::make_shared<State>();
     LR_ASSIGN_OR_RETURN(st->pool, make_thread_pool(engine.threads));
     try {
-      LR_ASSIGN_OR_RETURN(cpu::s8::QuantizedWeight qw, cpu::s8::quantize_weight(w->f32(), n, k, k));
+      LR_ASSIGN_OR_RETURN(cpu::s8::QuantizedWeight qw,
+                          ops::s8::quantize_weight(w->f32(), DType::f32, ops::LinearWeight::nk, n, k));
       LR_ASSIGN_OR_RETURN(st->packed, cpu::s8::pack_weight_s8x16(qw));
       st->y.assign(size_t(m * n), 0.0f);
     } catch (const std::bad_alloc&) {
