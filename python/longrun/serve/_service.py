@@ -325,12 +325,8 @@ class Service:
                 raise RequestError(f"request.outputs: no output {unknown[0]!r} (outputs: {', '.join(self.model.outputs)})")
         return RunRequest(arrays, outputs, _choice(body, "encoding", "list", _ENCODINGS))
 
-    def parse_embed(self, body: Mapping[str, Any]) -> EmbedRequest:
-        _check_keys(body, "request", ("texts", "pooling", "normalize", "max_length", "encoding"))
-        if self.tokenizer is None:
-            raise RequestError(f"/embed needs a tokenizer and {self.model.path} carries none (use /run with ids)",
-                               400, "UnsupportedError")
-        texts = body.get("texts")
+    def _parse_texts(self, texts: Any) -> List[str]:
+        """request.texts: one string or a non-empty list of at most limits.max_texts strings."""
         if isinstance(texts, str):
             texts = [texts]
         if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
@@ -338,6 +334,14 @@ class Service:
         if len(texts) > self.limits.max_texts:
             raise RequestError(f"request.texts: {len(texts)} texts is over the limit of {self.limits.max_texts}", 413,
                                "PayloadTooLarge")
+        return texts
+
+    def parse_embed(self, body: Mapping[str, Any]) -> EmbedRequest:
+        _check_keys(body, "request", ("texts", "pooling", "normalize", "max_length", "encoding"))
+        if self.tokenizer is None:
+            raise RequestError(f"/embed needs a tokenizer and {self.model.path} carries none (use /run with ids)",
+                               400, "UnsupportedError")
+        texts = self._parse_texts(body.get("texts"))
         normalize = body.get("normalize", True)
         if not isinstance(normalize, bool):
             raise RequestError(f"request.normalize: expected a boolean, found {_json_type(normalize)}")
@@ -356,14 +360,7 @@ class Service:
             if self.tokenizer is None:
                 raise RequestError(f"request.texts: {self.model.path} carries no tokenizer (send input_ids)", 400,
                                    "UnsupportedError")
-            texts = body["texts"]
-            if isinstance(texts, str):
-                texts = [texts]
-            if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
-                raise RequestError(f"request.texts: expected a non-empty array of strings, found {_json_type(texts)}")
-            if len(texts) > self.limits.max_texts:
-                raise RequestError(f"request.texts: {len(texts)} texts is over the limit of {self.limits.max_texts}",
-                                   413, "PayloadTooLarge")
+            texts = self._parse_texts(body["texts"])
             req.texts = True
             req.input_ids = [np.asarray([self.tokenizer.encode(t)], dtype=np.int64) for t in texts]
         else:
