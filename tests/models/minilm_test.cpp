@@ -8,14 +8,22 @@
 // them (tools/dev/fetch_minilm.sh), converts them and runs this case with the converted files
 // in LONGRUN_MINILM_BERT / LONGRUN_MINILM_FOURIER_BERT. Without those variables (the plain
 // models.<backend> runs) the case reports why and checks nothing.
+//
+// The reduced-precision case embeds longrun-demo's built-in sentences with the demo's own code
+// (tools/demo/embed_demo.cpp) on the cpu backend at each reduced precision and at f32, and
+// checks the precision's target for the mean cosine to the f32 embeddings (docs/usage.md#precision)
+// and that the demo's similarity ranking is the f32 one. A precision the backend or CPU refuses
+// is skipped with its message.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "demo/embed_demo.h"
 #include "models/model_test_util.h"
 
 namespace longrun::model_tests {
@@ -106,6 +114,61 @@ TEST_CASE("minilm: all-MiniLM-L6-v2 converted to bert and fourier-bert embeds as
       (*golden)->metadata().count("mean_cosine_fourier_vs_bert")
           ? (*golden)->metadata().at("mean_cosine_fourier_vs_bert").c_str()
           : "?");
+}
+
+// The smallest mean cosine (over the demo's sentences) of an embedding at each reduced
+// precision to its f32 embedding. int8 quantizes each linear layer's input per row and its
+// weight per output channel to 8 bits; bf16 keeps 8 significant bits of every value.
+struct PrecisionTarget {
+  Precision precision;
+  double min_mean_cosine;
+};
+constexpr PrecisionTarget kPrecisionTargets[] = {
+    {Precision::int8, 0.99},
+    {Precision::bf16, 0.999},
+};
+
+TEST_CASE("minilm: the demo's sentences at reduced precision keep their f32 embeddings and ranking") {
+  const char* bert_path = std::getenv("LONGRUN_MINILM_BERT");
+  if (!bert_path || !*bert_path) {
+    MESSAGE("minilm precision: LONGRUN_MINILM_BERT not set (run by CTest models.minilm)");
+    return;
+  }
+  const std::vector<std::string>& sentences = demo::default_sentences();
+  demo::EmbedOptions options;
+  options.backend = "cpu";
+  auto f32 = demo::embed_sentences(bert_path, options, sentences);
+  REQUIRE_MESSAGE(f32.ok(), f32.status().to_string());
+  const std::vector<std::vector<size_t>> f32_ranking = demo::similarity_ranking(*f32);
+  for (const PrecisionTarget& target : kPrecisionTargets) {
+    const std::string name(precision_name(target.precision));
+    CAPTURE(name);
+    options.precision = target.precision;
+    auto got = demo::embed_sentences(bert_path, options, sentences);
+    if (!got.ok() && got.status().code() == StatusCode::unsupported) {
+      std::printf("minilm precision %s: skipped: %s\n", name.c_str(), got.status().to_string().c_str());
+      continue;
+    }
+    REQUIRE_MESSAGE(got.ok(), got.status().to_string());
+    REQUIRE(got->size() == f32->size());
+    double sum = 0.0, min = 1.0;
+    for (size_t i = 0; i < got->size(); ++i) {
+      const double c = demo::cosine((*got)[i], (*f32)[i]);
+      sum += c;
+      min = std::min(min, c);
+    }
+    const double mean = sum / double(got->size());
+    const std::vector<std::vector<size_t>> ranking = demo::similarity_ranking(*got);
+    std::printf(
+        "minilm precision %s (cpu): %zu demo sentences, cosine to f32 mean %.5f min %.5f (target mean >= "
+        "%g); "
+        "similarity ranking %s f32's\n",
+        name.c_str(), got->size(), mean, min, target.min_mean_cosine,
+        ranking == f32_ranking ? "identical to" : "DIFFERS from");
+    CHECK_MESSAGE(mean >= target.min_mean_cosine, name, " mean cosine ", mean);
+    for (size_t i = 0; i < ranking.size(); ++i)
+      CHECK_MESSAGE(ranking[i] == f32_ranking[i], name, " sentence ", i);
+  }
 }
 
 }  // namespace longrun::model_tests

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "longrun/graph.h"
+#include "longrun/precision.h"
 #include "longrun/status.h"
 #include "longrun/tensor_desc.h"
 
@@ -35,14 +36,15 @@ using BufferPtr = std::shared_ptr<HostBuffer>;
 // A buffer of `count` floats, uniform in [lo, hi) from a fixed seed (runs are repeatable).
 BufferPtr random_f32(int64_t count, uint32_t seed, float lo = -1.0f, float hi = 1.0f);
 
-// Where longrun runs: backend name, forced cpu ISA ("" = best) and thread count.
+// Where longrun runs: backend name, forced cpu ISA ("" = best), thread count and precision.
 struct Engine {
   std::string backend;
   std::string isa;
   int threads = 1;
-  std::vector<int> cpus;      // cpu only: pin the pool's threads (BackendOptions::affinity)
-  int spin_us = 0;            // cpu only: BackendOptions::spin_us
-  bool auto_affinity = true;  // cpu only: BackendOptions::auto_affinity
+  std::vector<int> cpus;                 // cpu only: pin the pool's threads (BackendOptions::affinity)
+  int spin_us = 0;                       // cpu only: BackendOptions::spin_us
+  bool auto_affinity = true;             // cpu only: BackendOptions::auto_affinity
+  Precision precision = Precision::f32;  // BackendOptions::precision
 };
 
 // One measurable peer: `reset` (untimed, may be empty) runs before every timed `run`.

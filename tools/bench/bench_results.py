@@ -40,8 +40,10 @@ def kind(r):
 
 
 def engine(r):
-    """"cpu/avx512" (backend/isa), or the backend alone where it has no ISA."""
-    return r.get("backend", "?") + (f"/{r['isa']}" if r.get("isa") else "")
+    """"cpu/avx512" (backend/isa), or the backend alone where it has no ISA; "/int8" (the
+    precision) follows where a row has one other than f32."""
+    return (r.get("backend", "?") + (f"/{r['isa']}" if r.get("isa") else "") +
+            (f"/{r['precision']}" if r.get("precision", "f32") != "f32" else ""))
 
 
 def failed(r):

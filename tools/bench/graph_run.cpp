@@ -16,6 +16,7 @@ Result<std::unique_ptr<Backend>> make_backend(const Engine& engine) {
   options.affinity = engine.cpus;
   options.spin_us = engine.spin_us;
   options.auto_affinity = engine.auto_affinity;
+  options.precision = engine.precision;
   return create_backend(engine.backend, options);
 }
 

@@ -280,6 +280,11 @@ void models_usage(std::FILE* f) {
       "                     parallel section instead of sleeping (SessionOptions::spin_us)\n"
       "  --no-auto-affinity cpu only: without --cpus, never pin the pool's threads\n"
       "                     (SessionOptions::auto_affinity)\n"
+      "  --precision P      f32 (default), bf16 or int8: the number format of every run, the\n"
+      "                     baselines' included (SessionOptions::precision, docs/usage.md#precision;\n"
+      "                     int8: the cpu backend's linear layers on the int8 GEMM, AVX2 and up).\n"
+      "                     A precision the backend or ISA does not implement is a usage error\n"
+      "                     with the backend's message. Not with --pytorch (its peer runs f32)\n"
       "  --preset LIST      presets to run (default: all below); a preset's baseline runs too\n"
       "  --arch A --config JSON\n"
       "                     benchmark any registered arch with this longrun.config instead\n"
@@ -290,7 +295,8 @@ void models_usage(std::FILE* f) {
       "  --seed S           weight and id seed (default 1)\n"
       "  --json FILE|-      also write one JSON object per line (- = stdout; the table then goes to\n"
       "                     stderr). Fields: model, arch, shape, n, batch, backend, isa, threads,\n"
-      "                     warmup, repeat, median_ms, min_ms, max_ms, tokens_per_s, arena_bytes,\n"
+      "                     warmup, repeat, precision, median_ms, min_ms, max_ms, tokens_per_s, "
+      "arena_bytes,\n"
       "                     peak_live_bytes, weight_bytes, io_bytes, workspace_bytes,\n"
       "                     weight_copy_bytes, arena_ratio, arena_ok, peak_rss_bytes,\n"
       "                     memory_bound_bytes, memory_ok, sweep (--scale), and with a baseline:\n"
@@ -332,6 +338,11 @@ longrun::bench::ModelsOptions parse_models(int argc, char** argv) {
       return;
     if (a == "--isa") {
       o.isa = isa_name(value());
+    } else if (a == "--precision") {
+      const std::string v = value();
+      const auto p = longrun::parse_precision(v);
+      if (!p) usage_error("--precision: unknown precision '" + v + "' (f32, bf16 or int8)");
+      o.precision = *p;
     } else if (a == "--preset") {
       o.presets = split(a, value());
     } else if (a == "--arch") {
@@ -389,6 +400,8 @@ longrun::bench::ModelsOptions parse_models(int argc, char** argv) {
   if (!o.scale && o.repeat < 5) usage_error("--repeat: at least 5 (1 with --scale)");
   if (o.scale && !repeat_set) o.repeat = 3;
   if (!o.arch.empty() && !o.presets.empty()) usage_error("--preset: not with --arch (one or the other)");
+  if (o.pytorch && o.precision != longrun::Precision::f32)
+    usage_error("--pytorch: only at --precision f32 (the PyTorch peer runs f32)");
   if (o.pytorch && o.save_models.empty())
     usage_error("--pytorch needs --save-models DIR (the files it times)");
   return o;

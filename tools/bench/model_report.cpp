@@ -37,7 +37,9 @@ void ModelReporter::note(const std::string& line) {
 }
 
 void ModelReporter::row(const ModelRow& r) {
-  const std::string engine = r.backend + "/" + r.isa + "/" + std::to_string(r.threads) + "t";
+  // "cpu/avx2/1t", "cpu/avx2/1t/int8": the precision only where it is not the default f32.
+  const std::string engine = r.backend + "/" + r.isa + "/" + std::to_string(r.threads) + "t" +
+                             (r.precision == "f32" ? "" : "/" + r.precision);
   if (!r.error.empty()) {
     std::fprintf(table_, "%-24s %-14s %-14s %s: %s\n", r.model.c_str(), r.shape.c_str(), engine.c_str(),
                  r.skipped ? "skipped" : "FAILED", r.error.c_str());
@@ -65,7 +67,8 @@ void ModelReporter::row(const ModelRow& r) {
   std::string j = "{\"model\":" + json_string(r.model) + ",\"arch\":" + json_string(r.arch) +
                   ",\"shape\":" + json_string(r.shape) + ",\"n\":" + std::to_string(r.n) +
                   ",\"batch\":" + std::to_string(r.batch) +
-                  json_engine_fields(r.backend, r.isa, r.threads, r.warmup, r.repeat);
+                  json_engine_fields(r.backend, r.isa, r.threads, r.warmup, r.repeat) +
+                  ",\"precision\":" + json_string(r.precision);
   if (!r.error.empty()) {
     j += json_failure_field(r.error, r.skipped);
   } else {

@@ -15,7 +15,8 @@ namespace longrun::bench {
 struct ModelRow {
   std::string model, arch, shape;  // preset (or arch) name, longrun.arch, "B=1 N=1024"
   int64_t n = 0, batch = 1;
-  std::string backend, isa;  // isa "-" where the backend has none
+  std::string backend, isa;       // isa "-" where the backend has none
+  std::string precision = "f32";  // BackendOptions::precision (precision_name)
   int threads = 1;
   int warmup = 0, repeat = 0;
   Timing timing;

@@ -195,6 +195,7 @@ struct Runner {
     r.backend = o.backend;
     r.isa = isa_label;
     r.threads = threads;
+    r.precision = std::string(precision_name(o.precision));
     std::tie(r.warmup, r.repeat) =
         o.scale ? scale_runs(o.warmup, o.repeat, n) : std::pair{o.warmup, o.repeat};
     if (o.scale) r.sweep = "scale";
@@ -260,7 +261,7 @@ struct Runner {
           stderr,
           "longrun-bench models --scale: [%d/%d] %s N %lld, %d thread(s): %d run(s) after %d warm-up\n",
           ++started, total, job.name.c_str(), static_cast<long long>(n), threads, r.repeat, r.warmup);
-    const Engine engine{o.backend, o.isa, threads, o.cpus, o.spin_us, o.auto_affinity};
+    const Engine engine{o.backend, o.isa, threads, o.cpus, o.spin_us, o.auto_affinity, o.precision};
     Result<std::unique_ptr<GraphRun>> run =
         GraphRun::create(w.graph, w.inputs, engine, host_memory_budget(o.backend));
     if (!run.ok()) {
@@ -361,6 +362,17 @@ int run_models(const ModelsOptions& o) {
                  probe.status().to_string().c_str());
     return 2;
   }
+  if (o.precision != Precision::f32) {
+    Engine engine{o.backend, o.isa, 1};
+    engine.precision = o.precision;
+    Result<std::unique_ptr<Backend>> at_precision = make_backend(engine);
+    if (!at_precision.ok()) {
+      std::fprintf(stderr, "longrun-bench: --precision %s: %s\n",
+                   std::string(precision_name(o.precision)).c_str(),
+                   at_precision.status().to_string().c_str());
+      return 2;
+    }
+  }
   const std::string isa_label = engine_label(**probe, Engine{o.backend, o.isa, 1}).isa;
   probe->reset();
 
@@ -395,6 +407,7 @@ int run_models(const ModelsOptions& o) {
   for (int t : o.threads) threads += (threads.empty() ? "" : ",") + std::to_string(t);
   const std::string title =
       "longrun-bench models: backend " + o.backend + (isa_label == "-" ? "" : ", isa " + isa_label) +
+      (o.precision == Precision::f32 ? "" : ", precision " + std::string(precision_name(o.precision))) +
       ", threads " + threads + pool_settings_text(o.cpus, o.spin_us, o.auto_affinity) + ", batch " +
       std::to_string(o.batch) + "; random weights (seed " + std::to_string(o.seed) + "); median of " +
       std::to_string(o.repeat) + " runs after " + std::to_string(o.warmup) + " warm-up runs" +
@@ -413,9 +426,11 @@ int run_models(const ModelsOptions& o) {
     for (const Job& j : *jobs) runner.run_pytorch_peer(j);
 
   if (!o.plot.empty()) {
-    const PlotText text{"longrun-bench models: " + o.backend + (isa_label == "-" ? "" : " " + isa_label) +
-                            ", batch " + std::to_string(o.batch),
-                        "sequence length N", "median ms per forward pass"};
+    const PlotText text{
+        "longrun-bench models: " + o.backend + (isa_label == "-" ? "" : " " + isa_label) +
+            (o.precision == Precision::f32 ? "" : " " + std::string(precision_name(o.precision))) +
+            ", batch " + std::to_string(o.batch),
+        "sequence length N", "median ms per forward pass"};
     const Status st = write_svg_line_plot(o.plot, text, runner.series);
     if (!st.ok()) {
       std::fprintf(stderr, "longrun-bench: %s\n", st.to_string().c_str());

@@ -7,18 +7,21 @@
 #include <string>
 #include <vector>
 
+#include "longrun/precision.h"
+
 namespace longrun::bench {
 
 struct ModelsOptions {
   std::string backend = "cpu";
   std::string isa;  // "" = the backend's best
   std::vector<int> threads = {1};
-  std::vector<int> cpus;             // cpu only: pin the pool's threads (BackendOptions::affinity)
-  int spin_us = 0;                   // cpu only: keep the pool's workers spinning (BackendOptions::spin_us)
-  bool auto_affinity = true;         // cpu only: BackendOptions::auto_affinity
-  std::vector<std::string> presets;  // empty (and no --arch) = every preset
-  std::string arch, config;          // an ad-hoc model instead of presets (--arch, --config)
-  std::vector<int64_t> ns;           // overrides the presets' sequence lengths
+  std::vector<int> cpus;      // cpu only: pin the pool's threads (BackendOptions::affinity)
+  int spin_us = 0;            // cpu only: keep the pool's workers spinning (BackendOptions::spin_us)
+  bool auto_affinity = true;  // cpu only: BackendOptions::auto_affinity
+  Precision precision = Precision::f32;  // BackendOptions::precision of every run
+  std::vector<std::string> presets;      // empty (and no --arch) = every preset
+  std::string arch, config;              // an ad-hoc model instead of presets (--arch, --config)
+  std::vector<int64_t> ns;               // overrides the presets' sequence lengths
   int64_t batch = 1;
   int repeat = 5;
   int warmup = 1;
@@ -41,7 +44,8 @@ struct ModelsOptions {
 constexpr int64_t kScaleFullRepeatN = 8192;
 
 // Returns the process exit code: 0, 1 when a case failed, 2 on a usage error (bad preset,
-// arch or config, an engine that cannot be created, an unwritable --json/--plot file).
+// arch or config, an engine that cannot be created -- a precision the backend or ISA refuses
+// among them --, an unwritable --json/--plot file).
 int run_models(const ModelsOptions& options);
 
 // "name  arch  baseline  summary" lines for --help.

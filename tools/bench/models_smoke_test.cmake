@@ -3,7 +3,7 @@
 # with the documented fields (provenance included) and a self-contained SVG plot; every
 # D 512 preset (encoder-decoders, Combiner, attention-only) runs at --quick sizes with its
 # baseline and the memory fields; usage errors (a PNG --plot among them) exit 2. Timings and
-# memory verdicts are never asserted.
+# memory verdicts are never asserted. With --precision int8 the rows say so.
 #   cmake -DBENCH=/path/to/longrun-bench -DOUT=/tmp/dir -P models_smoke_test.cmake
 if(NOT BENCH OR NOT OUT)
   message(FATAL_ERROR "pass -DBENCH=<longrun-bench executable> -DOUT=<scratch folder>")
@@ -26,8 +26,8 @@ if(NOT count EQUAL 4)
 endif()
 set(seen "")
 foreach(line IN LISTS lines)
-  foreach(field model arch shape n batch backend isa threads median_ms min_ms max_ms tokens_per_s arena_bytes
-                peak_live_bytes weight_bytes commit cpu cpu_isa compiler build_type date)
+  foreach(field model arch shape n batch backend isa threads precision median_ms min_ms max_ms tokens_per_s
+                arena_bytes peak_live_bytes weight_bytes commit cpu cpu_isa compiler build_type date)
     string(JSON type ERROR_VARIABLE err TYPE "${line}" ${field})
     if(err)
       message(FATAL_ERROR "line is not JSON with field '${field}': ${err}\n${line}")
@@ -48,6 +48,10 @@ foreach(line IN LISTS lines)
   string(JSON date GET "${line}" date)
   if(NOT date MATCHES "^[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z$")
     message(FATAL_ERROR "'date' is not an ISO 8601 UTC time: ${date}")
+  endif()
+  string(JSON precision GET "${line}" precision)
+  if(NOT precision STREQUAL "f32")
+    message(FATAL_ERROR "the default precision is f32, the row says '${precision}':\n${line}")
   endif()
   string(JSON model GET "${line}" model)
   string(JSON n GET "${line}" n)
@@ -139,8 +143,36 @@ if(NOT rc EQUAL 0 OR err OR NOT model STREQUAL "fastformer")
   message(FATAL_ERROR "--arch/--config run failed (${rc}, ${err}):\n${out}\n${table}")
 endif()
 
-# Usage errors name the flag and exit 2.
+# --precision int8: every row (the baseline's too) carries "precision":"int8" and the table's
+# engine column ends in /int8. Below AVX2 the cpu backend refuses int8: exit 2 naming it.
+execute_process(COMMAND ${BENCH} models --preset fastformer-d256-l2 --n 16 --warmup 0 --precision int8 --json -
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE table)
+if(rc EQUAL 2 AND table MATCHES "--precision int8: unsupported: cpu backend: precision int8 needs the avx2")
+  message(STATUS "--precision int8 refused on this CPU (no AVX2): ${table}")
+elseif(NOT rc EQUAL 0)
+  message(FATAL_ERROR "longrun-bench models --precision int8 exited ${rc}\nstdout:\n${out}\nstderr:\n${table}")
+else()
+  string(REGEX MATCHALL "[^\n]+" lines "${out}")
+  list(LENGTH lines count)
+  if(NOT count EQUAL 2)
+    message(FATAL_ERROR "expected 2 JSON lines (baseline and model at N 16), got ${count}:\n${out}")
+  endif()
+  foreach(line IN LISTS lines)
+    string(JSON precision ERROR_VARIABLE err GET "${line}" precision)
+    string(JSON type ERROR_VARIABLE err2 TYPE "${line}" median_ms)
+    if(err OR err2 OR NOT precision STREQUAL "int8" OR NOT type STREQUAL "NUMBER")
+      message(FATAL_ERROR "an int8 row needs precision int8 and a median_ms:\n${line}")
+    endif()
+  endforeach()
+  if(NOT table MATCHES "precision int8" OR NOT table MATCHES "cpu/[a-z0-9]+/1t/int8")
+    message(FATAL_ERROR "the int8 table names no precision:\n${table}")
+  endif()
+endif()
+
+# Usage errors name the flag and exit 2 (a precision the backend refuses among them).
 foreach(args "models;--preset;no_such_preset" "models;--arch;fastformer" "models;--repeat;3"
+             "models;--precision;f16" "models;--preset;fastformer-d256-l2;--n;16;--backend;reference;--precision;int8"
+             "models;--precision;int8;--pytorch;--save-models;${OUT}/unused"
              "models;--arch;attention;--config;{\"form\":\"sparse\"}" "models;--pytorch"
              "models;--arch;fastformer;--config;{\"vocab_size\":1}" "models;--arch;nope;--config;{}"
              "models;--preset;fastformer-d256-l2;--plot;plot.png")

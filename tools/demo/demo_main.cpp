@@ -21,6 +21,7 @@
 #include "demo/embed_demo.h"
 #include "longrun/backend.h"
 #include "longrun/graph.h"
+#include "longrun/precision.h"
 #include "longrun/session.h"
 
 namespace {
@@ -43,11 +44,15 @@ void usage() {
       "reports the share of energy the filter kept, and prints time and planned memory.\n"
       "\n"
       "usage: longrun-demo --model M.safetensors [--compare M2.safetensors] [--text \"...\"]...\n"
-      "                    [--backend cpu|reference|cuda] [--threads T]\n"
+      "                    [--backend cpu|reference|cuda] [--threads T] [--precision f32|bf16|int8]\n"
       "Sentence embeddings with a real model: a BERT-family native file with its tokenizer (from\n"
       "longrun-convert of an HF directory). Each text (default: six built-in sentences) is\n"
-      "tokenized, run, mean-pooled and L2-normalised; prints the cosine-similarity matrix and, with\n"
-      "--compare (e.g. the same weights as fourier-bert), the cosine of the two embeddings.");
+      "tokenized, run, mean-pooled and L2-normalised; prints the cosine-similarity matrix, each\n"
+      "sentence's ranking of the others and, with --compare (e.g. the same weights as\n"
+      "fourier-bert), the cosine of the two embeddings.\n"
+      "--precision: the sessions' number format (docs/usage.md#precision; default f32). int8 runs\n"
+      "the linear layers on the cpu backend's int8 GEMM (AVX2 and up); a precision the backend does\n"
+      "not implement exits 2 with its message.");
 }
 
 bool parse(int argc, char** argv, Options* o) {
@@ -79,10 +84,25 @@ bool parse(int argc, char** argv, Options* o) {
       o->embed.sentences.push_back(next("--text"));
     } else if (a == "--backend") {
       o->embed.backend = next("--backend");
+    } else if (a == "--precision") {
+      const std::string v = next("--precision");
+      const auto p = parse_precision(v);
+      if (!p) {
+        std::fprintf(stderr, "longrun-demo: --precision: unknown precision '%s' (f32, bf16, int8)\n",
+                     v.c_str());
+        return false;
+      }
+      o->embed.precision = *p;
     } else {
       std::fprintf(stderr, "longrun-demo: unknown argument '%s' (see --help)\n", a.c_str());
       return false;
     }
+  }
+  // The synthetic block has no linear layer: a precision would change nothing in it.
+  if (o->embed.model.empty() && o->embed.precision != Precision::f32) {
+    std::fprintf(stderr,
+                 "longrun-demo: --precision: only with --model (the synthetic block has no linear layer)\n");
+    return false;
   }
   if (o->n < 2 || o->n > (1 << 20) || o->d < 1 || o->d > 4096 || !(o->ratio > 0 && o->ratio <= 1)) {
     std::fprintf(stderr, "longrun-demo: need 2 <= N <= 2^20, 1 <= D <= 4096, 0 < R <= 1\n");

@@ -27,7 +27,11 @@ Runners per (case, threads):
                 embedding, attention, bias-GELU and skip-LayerNorm ops: ORT's tuned BERT path)
   ort-int8      the same on the quantize_dynamic (int8 weights, int8 activations per call) model
 Before timing, every runner's last_hidden_state is compared with longrun-f32's: max abs error
-and ||a - b|| / ||b||; an f32 runner further than 1e-4 from it is flagged. Then W warm-up and
+and ||a - b|| / ||b||, and the cosine of each batch row's sentence embedding (mean over the
+tokens, L2-normalised) to longrun-f32's; an f32 runner further than 1e-4 from it is flagged,
+and so is longrun at int8 with a mean embedding cosine below 0.99, or at bf16 below 0.999
+(longrun's precision targets, docs/usage.md#precision; the peers' reduced precisions are
+reported, not judged). Then W warm-up and
 R timed calls: median, p90 and min in ms. The ratio is runner ms / longrun-f32 ms (> 1:
 longrun f32 is faster).
 """
@@ -51,6 +55,11 @@ sys.path.insert(0, os.path.join(REPO, "tests", "oracles"))
 import numpy as np  # noqa: E402
 
 F32_TOLERANCE = 1e-4  # normalised error above which an f32 runner's row is flagged
+# The least mean cosine of longrun's sentence embeddings (mean-pooled, L2-normalised
+# last_hidden_state) at a reduced precision to longrun-f32's: int8 rounds each linear layer's inputs
+# and weights to 8 bits, bf16 every value to 8 significant bits; a wrong scale or layout
+# leaves the embeddings far below either.
+EMBEDDING_COSINE_TARGET = {"int8": 0.99, "bf16": 0.999}
 EXPORT_FORMAT = 1  # bump when the export, the generator or the quantisation changes
 BERT_BASE_SEED = "peers-bert-base"
 # ONNX Runtime's dynamic quantisation: int8 weights with one scale per output channel (a
@@ -384,6 +393,27 @@ def errors(a, b):
     return float(np.max(np.abs(a - b))), float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-300))
 
 
+def embedding_cosines(a, b):
+    """Per batch row: the cosine of the mean-pooled, L2-normalised [N, D] rows of a and b (no
+    padding in these cases, so every token counts)."""
+    a = np.asarray(a, dtype=np.float64).mean(axis=1)
+    b = np.asarray(b, dtype=np.float64).mean(axis=1)
+    a /= np.maximum(np.linalg.norm(a, axis=1, keepdims=True), 1e-300)
+    b /= np.maximum(np.linalg.norm(b, axis=1, keepdims=True), 1e-300)
+    return np.sum(a * b, axis=1)
+
+
+def check(engine, precision, rel_err, cosines):
+    """"ok" / "mismatch" against the bound of the runner's precision: F32_TOLERANCE for every
+    f32 runner, EMBEDDING_COSINE_TARGET for longrun's reduced precisions; None otherwise."""
+    if precision == "f32":
+        return "mismatch" if rel_err > F32_TOLERANCE else "ok"
+    target = EMBEDDING_COSINE_TARGET.get(precision) if engine == "longrun" else None
+    if target is None:
+        return None
+    return "mismatch" if float(np.mean(cosines)) < target else "ok"
+
+
 def timed(call, ids, warmup, repeat):
     for _ in range(warmup):
         call(ids)
@@ -544,8 +574,9 @@ def main():
                         reference = np.array(y, dtype=np.float32, copy=True)
                     if reference is not None:
                         row["max_abs_err"], row["rel_err"] = errors(y, reference)
-                        f32 = row.get("precision") == "f32"
-                        row["check"] = ("mismatch" if f32 and row["rel_err"] > F32_TOLERANCE else "ok") if f32 else None
+                        cosines = embedding_cosines(y, reference)
+                        row["emb_cos_mean"], row["emb_cos_min"] = float(np.mean(cosines)), float(np.min(cosines))
+                        row["check"] = check(row.get("engine"), row.get("precision"), row["rel_err"], cosines)
                     row.update(timed(call, ids, args.warmup, args.repeat))
                     row["status"] = "ok"
                     if name == "longrun-f32":
@@ -568,14 +599,15 @@ def main():
 
     print("peers: %s, %s; warm-up %d, repeat %d; ratio = runner ms / longrun-f32 ms (> 1: longrun f32 is faster)"
           % (prov["cpu"], prov["commit"], args.warmup, args.repeat))
-    head = ("case", "thr", "runner", "prec", "median ms", "p90 ms", "ratio", "max abs err", "rel err", "note")
+    head = ("case", "thr", "runner", "prec", "median ms", "p90 ms", "ratio", "max abs err", "rel err", "emb cos",
+            "note")
     table = [head]
     for r in rows:
         note = r.get("message", "") if r.get("status") != "ok" else ("MISMATCH" if r.get("check") == "mismatch" else "")
         table.append((r["case"], str(r["threads"]), r.get("runner") or "-", r.get("precision", "-"),
                       fmt(r.get("median_ms"), ".2f"), fmt(r.get("p90_ms"), ".2f"),
                       fmt(r.get("ratio_vs_longrun_f32"), ".2f"), fmt(r.get("max_abs_err"), ".2e"),
-                      fmt(r.get("rel_err"), ".2e"), note[:90]))
+                      fmt(r.get("rel_err"), ".2e"), fmt(r.get("emb_cos_mean"), ".5f"), note[:90]))
     widths = [max(len(t[i]) for t in table) for i in range(len(head) - 1)]
     for t in table:
         print("  ".join(c.ljust(w) for c, w in zip(t, widths)) + "  " + t[-1])
