@@ -1,14 +1,28 @@
 // The reference backend: the scalar oracle kernels of ops/, single-threaded. It exists to
-// be compared against.
+// be compared against. At int8 precision its matmuls run matmul_int8.cpp (the format's scalar
+// definition for linear layers, f32 otherwise).
 #include <string>
 
 #include "backend_factories.h"
 #include "host/host_executor.h"
+#include "longrun/op_subset.h"  // generated from LONGRUN_OPS
+#include "reference/matmul_int8.h"
 
 namespace longrun {
 namespace {
 
-host::HostKernel pick_reference(const Node& node, const void*, std::string* why) {
+struct ReferenceState {
+  Precision precision = Precision::f32;
+};
+
+host::HostKernel pick_reference(const Node& node, const void* state, std::string* why) {
+#if LONGRUN_OP_ENABLED_matmul
+  const auto* s = static_cast<const ReferenceState*>(state);
+  if (node.kind == OpKind::matmul && s != nullptr && s->precision == Precision::int8)
+    return reference::matmul_int8_with_prepare;
+#else
+  (void)state;
+#endif
   KernelFn fn = op_schema(node.kind).reference;
   if (!fn) *why = "the op has no reference kernel";
   return fn;
@@ -16,33 +30,38 @@ host::HostKernel pick_reference(const Node& node, const void*, std::string* why)
 
 class ReferenceBackend final : public Backend {
  public:
-  explicit ReferenceBackend(bool external_arena) : external_arena_(external_arena) {}
+  ReferenceBackend(Precision precision, bool external_arena)
+      : state_{precision}, external_arena_(external_arena) {}
   std::string_view name() const override { return "reference"; }
   bool supports(const Graph&, const Node& node, std::string* why) const override {
-    return bool(pick_reference(node, nullptr, why));
+    return bool(pick_reference(node, &state_, why));
   }
   Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan,
                                             const PrepareOptions& options) override {
-    return host::prepare(graph, plan, &pick_reference, nullptr, nullptr, external_arena_,
+    return host::prepare(graph, plan, &pick_reference, &state_, nullptr, external_arena_,
                          options.memory_budget_bytes);
   }
   Status execute(Prepared& prepared, const Bindings& bindings, RunHooks* hooks) override {
     return host::execute(prepared, bindings, hooks, nullptr);
   }
   Status synchronize() override { return {}; }
-  std::string description() const override { return "reference (scalar oracle kernels, 1 thread)"; }
+  std::string description() const override {
+    return std::string("reference (scalar oracle kernels, 1 thread") +
+           (state_.precision == Precision::f32 ? "" : ", " + std::string(precision_name(state_.precision))) +
+           ")";
+  }
 
  private:
+  ReferenceState state_;
   bool external_arena_ = false;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<Backend>> create_reference_backend(const BackendOptions& options) {
-  if (options.precision != Precision::f32)
-    return unsupported("reference backend: precision " + std::string(precision_name(options.precision)) +
-                       " is not implemented (f32 only)");
-  return std::unique_ptr<Backend>(new ReferenceBackend(options.external_arena));
+  if (options.precision == Precision::bf16)
+    return unsupported("reference backend: precision bf16 is not implemented (f32, int8)");
+  return std::unique_ptr<Backend>(new ReferenceBackend(options.precision, options.external_arena));
 }
 
 }  // namespace longrun

@@ -205,6 +205,26 @@ inline double gelu_tanh(double x) {
   const double c = std::sqrt(2.0 / std::numbers::pi);
   return 0.5 * x * (1.0 + std::tanh(c * (x + 0.044715 * x * x * x)));
 }
+inline double activate(Activation act, double x) {
+  switch (act) {
+    case Activation::none: return x;
+    case Activation::relu: return relu(x);
+    case Activation::gelu: return gelu_erf(x);
+    case Activation::gelu_tanh: return gelu_tanh(x);
+  }
+  return x;
+}
+
+// The matmul epilogue in double (MatmulAttrs): act(alpha · acc + bias + beta · c), the bias
+// and c terms only where the attrs have them. Shared by the reference matmul and the
+// reference backend's int8 matmul (backends/reference/matmul_int8.cpp), whose acc is the
+// dequantised int8 product.
+inline double matmul_epilogue(const MatmulAttrs& at, double acc, double bias, double c) {
+  double y = double(at.alpha) * acc;
+  if (at.has_bias) y += bias;
+  if (at.has_c) y += double(at.beta) * c;
+  return activate(at.activation, y);
+}
 
 // Softmax of the logits in `line`, in place, max-subtracted. A -inf logit gets weight 0; a
 // line whose logits are all -inf (or that is empty) becomes zeros, never NaN; a NaN logit

@@ -8,16 +8,6 @@
 namespace longrun {
 namespace {
 
-double activate(Activation act, double x) {
-  switch (act) {
-    case Activation::none: return x;
-    case Activation::relu: return ref::relu(x);
-    case Activation::gelu: return ref::gelu_erf(x);
-    case Activation::gelu_tanh: return ref::gelu_tanh(x);
-  }
-  return x;
-}
-
 // Offset of the matrix that output batch index `out_idx` reads from `d` (rank >= 2): the
 // batch dims broadcast, the two matrix dims are taken at 0 (callers add row/col strides).
 int64_t matrix_base(const TensorDesc& d, std::span<const int64_t> out_idx) {
@@ -54,14 +44,13 @@ Status reference_matmul(const KernelArgs& args) {
     const int64_t b0 = matrix_base(B.desc, idx) + n * b_n;
     double acc = 0.0;
     for (int64_t k = 0; k < K; ++k) acc += ref::load(A, a0 + k * a_k) * ref::load(B, b0 + k * b_k);
-    double y = double(at.alpha) * acc;
-    if (bias != nullptr) y += ref::load(*bias, n * bias->desc.stride(0));
+    const double b = bias != nullptr ? ref::load(*bias, n * bias->desc.stride(0)) : 0.0;
+    double c = 0.0;
     if (C != nullptr) {
       const int rc = C->desc.rank();
-      const int64_t c = matrix_base(C->desc, idx) + m * C->desc.stride(rc - 2) + n * C->desc.stride(rc - 1);
-      y += double(at.beta) * ref::load(*C, c);
+      c = ref::load(*C, matrix_base(C->desc, idx) + m * C->desc.stride(rc - 2) + n * C->desc.stride(rc - 1));
     }
-    ref::store(Y, ref::offset_of(Y.desc, idx), activate(at.activation, y));
+    ref::store(Y, ref::offset_of(Y.desc, idx), ref::matmul_epilogue(at, acc, b, c));
   });
   return {};
 }

@@ -116,11 +116,12 @@ TEST_CASE("models: every golden case matches the PyTorch oracle (outputs and int
 // lasformer_r2_tiny (its top-k key selection turns small score changes into different
 // keys); the combiners' projections keep a [K, N] weight and stay f32 (about 2e-7). The
 // bound is the worst case rounded up: a wrong scale or a skipped dequantisation gives O(1).
+constexpr double kInt8MaxNormErr = 6e-2;
+
 TEST_CASE("models: int8 precision stays within its measured bound of the oracle") {
   if (backend_name() != "cpu") return;
   SessionOptions o = session_options();
   o.precision = Precision::int8;
-  constexpr double kInt8MaxNormErr = 6e-2;
   double worst = 0;
   std::string worst_label;
   for (const std::string& path : io_files()) {
@@ -143,6 +144,77 @@ TEST_CASE("models: int8 precision stays within its measured bound of the oracle"
               kInt8MaxNormErr);
 }
 
+// int8 precision on the reference backend: the scalar run of the same format (linear layers,
+// [N, K] and [K, N] weights, on the definition of longrun/ops/reduced_precision.h; everything
+// else the f32 reference kernels). Against the f32 oracle under the cpu's int8 bound above.
+// Measured norm_err: 3.8e-3 .. 2.3e-2, the combiners 6.8e-3 .. 8.1e-3, lasformer_r2_tiny up to
+// 5.2e-2 (as on the cpu).
+TEST_CASE("models: reference int8 precision stays within the int8 bound of the oracle") {
+  if (backend_name() != "reference") return;
+  SessionOptions o = session_options();
+  o.precision = Precision::int8;
+  double worst = 0;
+  std::string worst_label;
+  for (const std::string& path : io_files()) {
+    GoldenCase c = load_case(path, {});
+    CAPTURE(c.label);
+    auto out = run_model(*c.model, c.inputs, nullptr, &o);
+    REQUIRE_MESSAGE(out.ok(), c.label << ": " << out.status().to_string());
+    const std::string head = c.expected.count("logits") ? "logits" : out->begin()->first;
+    if (!c.expected.count(head)) continue;
+    const Error e = measure(floats(out->at(head)), floats(*c.expected.at(head)));
+    CHECK_MESSAGE(e.norm_err <= kInt8MaxNormErr, c.label << " " << head << ": norm_err " << e.norm_err);
+    std::printf("models.reference.int8 %-46s %s norm %.2e\n", c.label.c_str(), head.c_str(), e.norm_err);
+    if (e.norm_err > worst) worst = e.norm_err, worst_label = c.label;
+  }
+  std::printf("models.reference.int8 worst norm_err %.3e (%s), bound %.2e\n", worst, worst_label.c_str(),
+              kInt8MaxNormErr);
+}
+
+// The cpu's int8 against the reference backend's int8 on every golden case (headline output).
+// Their linear layers agree up to the f32 vs double epilogue (4e-7 measured and bounded in
+// tests/conformance/int8_matmul_test.cpp); f32 vs double elsewhere in the graph moves an
+// activation across a rounding boundary of the next layer's row quantization now and then,
+// which changes that element by one quantum (1/127 of its row's maximum). Measured: most
+// cases 0 to 3.4e-7; 6.3e-4 (roberta_tiny.n302: one row), 3.6e-3 .. 4.5e-3 for three
+// encoder-decoders (bart_scaled.n66_t70, fourier_bart_l2_r03, transformer_base_tiny.n201_t40:
+// a quantum in the encoder output reaches every target position through cross-attention).
+// The bound is the worst case rounded up. It catches a wrong scale, layout or dequantisation
+// (O(1)), not a layer family computed in f32 instead of int8 (measured 7e-3 .. 8e-3 with the
+// combiners' [K, N] projections in f32): tests/conformance/int8_matmul_test.cpp pins each layer.
+constexpr double kInt8CpuVsReferenceMaxNormErr = 1e-2;
+
+TEST_CASE("models: cpu int8 precision agrees with the reference backend's int8") {
+  if (backend_name() != "cpu") return;
+  SessionOptions o = session_options();
+  o.precision = Precision::int8;
+  SessionOptions r = o;
+  r.backend = "reference";
+  double worst = 0;
+  std::string worst_label;
+  for (const std::string& path : io_files()) {
+    GoldenCase c = load_case(path, {});
+    CAPTURE(c.label);
+    auto out = run_model(*c.model, c.inputs, nullptr, &o);
+    if (!out.ok() && out.status().code() == StatusCode::unsupported) {
+      MESSAGE("int8 precision not available here: " << out.status().to_string());
+      return;
+    }
+    REQUIRE_MESSAGE(out.ok(), c.label << ": " << out.status().to_string());
+    auto ref = run_model(*c.model, c.inputs, nullptr, &r);
+    REQUIRE_MESSAGE(ref.ok(), c.label << " (reference int8): " << ref.status().to_string());
+    const std::string head = c.expected.count("logits") ? "logits" : out->begin()->first;
+    const Error e = measure(floats(out->at(head)), floats(ref->at(head)));
+    CHECK_MESSAGE(e.norm_err <= kInt8CpuVsReferenceMaxNormErr,
+                  c.label << " " << head << ": norm_err " << e.norm_err);
+    std::printf("models.cpu-vs-reference.int8 %-46s %s norm %.2e abs %.2e\n", c.label.c_str(), head.c_str(),
+                e.norm_err, e.max_abs);
+    if (e.norm_err > worst) worst = e.norm_err, worst_label = c.label;
+  }
+  std::printf("models.cpu-vs-reference.int8 worst norm_err %.3e (%s), bound %.2e\n", worst,
+              worst_label.c_str(), kInt8CpuVsReferenceMaxNormErr);
+}
+
 TEST_CASE("models: precisions a backend does not implement are refused at session creation") {
   auto model = load_golden("bert_tiny.safetensors");
   const std::vector<std::string> names = {"input_ids"};
@@ -157,7 +229,7 @@ TEST_CASE("models: precisions a backend does not implement are refused at sessio
     CHECK(s.status().code() == StatusCode::unsupported);
     CHECK_MESSAGE(s.status().message().find(words) != std::string::npos, s.status().to_string());
   };
-  refused("reference", Precision::int8, "", "reference backend: precision int8 is not implemented");
+  refused("reference", Precision::bf16, "", "reference backend: precision bf16 is not implemented");
   refused("cpu", Precision::bf16, "", "cpu backend: precision bf16 is not implemented");
   refused("cpu", Precision::int8, "scalar", "precision int8 needs the avx2 ISA level");
 }

@@ -7,7 +7,8 @@
 #
 # Sets LONGRUN_OPS_ENABLED (the op names kept) and writes
 #   ${PROJECT_BINARY_DIR}/generated/longrun/op_subset.h  (LONGRUN_OP_ENABLED_<op> 0/1)
-# for the two kernel tables (ops/schema.cpp, backends/cpu/cpu_backend.cpp).
+# for the kernel tables and pickers (ops/schema.cpp, backends/cpu/cpu_backend.cpp,
+# backends/reference/reference_backend.cpp).
 # longrun_filter_op_sources(<var>) drops the kernel files of families with no op kept.
 set(LONGRUN_OPS "all" CACHE STRING
   "Ops to compile kernels for: all, or a ;-list of op names (ops/include/longrun/ops/op_list.inc)")
@@ -63,9 +64,9 @@ set(LONGRUN_GENERATED_INCLUDE_DIR ${PROJECT_BINARY_DIR}/generated)
 file(CONFIGURE OUTPUT ${LONGRUN_GENERATED_INCLUDE_DIR}/longrun/op_subset.h CONTENT "${_lr_subset_h}")
 
 # Kernel families: the ops a family's source files implement, and those files (by name stem
-# under ops/reference/ and backends/cpu/). A family's files are compiled when any of its ops
-# is kept, or when a kept family needs them (normalisation and scans use the elementwise
-# helpers).
+# under ops/reference/, backends/reference/ and backends/cpu/: reference/matmul is also
+# backends/reference/matmul_int8.cpp). A family's files are compiled when any of its ops is
+# kept, or when a kept family needs them (normalisation and scans use the elementwise helpers).
 set(_lr_family_matmul_ops matmul)
 set(_lr_family_matmul_files reference/matmul cpu/gemm cpu/epilogue cpu/matmul_s8)
 set(_lr_family_elementwise_ops add sub mul scale exp tanh relu gelu gelu_tanh cast)

@@ -166,7 +166,8 @@ LR_API lr_status lr_session_options_set_isa(lr_session_options* options, const c
 /* The number format: "f32" (default) or "int8" (cpu backend, AVX2 and up: linear layers on
  * the int8 GEMM, every other op in f32; docs/usage.md#precision). An unknown name is
  * LR_INVALID_ARGUMENT here; a precision the backend or CPU lacks ("bf16" everywhere, "int8"
- * on the reference and cuda backends or below AVX2) is LR_UNSUPPORTED at lr_session_create. */
+ * on the cuda backend or below AVX2) is LR_UNSUPPORTED at lr_session_create. The reference
+ * backend's "int8" is the format's scalar emulation, the oracle of the cpu's. */
 LR_API lr_status lr_session_options_set_precision(lr_session_options* options, const char* precision);
 /* Determinism switch. Outputs are always bitwise reproducible for the same build, ISA level
  * and thread count (README: "Determinism contract"). With deterministic = 1 the session

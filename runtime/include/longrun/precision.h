@@ -3,6 +3,8 @@
 //   int8: the cpu backend runs linear layers (a matmul with a constant weight W[N, K]) on the
 //         int8 GEMM: W quantized per output channel at prepare, activations per row on each
 //         run, exact int32 sums (docs/cpu-kernels.md#int8-gemm); every other op stays f32.
+//         The reference backend runs the format's scalar definition
+//         (ops/include/longrun/ops/reduced_precision.h) on linear layers, the cpu's oracle.
 //   bf16: not implemented by any backend yet.
 #pragma once
 
