@@ -169,9 +169,9 @@ else()
   endif()
 endif()
 
-# Usage errors name the flag and exit 2 (a precision the backend refuses among them).
+# Usage errors name the flag and exit 2 (an unknown precision, and one the PyTorch peer cannot run, among them).
 foreach(args "models;--preset;no_such_preset" "models;--arch;fastformer" "models;--repeat;3"
-             "models;--precision;f16" "models;--preset;fastformer-d256-l2;--n;16;--backend;reference;--precision;int8"
+             "models;--precision;f16"
              "models;--precision;int8;--pytorch;--save-models;${OUT}/unused"
              "models;--arch;attention;--config;{\"form\":\"sparse\"}" "models;--pytorch"
              "models;--arch;fastformer;--config;{\"vocab_size\":1}" "models;--arch;nope;--config;{}"
