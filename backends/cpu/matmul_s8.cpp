@@ -6,11 +6,14 @@
 #include "backends/cpu/matmul_s8.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/gemm_s8.h"
+#include "backends/cpu/gemm_weight_cache.h"
 #include "longrun/dtype.h"
 #include "longrun/ops/reduced_precision.h"
 
@@ -22,16 +25,23 @@ struct S8State {
   bool int8 = false;
   const void* weight = nullptr;
   TensorDesc w_desc;
-  s8::PackedWeightS8 packed;
+  std::shared_ptr<const s8::PackedWeightS8> packed;  // shared with other plans (gemm_weight_cache.h)
   // Otherwise: the f32 kernel's prepared state.
   std::shared_ptr<void> f32_state;
 };
 
-Result<s8::PackedWeightS8> quantize_and_pack(const Value& w) {
+Result<std::shared_ptr<const s8::PackedWeightS8>> quantize_and_pack(const Value& w) {
   LR_ASSIGN_OR_RETURN(s8::QuantizedWeight q,
                       ops::s8::quantize_weight(w.weight_data, w.desc.dtype(), ops::LinearWeight::nk,
                                                w.desc.dim(0), w.desc.dim(1)));
-  return s8::pack_weight_s8x16(q);
+  LR_ASSIGN_OR_RETURN(s8::PackedWeightS8 packed, s8::pack_weight_s8x16(q));
+  return std::make_shared<const s8::PackedWeightS8>(std::move(packed));
+}
+
+// What the packed bytes depend on: the weight (address and desc), its layout and the format.
+std::string weight_key(const Value& w, ops::LinearWeight layout) {
+  return std::to_string(reinterpret_cast<uintptr_t>(w.weight_data)) + " " + w.desc.to_string() +
+         (layout == ops::LinearWeight::nk ? " nk" : " kn") + " s8x16";
 }
 
 }  // namespace
@@ -49,8 +59,11 @@ Result<std::shared_ptr<void>> cpu_matmul_s8_prepare_avx2(const Graph& graph, con
     const int64_t n = w->desc.dim(0), k = w->desc.dim(1);
     const int64_t panels = (n + s8::kPanelWidth - 1) / s8::kPanelWidth;
     const int64_t bytes = panels * ((k + 1) / 2) * 32 * int64_t(sizeof(int16_t)) + panels * 16 * 4;
-    LR_RETURN_IF_ERROR(host::reserve_weight_copy_bytes(bytes));
-    LR_ASSIGN_OR_RETURN(state->packed, quantize_and_pack(*w));
+    bool created = false;
+    LR_ASSIGN_OR_RETURN(state->packed, gemm::shared_weight<s8::PackedWeightS8>(
+                                           weight_key(*w, ops::LinearWeight::nk),
+                                           [&] { return host::reserve_weight_copy_bytes(bytes); },
+                                           [&] { return quantize_and_pack(*w); }, &created));
     state->int8 = true;
     state->weight = w->weight_data;
     state->w_desc = w->desc;
@@ -70,7 +83,7 @@ Status cpu_matmul_s8_avx2(const KernelArgs& args) {
   }
   const MatmulAttrs& at = args.attr<MatmulAttrs>();
   const TensorView& x = args.inputs[0];
-  const int64_t K = x.desc.dim(x.desc.rank() - 1), N = state->packed.n;
+  const int64_t K = x.desc.dim(x.desc.rank() - 1), N = state->packed->n;
   const int64_t rows = K > 0 ? x.desc.numel() / K : 0;
   gemm::Epilogue ep;
   ep.alpha = at.alpha;
@@ -83,7 +96,7 @@ Status cpu_matmul_s8_avx2(const KernelArgs& args) {
     ep.beta = at.beta;
   }
   ThreadPool* pool = args.pool != nullptr && args.pool->num_threads() > 1 ? args.pool : nullptr;
-  return s8::gemm_s8_avx2(x.ptr<const float>(), rows, K, state->packed, args.outputs[0].ptr<float>(), N, &ep,
+  return s8::gemm_s8_avx2(x.ptr<const float>(), rows, K, *state->packed, args.outputs[0].ptr<float>(), N, &ep,
                           pool);
 }
 
