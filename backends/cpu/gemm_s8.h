@@ -49,14 +49,23 @@ inline constexpr int kPanelWidth = 16;
 // Errors: buffers that do not match the shape, K > kMaxK, no memory.
 Result<PackedWeightS8> pack_weight_s8x16(const QuantizedWeight& w);
 
+// The scratch gemm_s8_avx2 needs for A[m, K]: the quantized rows (int16, round_up(K, 8)
+// apart) from offset 0, then the row scales (float) from the next multiple of 64 bytes.
+// Errors: a negative or too large shape.
+Result<int64_t> gemm_s8_scratch_bytes(int64_t m, int64_t k);
+
 // The AVX2 kernel (call only where the machine has AVX2): quantizes A[m, K] (rows lda floats
 // apart) per row with AVX2, multiplies by the packed weight and writes y[m, N] (rows ldy
 // apart), each finished 6 x 16 tile then going through `epilogue` (null: none) with the AVX2
 // matmul epilogue. Its bias, when set, points at column 0; its c at element (0, 0). Threads
-// over `pool` (null: the calling thread). Errors: shapes that do not match the weight, K >
-// kMaxK, strides shorter than a row, no memory for the quantized A (allocated per call).
+// over `pool` (null: the calling thread). The quantized A goes into `scratch` (at least
+// gemm_s8_scratch_bytes(m, K) bytes, 4-byte aligned; its contents are overwritten) when it
+// is given and large enough, else into buffers allocated for the call. Errors: shapes that
+// do not match the weight, K > kMaxK, strides shorter than a row, no memory for the
+// quantized A (only without scratch).
 Status gemm_s8_avx2(const float* a, int64_t m, int64_t lda, const PackedWeightS8& w, float* y, int64_t ldy,
-                    const gemm::Epilogue* epilogue, ThreadPool* pool);
+                    const gemm::Epilogue* epilogue, ThreadPool* pool, void* scratch = nullptr,
+                    int64_t scratch_bytes = 0);
 
 // The AVX2 row quantization behind gemm_s8_avx2 (exposed for tests): like
 // quantize_rows_reference, but q as int16 rows ldq >= round_up(cols, 8) apart, zero from

@@ -26,6 +26,8 @@ struct S8State {
   const void* weight = nullptr;
   TensorDesc w_desc;
   std::shared_ptr<const s8::PackedWeightS8> packed;  // shared with other plans (gemm_weight_cache.h)
+  // The quantized activations' run-time scratch (shared with the graph's other nodes).
+  std::shared_ptr<const host::SharedScratch> scratch;
   // Otherwise: the f32 kernel's prepared state.
   std::shared_ptr<void> f32_state;
 };
@@ -64,6 +66,9 @@ Result<std::shared_ptr<void>> cpu_matmul_s8_prepare_avx2(const Graph& graph, con
                                            weight_key(*w, ops::LinearWeight::nk),
                                            [&] { return host::reserve_weight_copy_bytes(bytes); },
                                            [&] { return quantize_and_pack(*w); }, &created));
+    const TensorDesc& x = in[0];
+    LR_ASSIGN_OR_RETURN(const int64_t scratch_bytes, s8::gemm_s8_scratch_bytes(x.numel() / k, k));
+    LR_ASSIGN_OR_RETURN(state->scratch, host::request_scratch(scratch_bytes));
     state->int8 = true;
     state->weight = w->weight_data;
     state->w_desc = w->desc;
@@ -96,8 +101,9 @@ Status cpu_matmul_s8_avx2(const KernelArgs& args) {
     ep.beta = at.beta;
   }
   ThreadPool* pool = args.pool != nullptr && args.pool->num_threads() > 1 ? args.pool : nullptr;
+  // The scratch is written during the run: runs of one prepared graph are serialised.
   return s8::gemm_s8_avx2(x.ptr<const float>(), rows, K, *state->packed, args.outputs[0].ptr<float>(), N, &ep,
-                          pool);
+                          pool, state->scratch->floats(), state->scratch->bytes());
 }
 
 }  // namespace longrun::cpu

@@ -439,3 +439,33 @@ TEST_CASE("int8 weight quantization: [K, N] per column and f16/bf16 weights equa
   CHECK(!ops::s8::quantize_weight(kn.data(), DType::i32, ops::LinearWeight::nk, 3, 2).ok());
   CHECK(!ops::s8::quantize_weight(kn.data(), DType::f32, ops::LinearWeight::none, 3, 2).ok());
 }
+
+TEST_CASE("cpu int8: the quantized A goes into the caller's scratch when it fits") {
+  if (!has_avx2()) return;
+  std::mt19937 rng(5);
+  const int64_t m = 13, n = 33, k = 17;
+  const std::vector<float> wf = matrix(n, k, 1, rng), a = matrix(m, k, 2, rng, true);
+  auto qw = ops::s8::quantize_weight(wf.data(), DType::f32, ops::LinearWeight::nk, n, k);
+  REQUIRE(qw.ok());
+  auto packed = s8::pack_weight_s8x16(*qw);
+  REQUIRE(packed.ok());
+  auto need = s8::gemm_s8_scratch_bytes(m, k);
+  REQUIRE(need.ok());
+  // 13 rows of round_up(17, 8) = 24 int16 (624 bytes, then to 640), then 13 float scales.
+  CHECK(*need == 640 + 13 * 4);
+  CHECK(!s8::gemm_s8_scratch_bytes(-1, k).ok());
+  CHECK(!s8::gemm_s8_scratch_bytes(m, s8::kMaxK + 1).ok());
+  CHECK(!s8::gemm_s8_scratch_bytes(int64_t(1) << 62, k).ok());
+  const std::vector<float> want = run_reference(a, m, *qw, nullptr);
+  for (const int64_t bytes : {*need, *need - 1}) {
+    CAPTURE(bytes);
+    std::vector<float> scratch(size_t(bytes / 4 + 1), kNaN);  // float-aligned bytes
+    const std::vector<float> before = scratch;
+    std::vector<float> y(size_t(m * n));
+    REQUIRE(
+        s8::gemm_s8_avx2(a.data(), m, k, *packed, y.data(), n, nullptr, nullptr, scratch.data(), bytes).ok());
+    CHECK(bitwise_equal(y, want));
+    // Used when large enough; otherwise left alone (the call allocates its own).
+    CHECK(bitwise_equal(scratch, before) == (bytes < *need));
+  }
+}
