@@ -21,8 +21,7 @@ namespace longrun::cpu {
 namespace {
 
 struct S8State {
-  // The int8 route: the packed weight and the weight it was made from.
-  bool int8 = false;
+  // The int8 route (taken when weight is set): the weight the packed copy was made from.
   const void* weight = nullptr;
   TensorDesc w_desc;
   std::shared_ptr<const s8::PackedWeightS8> packed;  // shared with other plans (gemm_weight_cache.h)
@@ -69,7 +68,6 @@ Result<std::shared_ptr<void>> cpu_matmul_s8_prepare_avx2(const Graph& graph, con
     const TensorDesc& x = in[0];
     LR_ASSIGN_OR_RETURN(const int64_t scratch_bytes, s8::gemm_s8_scratch_bytes(x.numel() / k, k));
     LR_ASSIGN_OR_RETURN(state->scratch, host::request_scratch(scratch_bytes));
-    state->int8 = true;
     state->weight = w->weight_data;
     state->w_desc = w->desc;
     return std::shared_ptr<void>(state);
@@ -80,8 +78,8 @@ Result<std::shared_ptr<void>> cpu_matmul_s8_prepare_avx2(const Graph& graph, con
 
 Status cpu_matmul_s8_avx2(const KernelArgs& args) {
   const auto* state = static_cast<const S8State*>(args.prepared);
-  if (state == nullptr || !state->int8 || args.inputs.size() < 2 || args.inputs[1].data != state->weight ||
-      args.inputs[1].desc != state->w_desc) {
+  if (state == nullptr || state->weight == nullptr || args.inputs.size() < 2 ||
+      args.inputs[1].data != state->weight || args.inputs[1].desc != state->w_desc) {
     KernelArgs f32 = args;
     f32.prepared = state != nullptr ? state->f32_state.get() : nullptr;
     return cpu_matmul_f32_avx2(f32);
