@@ -1,8 +1,9 @@
-// The cpu backend's matmul at int8 precision (docs/cpu-kernels.md#int8-gemm): a linear layer,
-// y = act(alpha · x · Wᵀ + bias + beta · C) with a constant weight W[N, K], runs on the int8
-// GEMM (gemm_s8.h: W quantized per output channel once at prepare, x per row on every run);
-// every other matmul (attention's Q·Kᵀ and P·V, a B that is an activation, a batched or
-// transposed weight) runs the f32 kernel unchanged.
+// The cpu backend's matmul at int8 precision (docs/cpu-kernels.md#int8-gemm): a linear layer
+// (ops::linear_weight_layout), y = act(alpha · x · op(W) + bias + beta · C) with a constant
+// weight W[N, K] used transposed or W[K, N] used as is, runs on the int8 GEMM (gemm_s8.h: W
+// quantized per output channel once per process, x per row on every run); every other matmul
+// (attention's Q·Kᵀ and P·V, a B that is an activation, a batched weight) runs the f32 kernel
+// unchanged.
 #include "backends/cpu/matmul_s8.h"
 
 #include <algorithm>
@@ -31,10 +32,10 @@ struct S8State {
   std::shared_ptr<void> f32_state;
 };
 
-Result<std::shared_ptr<const s8::PackedWeightS8>> quantize_and_pack(const Value& w) {
+Result<std::shared_ptr<const s8::PackedWeightS8>> quantize_and_pack(const Value& w, ops::LinearWeight layout,
+                                                                    int64_t n, int64_t k) {
   LR_ASSIGN_OR_RETURN(s8::QuantizedWeight q,
-                      ops::s8::quantize_weight(w.weight_data, w.desc.dtype(), ops::LinearWeight::nk,
-                                               w.desc.dim(0), w.desc.dim(1)));
+                      ops::s8::quantize_weight(w.weight_data, w.desc.dtype(), layout, n, k));
   LR_ASSIGN_OR_RETURN(s8::PackedWeightS8 packed, s8::pack_weight_s8x16(q));
   return std::make_shared<const s8::PackedWeightS8>(std::move(packed));
 }
@@ -53,18 +54,23 @@ Result<std::shared_ptr<void>> cpu_matmul_s8_prepare_avx2(const Graph& graph, con
   std::vector<TensorDesc> in;
   for (ValueId v : node.inputs) in.push_back(graph.value(v).desc);
   const Value* w = node.inputs.size() >= 2 ? &graph.value(node.inputs[1]) : nullptr;
-  if (std::holds_alternative<MatmulAttrs>(node.attrs) && node.outputs.size() == 1 && w != nullptr &&
-      w->role == ValueRole::weight && w->weight_data != nullptr &&
-      ops::linear_weight_layout(std::get<MatmulAttrs>(node.attrs), in, graph.value(node.outputs[0]).desc) ==
-          ops::LinearWeight::nk) {
-    const int64_t n = w->desc.dim(0), k = w->desc.dim(1);
+  const ops::LinearWeight layout = std::holds_alternative<MatmulAttrs>(node.attrs) &&
+                                           node.outputs.size() == 1 && w != nullptr &&
+                                           w->role == ValueRole::weight && w->weight_data != nullptr
+                                       ? ops::linear_weight_layout(std::get<MatmulAttrs>(node.attrs), in,
+                                                                   graph.value(node.outputs[0]).desc)
+                                       : ops::LinearWeight::none;
+  if (layout != ops::LinearWeight::none) {
+    // W[N, K] (nk) or W[K, N] (kn): quantized per output channel into the same panels.
+    const bool nk = layout == ops::LinearWeight::nk;
+    const int64_t n = w->desc.dim(nk ? 0 : 1), k = w->desc.dim(nk ? 1 : 0);
     const int64_t panels = (n + s8::kPanelWidth - 1) / s8::kPanelWidth;
     const int64_t bytes = panels * ((k + 1) / 2) * 32 * int64_t(sizeof(int16_t)) + panels * 16 * 4;
     bool created = false;
-    LR_ASSIGN_OR_RETURN(state->packed, gemm::shared_weight<s8::PackedWeightS8>(
-                                           weight_key(*w, ops::LinearWeight::nk),
-                                           [&] { return host::reserve_weight_copy_bytes(bytes); },
-                                           [&] { return quantize_and_pack(*w); }, &created));
+    LR_ASSIGN_OR_RETURN(state->packed,
+                        gemm::shared_weight<s8::PackedWeightS8>(
+                            weight_key(*w, layout), [&] { return host::reserve_weight_copy_bytes(bytes); },
+                            [&] { return quantize_and_pack(*w, layout, n, k); }, &created));
     const TensorDesc& x = in[0];
     LR_ASSIGN_OR_RETURN(const int64_t scratch_bytes, s8::gemm_s8_scratch_bytes(x.numel() / k, k));
     LR_ASSIGN_OR_RETURN(state->scratch, host::request_scratch(scratch_bytes));

@@ -21,15 +21,18 @@ constexpr int64_t kIn = 40, kOut = 24;
 
 bool has_avx2() { return int(cpu::detect_isa()) >= int(cpu::Isa::avx2); }
 
-// y = x W^T + bias for x [1, n, kIn], W [kOut, kIn] in `w`.
+// y = x W^T + bias for x [1, n, kIn] and W [kOut, kIn] in `w`, or with `kn`, y = x W + bias
+// for W [kIn, kOut].
 GraphFactory linear_factory(std::shared_ptr<const std::vector<float>> w,
-                            std::shared_ptr<const std::vector<float>> bias) {
-  return [w, bias](std::span<const TensorDesc> descs) -> Result<Graph> {
+                            std::shared_ptr<const std::vector<float>> bias, bool kn = false) {
+  return [w, bias, kn](std::span<const TensorDesc> descs) -> Result<Graph> {
     GraphBuilder b;
     const ValueId x = b.input("x", descs[0]);
-    const ValueId wt = b.weight("w", TensorDesc(DType::f32, {kOut, kIn}), w->data(), w);
+    const ValueId wt = b.weight(
+        "w", TensorDesc(DType::f32, kn ? std::vector<int64_t>{kIn, kOut} : std::vector<int64_t>{kOut, kIn}),
+        w->data(), w);
     const ValueId bt = b.weight("b", TensorDesc(DType::f32, {kOut}), bias->data(), bias);
-    b.output(b.matmul({x, wt, bt}, {.trans_b = true, .has_bias = true}), "y");
+    b.output(b.matmul({x, wt, bt}, {.trans_b = !kn, .has_bias = true}), "y");
     return b.build();
   };
 }
@@ -102,4 +105,25 @@ TEST_CASE("cpu int8 matmul: plans and sessions share one packed s8 copy of a wei
     CHECK(cpu::gemm::packed_weight_entries() == before + 1);
   }
   CHECK(cpu::gemm::packed_weight_entries() == before);  // released with the last plan
+}
+
+TEST_CASE("cpu int8 matmul: a [K, N] weight runs int8, quantized per column") {
+  if (!has_avx2()) return;
+  auto w = std::make_shared<std::vector<float>>(size_t(kIn * kOut));  // [kIn, kOut]
+  auto bias = std::make_shared<std::vector<float>>(size_t(kOut), 0.5f);
+  for (size_t i = 0; i < w->size(); ++i) (*w)[i] = float(int(i * 5 % 19) - 9) / 4.0f + float(i % kOut) * 0.1f;
+  auto qw = ops::s8::quantize_weight(w->data(), DType::f32, ops::LinearWeight::kn, kOut, kIn);
+  REQUIRE(qw.ok());
+  const size_t before = cpu::gemm::packed_weight_entries();
+  auto s = Session::create(linear_factory(w, bias, true), {"x"},
+                           {.backend = "cpu", .threads = 2, .precision = Precision::int8});
+  REQUIRE(s.ok());
+  CHECK(report(**s, 5).weight_bytes_copied >= kOut * kIn * int64_t(sizeof(int16_t)));
+  CHECK(cpu::gemm::packed_weight_entries() == before + 1);
+  const std::vector<float> y = run(**s, 5), want = reference(input(5), 5, *qw, *bias);
+  CHECK(std::memcmp(y.data(), want.data(), y.size() * sizeof(float)) == 0);
+  // Not the f32 product: the int8 route ran.
+  auto f32 = Session::create(linear_factory(w, bias, true), {"x"}, {.backend = "cpu", .threads = 2});
+  REQUIRE(f32.ok());
+  CHECK(std::memcmp(y.data(), run(**f32, 5).data(), y.size() * sizeof(float)) != 0);
 }
