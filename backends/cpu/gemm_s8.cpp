@@ -3,6 +3,7 @@
 #include "cpu/gemm_s8.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -39,6 +40,91 @@ Result<PackedWeightS8> pack_weight_s8x16(const QuantizedWeight& w) {
     int16_t* dst = p.data.data() + panel * p.k_pairs * 2 * kPanelWidth + 16 * h + 2 * i;
     for (int64_t k = 0; k < w.k; ++k) dst[(k / 2) * 2 * kPanelWidth + (k % 2)] = w.q[size_t(c * w.k + k)];
   }
+  return p;
+}
+
+namespace {
+
+// The reference path: quantize_weight's result (or its error) packed.
+Result<PackedWeightS8> quantize_then_pack(const void* w, DType dtype, ops::LinearWeight layout, int64_t n,
+                                          int64_t k) {
+  LR_ASSIGN_OR_RETURN(QuantizedWeight q, ops::s8::quantize_weight(w, dtype, layout, n, k));
+  return pack_weight_s8x16(q);
+}
+
+float widen(const void* w, DType dtype, int64_t i) {
+  switch (dtype) {
+    case DType::f16: return f16_to_f32(static_cast<const uint16_t*>(w)[i]);
+    case DType::bf16: return bf16_to_f32(static_cast<const uint16_t*>(w)[i]);
+    default: return static_cast<const float*>(w)[i];
+  }
+}
+
+}  // namespace
+
+Result<PackedWeightS8> quantize_pack_weight_avx2(const void* w, DType dtype, ops::LinearWeight layout,
+                                                 int64_t n, int64_t k, ThreadPool* pool) {
+  // Anything but a valid weight takes the reference path for its error.
+  if (n <= 0 || k <= 0 || k > kMaxK || w == nullptr ||
+      (dtype != DType::f32 && dtype != DType::f16 && dtype != DType::bf16) ||
+      (layout != ops::LinearWeight::nk && layout != ops::LinearWeight::kn))
+    return quantize_then_pack(w, dtype, layout, n, k);
+  PackedWeightS8 p;
+  p.n = n;
+  p.k = k;
+  p.k_pairs = ceil_div(k, 2);
+  p.panels = ceil_div(n, kPanelWidth);
+  try {
+    p.data.assign(size_t(p.panels * p.k_pairs * 2 * kPanelWidth), 0);
+    p.scale.assign(size_t(p.panels * kPanelWidth), 0.0f);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory("int8 weight: cannot allocate the packed panels of [" + std::to_string(n) + ", " +
+                         std::to_string(k) + "]");
+  }
+  // Each chunk of panels: its channels' f32 rows (read in place from an f32 [n, k] weight,
+  // else widened / gathered into `rows`), quantized into `q`, interleaved into its panels.
+  const bool in_place = dtype == DType::f32 && layout == ops::LinearWeight::nk;
+  const int64_t ldq = std::max<int64_t>(8, ceil_div(k, 8) * 8);
+  std::atomic<bool> non_finite{false}, no_memory{false};
+  auto pack = [&](int64_t begin, int64_t end) {
+    std::vector<float> rows;
+    std::vector<int16_t> q;
+    try {
+      if (!in_place) rows.resize(size_t(kPanelWidth * k));
+      q.resize(size_t(kPanelWidth * ldq));
+    } catch (const std::bad_alloc&) {
+      no_memory = true;
+      return;
+    }
+    for (int64_t panel = begin; panel < end && !non_finite; ++panel) {
+      const int64_t c0 = panel * kPanelWidth;
+      const int count = int(std::min<int64_t>(kPanelWidth, n - c0));
+      const float* row[kPanelWidth];
+      for (int i = 0; i < count; ++i) {
+        row[i] = in_place ? static_cast<const float*>(w) + (c0 + i) * k : rows.data() + i * k;
+        if (in_place) continue;
+        float* dst = rows.data() + i * k;
+        if (layout == ops::LinearWeight::nk)
+          for (int64_t j = 0; j < k; ++j) dst[j] = widen(w, dtype, (c0 + i) * k + j);
+      }
+      if (!in_place && layout == ops::LinearWeight::kn)  // rows of W[k, n]: 16 adjacent columns each
+        for (int64_t j = 0; j < k; ++j)
+          for (int i = 0; i < count; ++i) rows[size_t(i * k + j)] = widen(w, dtype, j * n + c0 + i);
+      if (!pack_panel_s8x16_avx2(row, count, k, q.data(), ldq,
+                                 p.data.data() + panel * p.k_pairs * 2 * kPanelWidth, p.scale.data() + c0))
+        non_finite = true;
+    }
+  };
+  // At least 16 Ki values a chunk: a panel of a short K alone is too little work to hand out.
+  const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 14) / (kPanelWidth * k));
+  if (pool != nullptr && pool->num_threads() > 1 && p.panels > 1)
+    pool->parallel_for(p.panels, grain, std::ref(pack));
+  else
+    pack(0, p.panels);
+  if (no_memory)
+    return out_of_memory("int8 weight: cannot allocate the quantization buffers of [" + std::to_string(n) +
+                         ", " + std::to_string(k) + "]");
+  if (non_finite) return quantize_then_pack(w, dtype, layout, n, k);  // names the element
   return p;
 }
 

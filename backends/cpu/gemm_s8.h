@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backends/cpu/gemm.h"
+#include "longrun/dtype.h"
 #include "longrun/ops/reduced_precision.h"
 #include "longrun/status.h"
 #include "longrun/thread_pool.h"
@@ -48,6 +49,14 @@ struct PackedWeightS8 {
 inline constexpr int kPanelWidth = 16;
 // Errors: buffers that do not match the shape, K > kMaxK, no memory.
 Result<PackedWeightS8> pack_weight_s8x16(const QuantizedWeight& w);
+
+// A linear layer's weight quantized straight into the panels (call only where the machine
+// has AVX2): the same bytes as pack_weight_s8x16(ops::s8::quantize_weight(w, dtype, layout,
+// n, k)), made panel by panel over `pool` (null: the calling thread), each channel quantized
+// by quantize_rows_avx2. Errors: quantize_weight's (a non-finite element is named by its
+// index), no memory.
+Result<PackedWeightS8> quantize_pack_weight_avx2(const void* w, DType dtype, ops::LinearWeight layout,
+                                                 int64_t n, int64_t k, ThreadPool* pool);
 
 // The scratch gemm_s8_avx2 needs for A[m, K]: the quantized rows (int16, round_up(K, 8)
 // apart) from offset 0, then the row scales (float) from the next multiple of 64 bytes.
@@ -87,6 +96,13 @@ struct BlockArgs {
   const gemm::Epilogue* epilogue = nullptr;  // at the block's (0, 16 panel0); null: none
 };
 void gemm_s8_block_avx2(const BlockArgs& args);
+
+// One panel of quantize_pack_weight_avx2: channels i < count (<= kPanelWidth) from the f32
+// rows rows[i] (K values each) into `panel` (k_pairs * 32 int16, zero past count) and
+// scale[i], through q (kPanelWidth rows of ldq >= round_up(K, 8) int16). Returns false, with
+// the panel unfinished, when a row holds an infinity or a NaN.
+bool pack_panel_s8x16_avx2(const float* const* rows, int count, int64_t k, int16_t* q, int64_t ldq,
+                           int16_t* panel, float* scale);
 inline constexpr int kTileRows = 6;  // the AVX2 microkernel's rows
 
 }  // namespace longrun::cpu::s8

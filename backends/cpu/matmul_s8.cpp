@@ -33,10 +33,9 @@ struct S8State {
 };
 
 Result<std::shared_ptr<const s8::PackedWeightS8>> quantize_and_pack(const Value& w, ops::LinearWeight layout,
-                                                                    int64_t n, int64_t k) {
-  LR_ASSIGN_OR_RETURN(s8::QuantizedWeight q,
-                      ops::s8::quantize_weight(w.weight_data, w.desc.dtype(), layout, n, k));
-  LR_ASSIGN_OR_RETURN(s8::PackedWeightS8 packed, s8::pack_weight_s8x16(q));
+                                                                    int64_t n, int64_t k, ThreadPool* pool) {
+  LR_ASSIGN_OR_RETURN(s8::PackedWeightS8 packed,
+                      s8::quantize_pack_weight_avx2(w.weight_data, w.desc.dtype(), layout, n, k, pool));
   return std::make_shared<const s8::PackedWeightS8>(std::move(packed));
 }
 
@@ -70,7 +69,7 @@ Result<std::shared_ptr<void>> cpu_matmul_s8_prepare_avx2(const Graph& graph, con
     LR_ASSIGN_OR_RETURN(state->packed,
                         gemm::shared_weight<s8::PackedWeightS8>(
                             weight_key(*w, layout), [&] { return host::reserve_weight_copy_bytes(bytes); },
-                            [&] { return quantize_and_pack(*w, layout, n, k); }, &created));
+                            [&] { return quantize_and_pack(*w, layout, n, k, pool); }, &created));
     const TensorDesc& x = in[0];
     LR_ASSIGN_OR_RETURN(const int64_t scratch_bytes, s8::gemm_s8_scratch_bytes(x.numel() / k, k));
     LR_ASSIGN_OR_RETURN(state->scratch, host::request_scratch(scratch_bytes));

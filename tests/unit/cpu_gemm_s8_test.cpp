@@ -469,3 +469,76 @@ TEST_CASE("cpu int8: the quantized A goes into the caller's scratch when it fits
     CHECK(bitwise_equal(scratch, before) == (bytes < *need));
   }
 }
+
+TEST_CASE("cpu int8: the AVX2 weight packing equals quantize_weight then pack_weight_s8x16 byte for byte") {
+  if (!has_avx2()) return;
+  auto three = pool_of(3);
+  std::mt19937 rng(31);
+  // A weight value representable in `dtype` and finite there (the stored weight's values).
+  auto stored = [](float v, DType dtype) -> uint16_t {
+    const uint16_t h = dtype == DType::f16 ? f32_to_f16(v) : f32_to_bf16(v);
+    const float back = dtype == DType::f16 ? f16_to_f32(h) : bf16_to_f32(h);
+    if (std::isfinite(back)) return h;
+    return uint16_t((std::signbit(v) ? 0x8000 : 0) | (dtype == DType::f16 ? 0x7bff : 0x7f7f));  // ±max
+  };
+  auto same = [](const s8::PackedWeightS8& a, const s8::PackedWeightS8& b) {
+    return a.n == b.n && a.k == b.k && a.k_pairs == b.k_pairs && a.panels == b.panels && a.data == b.data &&
+           a.scale.size() == b.scale.size() &&
+           std::memcmp(a.scale.data(), b.scale.data(), a.scale.size() * sizeof(float)) == 0;
+  };
+  struct Shape {
+    int64_t n, k;
+  };
+  std::vector<Shape> shapes;
+  for (int64_t n : {1, 7, 8, 9, 15, 16, 17, 33, 40})
+    for (int64_t k : {1, 2, 7, 8, 9, 15, 16, 17, 33, 255}) shapes.push_back({n, k});
+  shapes.push_back({2000, 33});  // several chunks of panels on the pool
+  shapes.push_back({515, 257});
+  for (const Shape sh : shapes) {
+    const std::vector<float> nk = matrix(sh.n, sh.k, int(sh.n + sh.k) % 5, rng);  // [n, k], adversarial rows
+    for (const ops::LinearWeight layout : {ops::LinearWeight::nk, ops::LinearWeight::kn})
+      for (const DType dtype : {DType::f32, DType::f16, DType::bf16}) {
+        CAPTURE(sh.n);
+        CAPTURE(sh.k);
+        CAPTURE(int(layout));
+        CAPTURE(dtype_name(dtype));
+        std::vector<float> f(size_t(sh.n * sh.k));
+        std::vector<uint16_t> h(f.size());
+        for (int64_t c = 0; c < sh.n; ++c)
+          for (int64_t j = 0; j < sh.k; ++j) {
+            const size_t at = size_t(layout == ops::LinearWeight::nk ? c * sh.k + j : j * sh.n + c);
+            f[at] = nk[size_t(c * sh.k + j)];
+            if (dtype != DType::f32) h[at] = stored(f[at], dtype);
+          }
+        const void* w = dtype == DType::f32 ? static_cast<const void*>(f.data()) : h.data();
+        auto q = ops::s8::quantize_weight(w, dtype, layout, sh.n, sh.k);
+        REQUIRE(q.ok());
+        auto want = s8::pack_weight_s8x16(*q);
+        REQUIRE(want.ok());
+        auto one = s8::quantize_pack_weight_avx2(w, dtype, layout, sh.n, sh.k, nullptr);
+        auto many = s8::quantize_pack_weight_avx2(w, dtype, layout, sh.n, sh.k, three.get());
+        REQUIRE(one.ok());
+        REQUIRE(many.ok());
+        CHECK(same(*one, *want));
+        CHECK(same(*many, *want));
+      }
+  }
+  // Errors are quantize_weight's: a non-finite element named by its stored index, a bad shape.
+  std::vector<float> kn(size_t(40 * 70), 0.5f);  // [K 40, N 70]
+  kn[size_t(37 * 70 + 66)] = kNaN;
+  for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), three.get()}) {
+    auto bad = s8::quantize_pack_weight_avx2(kn.data(), DType::f32, ops::LinearWeight::kn, 70, 40, pool);
+    REQUIRE(!bad.ok());
+    CHECK_MESSAGE(bad.status().message().find("element [37, 66]") != std::string::npos,
+                  bad.status().to_string());
+  }
+  CHECK(
+      !s8::quantize_pack_weight_avx2(kn.data(), DType::f32, ops::LinearWeight::nk, 1, s8::kMaxK + 1, nullptr)
+           .ok());
+  CHECK(!s8::quantize_pack_weight_avx2(kn.data(), DType::i32, ops::LinearWeight::nk, 2, 2, nullptr).ok());
+  CHECK(!s8::quantize_pack_weight_avx2(kn.data(), DType::f32, ops::LinearWeight::none, 2, 2, nullptr).ok());
+  auto empty = s8::quantize_pack_weight_avx2(kn.data(), DType::f32, ops::LinearWeight::nk, 3, 0, nullptr);
+  REQUIRE(empty.ok());
+  CHECK(empty->panels == 1);
+  CHECK(empty->data.empty());
+}
