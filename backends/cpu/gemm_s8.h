@@ -1,7 +1,7 @@
-// The int8 GEMM kernel layer (docs/cpu-kernels.md#int8-gemm): y = A · Wᵀ with W[N, K] (a
-// linear layer's trans_b weight, row n = output channel n) quantized per output channel and
-// A[M, K] quantized per row when the product runs; the products are summed exactly in int32,
-// then dequantized in f32 and finished by the matmul epilogue (gemm.h, Epilogue).
+// The int8 GEMM kernel layer (docs/cpu-kernels.md#int8-gemm): y = A · Wᵀ with W[N, K] (row n
+// = output channel n; a linear layer's [K, N] weight is quantized per column into the same
+// form) quantized per output channel and A[M, K] quantized per row when the product runs; the products are
+// summed exactly in int32, then dequantized in f32 and finished by the matmul epilogue (gemm.h, Epilogue).
 //
 // The numeric format is defined in longrun/ops/reduced_precision.h (ops::s8); the AVX2
 // kernel matches its scalar definition bit for bit.

@@ -2,7 +2,8 @@
 // even, clamping, zero / non-finite / denormal rows), the AVX2 kernel bit for bit against the
 // scalar reference (with the AVX2 matmul epilogue applied after it) on shapes around the tile
 // and panel widths with adversarial rows and columns, 1 vs 2 vs 3 threads, argument errors,
-// and the accuracy of the format against the f32 product on Gaussian data.
+// the accuracy of the format against the f32 product on Gaussian data, the caller's scratch,
+// and the AVX2 weight packing byte for byte against the scalar quantize-then-pack.
 #include <doctest/doctest.h>
 
 #include <cmath>
