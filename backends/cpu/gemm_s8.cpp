@@ -3,10 +3,13 @@
 #include "cpu/gemm_s8.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <new>
 #include <string>
+#include <vector>
 
 namespace longrun::cpu::s8 {
 namespace {
@@ -40,8 +43,112 @@ Result<PackedWeightS8> pack_weight_s8x16(const QuantizedWeight& w) {
   return p;
 }
 
+namespace {
+
+// The reference path: quantize_weight's result (or its error) packed.
+Result<PackedWeightS8> quantize_then_pack(const void* w, DType dtype, ops::LinearWeight layout, int64_t n,
+                                          int64_t k) {
+  LR_ASSIGN_OR_RETURN(QuantizedWeight q, ops::s8::quantize_weight(w, dtype, layout, n, k));
+  return pack_weight_s8x16(q);
+}
+
+float widen(const void* w, DType dtype, int64_t i) {
+  switch (dtype) {
+    case DType::f16: return f16_to_f32(static_cast<const uint16_t*>(w)[i]);
+    case DType::bf16: return bf16_to_f32(static_cast<const uint16_t*>(w)[i]);
+    default: return static_cast<const float*>(w)[i];
+  }
+}
+
+}  // namespace
+
+Result<PackedWeightS8> quantize_pack_weight_avx2(const void* w, DType dtype, ops::LinearWeight layout,
+                                                 int64_t n, int64_t k, ThreadPool* pool) {
+  // Anything but a valid weight takes the reference path for its error.
+  if (n <= 0 || k <= 0 || k > kMaxK || w == nullptr ||
+      (dtype != DType::f32 && dtype != DType::f16 && dtype != DType::bf16) ||
+      (layout != ops::LinearWeight::nk && layout != ops::LinearWeight::kn))
+    return quantize_then_pack(w, dtype, layout, n, k);
+  PackedWeightS8 p;
+  p.n = n;
+  p.k = k;
+  p.k_pairs = ceil_div(k, 2);
+  p.panels = ceil_div(n, kPanelWidth);
+  try {
+    p.data.assign(size_t(p.panels * p.k_pairs * 2 * kPanelWidth), 0);
+    p.scale.assign(size_t(p.panels * kPanelWidth), 0.0f);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory("int8 weight: cannot allocate the packed panels of [" + std::to_string(n) + ", " +
+                         std::to_string(k) + "]");
+  }
+  // Each chunk of panels: its channels' f32 rows (read in place from an f32 [n, k] weight,
+  // else widened / gathered into `rows`), quantized into `q`, interleaved into its panels.
+  const bool in_place = dtype == DType::f32 && layout == ops::LinearWeight::nk;
+  const int64_t ldq = std::max<int64_t>(8, ceil_div(k, 8) * 8);
+  std::atomic<bool> non_finite{false}, no_memory{false};
+  auto pack = [&](int64_t begin, int64_t end) {
+    std::vector<float> rows;
+    std::vector<int16_t> q;
+    try {
+      if (!in_place) rows.resize(size_t(kPanelWidth * k));
+      q.resize(size_t(kPanelWidth * ldq));
+    } catch (const std::bad_alloc&) {
+      no_memory = true;
+      return;
+    }
+    for (int64_t panel = begin; panel < end && !non_finite; ++panel) {
+      const int64_t c0 = panel * kPanelWidth;
+      const int count = int(std::min<int64_t>(kPanelWidth, n - c0));
+      const float* row[kPanelWidth];
+      for (int i = 0; i < count; ++i) {
+        row[i] = in_place ? static_cast<const float*>(w) + (c0 + i) * k : rows.data() + i * k;
+        if (in_place) continue;
+        float* dst = rows.data() + i * k;
+        if (layout == ops::LinearWeight::nk)
+          for (int64_t j = 0; j < k; ++j) dst[j] = widen(w, dtype, (c0 + i) * k + j);
+      }
+      if (!in_place && layout == ops::LinearWeight::kn)  // rows of W[k, n]: 16 adjacent columns each
+        for (int64_t j = 0; j < k; ++j)
+          for (int i = 0; i < count; ++i) rows[size_t(i * k + j)] = widen(w, dtype, j * n + c0 + i);
+      if (!pack_panel_s8x16_avx2(row, count, k, q.data(), ldq,
+                                 p.data.data() + panel * p.k_pairs * 2 * kPanelWidth, p.scale.data() + c0))
+        non_finite = true;
+    }
+  };
+  // At least 16 Ki values a chunk: a panel of a short K alone is too little work to hand out.
+  const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 14) / (kPanelWidth * k));
+  if (pool != nullptr && pool->num_threads() > 1 && p.panels > 1)
+    pool->parallel_for(p.panels, grain, std::ref(pack));
+  else
+    pack(0, p.panels);
+  if (no_memory)
+    return out_of_memory("int8 weight: cannot allocate the quantization buffers of [" + std::to_string(n) +
+                         ", " + std::to_string(k) + "]");
+  if (non_finite) return quantize_then_pack(w, dtype, layout, n, k);  // names the element
+  return p;
+}
+
+namespace {
+
+// Quantized A's row stride: round_up(K, 8) int16 (quantize_rows_avx2 writes whole vectors).
+int64_t qa_stride(int64_t k) { return std::max<int64_t>(8, ceil_div(k, 8) * 8); }
+// Where the row scales start in the scratch: after the quantized rows, on a cache line.
+int64_t scales_offset(int64_t qa_elems) { return ceil_div(qa_elems * int64_t(sizeof(int16_t)), 64) * 64; }
+constexpr int64_t kMaxScratchElems = int64_t(1) << 40;
+
+}  // namespace
+
+Result<int64_t> gemm_s8_scratch_bytes(int64_t m, int64_t k) {
+  int64_t qa_elems = 0;
+  if (m < 0 || k < 0 || k > kMaxK || __builtin_mul_overflow(m, qa_stride(k), &qa_elems) ||
+      qa_elems > kMaxScratchElems)
+    return invalid_argument("int8 gemm: A [" + std::to_string(m) + ", " + std::to_string(k) +
+                            "] has no quantized scratch size");
+  return scales_offset(qa_elems) + m * int64_t(sizeof(float));
+}
+
 Status gemm_s8_avx2(const float* a, int64_t m, int64_t lda, const PackedWeightS8& w, float* y, int64_t ldy,
-                    const gemm::Epilogue* epilogue, ThreadPool* pool) {
+                    const gemm::Epilogue* epilogue, ThreadPool* pool, void* scratch, int64_t scratch_bytes) {
   const int64_t K = w.k, N = w.n;
   if (m < 0 || K < 0 || N < 0) return invalid_argument("int8 gemm: negative dimension");
   if (K > kMaxK)
@@ -61,28 +168,38 @@ Status gemm_s8_avx2(const float* a, int64_t m, int64_t lda, const PackedWeightS8
     return invalid_argument("int8 gemm: C's row stride " + std::to_string(epilogue->ldc) +
                             " is shorter than N " + std::to_string(N));
 
-  // Quantized A: rows of round_up(K, 8) int16 (quantize_rows_avx2 writes whole vectors).
-  const int64_t ldq = std::max<int64_t>(8, ceil_div(K, 8) * 8);
-  int64_t qa_elems = 0;
-  if (__builtin_mul_overflow(m, ldq, &qa_elems) || qa_elems > (int64_t(1) << 40))
-    return invalid_argument("int8 gemm: A [" + std::to_string(m) + ", " + std::to_string(K) +
-                            "] is too large");
-  std::vector<int16_t> qa;
-  std::vector<float> sa;
-  try {
-    qa.resize(static_cast<size_t>(qa_elems));
-    sa.resize(static_cast<size_t>(m));
-  } catch (const std::bad_alloc&) {
-    return out_of_memory("int8 gemm: cannot allocate the quantized A [" + std::to_string(m) + ", " +
-                         std::to_string(ldq) + "] int16");
+  // Quantized A and its row scales: in the caller's scratch when it fits, else owned.
+  const int64_t ldq = qa_stride(K);
+  LR_ASSIGN_OR_RETURN(const int64_t need, gemm_s8_scratch_bytes(m, K));
+  const int64_t qa_elems = m * ldq;
+  int16_t* qa = nullptr;
+  float* sa = nullptr;
+  std::vector<int16_t> own_qa;
+  std::vector<float> own_sa;
+  if (scratch != nullptr && scratch_bytes >= need &&
+      reinterpret_cast<uintptr_t>(scratch) % alignof(float) == 0) {
+    // New int16 and float arrays in the caller's bytes (placement new starts their lifetimes;
+    // nothing runs for these trivial types).
+    qa = ::new (scratch) int16_t[size_t(qa_elems)];
+    sa = ::new (static_cast<char*>(scratch) + scales_offset(qa_elems)) float[size_t(m)];
+  } else {
+    try {
+      own_qa.resize(static_cast<size_t>(qa_elems));
+      own_sa.resize(static_cast<size_t>(m));
+    } catch (const std::bad_alloc&) {
+      return out_of_memory("int8 gemm: cannot allocate the quantized A [" + std::to_string(m) + ", " +
+                           std::to_string(ldq) + "] int16");
+    }
+    qa = own_qa.data();
+    sa = own_sa.data();
   }
   const int threads = pool != nullptr ? pool->num_threads() : 1;
   auto quantize = [&](int64_t begin, int64_t end) {
-    quantize_rows_avx2(a + begin * lda, end - begin, K, lda, qa.data() + begin * ldq, ldq, sa.data() + begin);
+    quantize_rows_avx2(a + begin * lda, end - begin, K, lda, qa + begin * ldq, ldq, sa + begin);
   };
   const int64_t q_grain = std::max<int64_t>(1, (int64_t(1) << 14) / std::max<int64_t>(1, K));
   if (pool != nullptr && threads > 1)
-    pool->parallel_for(m, q_grain, quantize);
+    pool->parallel_for(m, q_grain, std::ref(quantize));  // std::ref: no std::function allocation
   else
     quantize(0, m);
 
@@ -101,9 +218,9 @@ Status gemm_s8_avx2(const float* a, int64_t m, int64_t lda, const PackedWeightS8
       const int64_t mb = t / n_blocks, nb = t % n_blocks;
       const int64_t m0 = mb * mc_tiles * kTileRows, p0 = nb * nc_panels;
       BlockArgs g;
-      g.qa = qa.data() + m0 * ldq;
+      g.qa = qa + m0 * ldq;
       g.lda = ldq;
-      g.sa = sa.data() + m0;
+      g.sa = sa + m0;
       g.m = std::min(m, m0 + mc_tiles * kTileRows) - m0;
       g.w = &w;
       g.panel0 = p0;
@@ -122,7 +239,7 @@ Status gemm_s8_avx2(const float* a, int64_t m, int64_t lda, const PackedWeightS8
   };
   const int64_t tasks = m_blocks * n_blocks;
   if (pool != nullptr && threads > 1 && tasks > 1)
-    pool->parallel_for(tasks, 1, job);
+    pool->parallel_for(tasks, 1, std::ref(job));
   else
     job(0, tasks);
   return {};

@@ -1,7 +1,7 @@
-// The int8 GEMM kernel layer (docs/cpu-kernels.md#int8-gemm): y = A · Wᵀ with W[N, K] (a
-// linear layer's trans_b weight, row n = output channel n) quantized per output channel and
-// A[M, K] quantized per row when the product runs; the products are summed exactly in int32,
-// then dequantized in f32 and finished by the matmul epilogue (gemm.h, Epilogue).
+// The int8 GEMM kernel layer (docs/cpu-kernels.md#int8-gemm): y = A · Wᵀ with W[N, K] (row n
+// = output channel n; a linear layer's [K, N] weight is quantized per column into the same
+// form) quantized per output channel and A[M, K] quantized per row when the product runs; the products are
+// summed exactly in int32, then dequantized in f32 and finished by the matmul epilogue (gemm.h, Epilogue).
 //
 // The numeric format is defined in longrun/ops/reduced_precision.h (ops::s8); the AVX2
 // kernel matches its scalar definition bit for bit.
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backends/cpu/gemm.h"
+#include "longrun/dtype.h"
 #include "longrun/ops/reduced_precision.h"
 #include "longrun/status.h"
 #include "longrun/thread_pool.h"
@@ -49,14 +50,31 @@ inline constexpr int kPanelWidth = 16;
 // Errors: buffers that do not match the shape, K > kMaxK, no memory.
 Result<PackedWeightS8> pack_weight_s8x16(const QuantizedWeight& w);
 
+// A linear layer's weight quantized straight into the panels (call only where the machine
+// has AVX2): the same bytes as pack_weight_s8x16(ops::s8::quantize_weight(w, dtype, layout,
+// n, k)), made panel by panel over `pool` (null: the calling thread), each channel quantized
+// by quantize_rows_avx2. Errors: quantize_weight's (a non-finite element is named by its
+// index), no memory.
+Result<PackedWeightS8> quantize_pack_weight_avx2(const void* w, DType dtype, ops::LinearWeight layout,
+                                                 int64_t n, int64_t k, ThreadPool* pool);
+
+// The scratch gemm_s8_avx2 needs for A[m, K]: the quantized rows (int16, round_up(K, 8)
+// apart) from offset 0, then the row scales (float) from the next multiple of 64 bytes.
+// Errors: a negative or too large shape.
+Result<int64_t> gemm_s8_scratch_bytes(int64_t m, int64_t k);
+
 // The AVX2 kernel (call only where the machine has AVX2): quantizes A[m, K] (rows lda floats
 // apart) per row with AVX2, multiplies by the packed weight and writes y[m, N] (rows ldy
 // apart), each finished 6 x 16 tile then going through `epilogue` (null: none) with the AVX2
 // matmul epilogue. Its bias, when set, points at column 0; its c at element (0, 0). Threads
-// over `pool` (null: the calling thread). Errors: shapes that do not match the weight, K >
-// kMaxK, strides shorter than a row, no memory for the quantized A (allocated per call).
+// over `pool` (null: the calling thread). The quantized A goes into `scratch` (at least
+// gemm_s8_scratch_bytes(m, K) bytes, 4-byte aligned; its contents are overwritten) when it
+// is given and large enough, else into buffers allocated for the call. Errors: shapes that
+// do not match the weight, K > kMaxK, strides shorter than a row, no memory for the
+// quantized A (only without scratch).
 Status gemm_s8_avx2(const float* a, int64_t m, int64_t lda, const PackedWeightS8& w, float* y, int64_t ldy,
-                    const gemm::Epilogue* epilogue, ThreadPool* pool);
+                    const gemm::Epilogue* epilogue, ThreadPool* pool, void* scratch = nullptr,
+                    int64_t scratch_bytes = 0);
 
 // The AVX2 row quantization behind gemm_s8_avx2 (exposed for tests): like
 // quantize_rows_reference, but q as int16 rows ldq >= round_up(cols, 8) apart, zero from
@@ -78,6 +96,13 @@ struct BlockArgs {
   const gemm::Epilogue* epilogue = nullptr;  // at the block's (0, 16 panel0); null: none
 };
 void gemm_s8_block_avx2(const BlockArgs& args);
+
+// One panel of quantize_pack_weight_avx2: channels i < count (<= kPanelWidth) from the f32
+// rows rows[i] (K values each) into `panel` (k_pairs * 32 int16, zero past count) and
+// scale[i], through q (kPanelWidth rows of ldq >= round_up(K, 8) int16). Returns false, with
+// the panel unfinished, when a row holds an infinity or a NaN.
+bool pack_panel_s8x16_avx2(const float* const* rows, int count, int64_t k, int16_t* q, int64_t ldq,
+                           int16_t* panel, float* scale);
 inline constexpr int kTileRows = 6;  // the AVX2 microkernel's rows
 
 }  // namespace longrun::cpu::s8

@@ -170,4 +170,20 @@ void gemm_s8_block_avx2(const BlockArgs& g) {
   }
 }
 
+bool pack_panel_s8x16_avx2(const float* const* rows, int count, int64_t k, int16_t* q, int64_t ldq,
+                           int16_t* panel, float* scale) {
+  for (int i = 0; i < count; ++i) {
+    quantize_rows_avx2(rows[i], 1, k, k, q + i * ldq, ldq, scale + i);
+    if (std::isnan(scale[i])) return false;  // only a non-finite row has a NaN scale
+  }
+  // Pair t of channel c (zero past K: the row's padding) to (t * 32 + 16 (c / 8) + 2 (c % 8)).
+  const int64_t k_pairs = (k + 1) / 2;
+  for (int64_t t = 0; t < k_pairs; ++t) {
+    int32_t pairs[kPanelWidth] = {};
+    for (int c = 0; c < count; ++c) std::memcpy(&pairs[c], q + c * ldq + 2 * t, sizeof(int32_t));
+    std::memcpy(panel + t * 2 * kPanelWidth, pairs, sizeof(pairs));
+  }
+  return true;
+}
+
 }  // namespace longrun::cpu::s8

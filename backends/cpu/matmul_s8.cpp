@@ -1,16 +1,20 @@
-// The cpu backend's matmul at int8 precision (docs/cpu-kernels.md#int8-gemm): a linear layer,
-// y = act(alpha · x · Wᵀ + bias + beta · C) with a constant weight W[N, K], runs on the int8
-// GEMM (gemm_s8.h: W quantized per output channel once at prepare, x per row on every run);
-// every other matmul (attention's Q·Kᵀ and P·V, a B that is an activation, a batched or
-// transposed weight) runs the f32 kernel unchanged.
+// The cpu backend's matmul at int8 precision (docs/cpu-kernels.md#int8-gemm): a linear layer
+// (ops::linear_weight_layout), y = act(alpha · x · op(W) + bias + beta · C) with a constant
+// weight W[N, K] used transposed or W[K, N] used as is, runs on the int8 GEMM (gemm_s8.h: W
+// quantized per output channel once per process, x per row on every run); every other matmul
+// (attention's Q·Kᵀ and P·V, a B that is an activation, a batched weight) runs the f32 kernel
+// unchanged.
 #include "backends/cpu/matmul_s8.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/gemm_s8.h"
+#include "backends/cpu/gemm_weight_cache.h"
 #include "longrun/dtype.h"
 #include "longrun/ops/reduced_precision.h"
 
@@ -18,20 +22,27 @@ namespace longrun::cpu {
 namespace {
 
 struct S8State {
-  // The int8 route: the packed weight and the weight it was made from.
-  bool int8 = false;
+  // The int8 route (taken when weight is set): the weight the packed copy was made from.
   const void* weight = nullptr;
   TensorDesc w_desc;
-  s8::PackedWeightS8 packed;
+  std::shared_ptr<const s8::PackedWeightS8> packed;  // shared with other plans (gemm_weight_cache.h)
+  // The quantized activations' run-time scratch (shared with the graph's other nodes).
+  std::shared_ptr<const host::SharedScratch> scratch;
   // Otherwise: the f32 kernel's prepared state.
   std::shared_ptr<void> f32_state;
 };
 
-Result<s8::PackedWeightS8> quantize_and_pack(const Value& w) {
-  LR_ASSIGN_OR_RETURN(s8::QuantizedWeight q,
-                      ops::s8::quantize_weight(w.weight_data, w.desc.dtype(), ops::LinearWeight::nk,
-                                               w.desc.dim(0), w.desc.dim(1)));
-  return s8::pack_weight_s8x16(q);
+Result<std::shared_ptr<const s8::PackedWeightS8>> quantize_and_pack(const Value& w, ops::LinearWeight layout,
+                                                                    int64_t n, int64_t k, ThreadPool* pool) {
+  LR_ASSIGN_OR_RETURN(s8::PackedWeightS8 packed,
+                      s8::quantize_pack_weight_avx2(w.weight_data, w.desc.dtype(), layout, n, k, pool));
+  return std::make_shared<const s8::PackedWeightS8>(std::move(packed));
+}
+
+// What the packed bytes depend on: the weight (address and desc), its layout and the format.
+std::string weight_key(const Value& w, ops::LinearWeight layout) {
+  return std::to_string(reinterpret_cast<uintptr_t>(w.weight_data)) + " " + w.desc.to_string() +
+         (layout == ops::LinearWeight::nk ? " nk" : " kn") + " s8x16";
 }
 
 }  // namespace
@@ -42,16 +53,26 @@ Result<std::shared_ptr<void>> cpu_matmul_s8_prepare_avx2(const Graph& graph, con
   std::vector<TensorDesc> in;
   for (ValueId v : node.inputs) in.push_back(graph.value(v).desc);
   const Value* w = node.inputs.size() >= 2 ? &graph.value(node.inputs[1]) : nullptr;
-  if (std::holds_alternative<MatmulAttrs>(node.attrs) && node.outputs.size() == 1 && w != nullptr &&
-      w->role == ValueRole::weight && w->weight_data != nullptr &&
-      ops::linear_weight_layout(std::get<MatmulAttrs>(node.attrs), in, graph.value(node.outputs[0]).desc) ==
-          ops::LinearWeight::nk) {
-    const int64_t n = w->desc.dim(0), k = w->desc.dim(1);
+  const ops::LinearWeight layout = std::holds_alternative<MatmulAttrs>(node.attrs) &&
+                                           node.outputs.size() == 1 && w != nullptr &&
+                                           w->role == ValueRole::weight && w->weight_data != nullptr
+                                       ? ops::linear_weight_layout(std::get<MatmulAttrs>(node.attrs), in,
+                                                                   graph.value(node.outputs[0]).desc)
+                                       : ops::LinearWeight::none;
+  if (layout != ops::LinearWeight::none) {
+    // W[N, K] (nk) or W[K, N] (kn): quantized per output channel into the same panels.
+    const bool nk = layout == ops::LinearWeight::nk;
+    const int64_t n = w->desc.dim(nk ? 0 : 1), k = w->desc.dim(nk ? 1 : 0);
     const int64_t panels = (n + s8::kPanelWidth - 1) / s8::kPanelWidth;
     const int64_t bytes = panels * ((k + 1) / 2) * 32 * int64_t(sizeof(int16_t)) + panels * 16 * 4;
-    LR_RETURN_IF_ERROR(host::reserve_weight_copy_bytes(bytes));
-    LR_ASSIGN_OR_RETURN(state->packed, quantize_and_pack(*w));
-    state->int8 = true;
+    bool created = false;
+    LR_ASSIGN_OR_RETURN(state->packed,
+                        gemm::shared_weight<s8::PackedWeightS8>(
+                            weight_key(*w, layout), [&] { return host::reserve_weight_copy_bytes(bytes); },
+                            [&] { return quantize_and_pack(*w, layout, n, k, pool); }, &created));
+    const TensorDesc& x = in[0];
+    LR_ASSIGN_OR_RETURN(const int64_t scratch_bytes, s8::gemm_s8_scratch_bytes(x.numel() / k, k));
+    LR_ASSIGN_OR_RETURN(state->scratch, host::request_scratch(scratch_bytes));
     state->weight = w->weight_data;
     state->w_desc = w->desc;
     return std::shared_ptr<void>(state);
@@ -62,15 +83,15 @@ Result<std::shared_ptr<void>> cpu_matmul_s8_prepare_avx2(const Graph& graph, con
 
 Status cpu_matmul_s8_avx2(const KernelArgs& args) {
   const auto* state = static_cast<const S8State*>(args.prepared);
-  if (state == nullptr || !state->int8 || args.inputs.size() < 2 || args.inputs[1].data != state->weight ||
-      args.inputs[1].desc != state->w_desc) {
+  if (state == nullptr || state->weight == nullptr || args.inputs.size() < 2 ||
+      args.inputs[1].data != state->weight || args.inputs[1].desc != state->w_desc) {
     KernelArgs f32 = args;
     f32.prepared = state != nullptr ? state->f32_state.get() : nullptr;
     return cpu_matmul_f32_avx2(f32);
   }
   const MatmulAttrs& at = args.attr<MatmulAttrs>();
   const TensorView& x = args.inputs[0];
-  const int64_t K = x.desc.dim(x.desc.rank() - 1), N = state->packed.n;
+  const int64_t K = x.desc.dim(x.desc.rank() - 1), N = state->packed->n;
   const int64_t rows = K > 0 ? x.desc.numel() / K : 0;
   gemm::Epilogue ep;
   ep.alpha = at.alpha;
@@ -83,8 +104,9 @@ Status cpu_matmul_s8_avx2(const KernelArgs& args) {
     ep.beta = at.beta;
   }
   ThreadPool* pool = args.pool != nullptr && args.pool->num_threads() > 1 ? args.pool : nullptr;
-  return s8::gemm_s8_avx2(x.ptr<const float>(), rows, K, state->packed, args.outputs[0].ptr<float>(), N, &ep,
-                          pool);
+  // The scratch is written during the run: runs of one prepared graph are serialised.
+  return s8::gemm_s8_avx2(x.ptr<const float>(), rows, K, *state->packed, args.outputs[0].ptr<float>(), N, &ep,
+                          pool, state->scratch->floats(), state->scratch->bytes());
 }
 
 }  // namespace longrun::cpu

@@ -41,11 +41,6 @@ using diff::Rng;
 constexpr Tolerance kInt8VsReference{4e-7, 1e-6,
                                      "int8: the same quantized product, the epilogue in f32 vs double"};
 
-// Whether the cpu backend takes LinearWeight::kn layers on the int8 GEMM. While it does not,
-// its kn layers run f32 and their distance to the reference's int8 is the format's error:
-// measured and printed, not checked.
-constexpr bool kCpuInt8TakesKn = false;
-
 // The format's error against the f32 product on the cases without special rows and
 // channels (uniform data, K <= 300): at most 8.2e-3 measured. A wrong scale or layout gives
 // O(1).
@@ -342,23 +337,21 @@ TEST_CASE("int8.differential: the backend under test's int8 matmul against the r
     const TensorDesc d = out_desc(c);
     const std::vector<std::byte> want = run_on(*ref8, c, Mode::weights);
     const std::vector<std::byte> got = run_on(**under_test, c, Mode::weights);
-    const bool checked = !is_kn || name != "cpu" || kCpuInt8TakesKn;
     ErrorStats e;
     const std::string diff = compare_outputs(d, want, got, kInt8VsReference, &e);
-    if (checked) CHECK_MESSAGE(diff.empty(), c.name << ": " << diff);
+    CHECK_MESSAGE(diff.empty(), c.name << ": " << diff);
     Worst& w = is_kn ? kn : nk;
     ++w.cases;
     if (e.norm_err >= w.e.norm_err) w.e.norm_err = e.norm_err, w.norm_case = c.name;
     if (e.elem_err >= w.e.elem_err) w.e.elem_err = e.elem_err, w.elem_case = c.name;
   }
-  auto print = [&](const char* label, const Worst& w, bool checked) {
-    std::printf("int8.differential.%s %s: %d cases, norm %.3g (%s) elem %.3g (%s), bound %.1e / %.1e%s\n",
+  auto print = [&](const char* label, const Worst& w) {
+    std::printf("int8.differential.%s %s: %d cases, norm %.3g (%s) elem %.3g (%s), bound %.1e / %.1e\n",
                 name.c_str(), label, w.cases, w.e.norm_err, w.norm_case.c_str(), w.e.elem_err,
-                w.elem_case.c_str(), kInt8VsReference.max_norm_err, kInt8VsReference.max_abs_err,
-                checked ? "" : " (not checked: this build's cpu int8 runs kn layers in f32)");
+                w.elem_case.c_str(), kInt8VsReference.max_norm_err, kInt8VsReference.max_abs_err);
   };
-  print("nk", nk, true);
-  print("kn", kn, name != "cpu" || kCpuInt8TakesKn);
+  print("nk", nk);
+  print("kn", kn);
 }
 
 }  // namespace

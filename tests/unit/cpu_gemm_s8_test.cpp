@@ -2,7 +2,8 @@
 // even, clamping, zero / non-finite / denormal rows), the AVX2 kernel bit for bit against the
 // scalar reference (with the AVX2 matmul epilogue applied after it) on shapes around the tile
 // and panel widths with adversarial rows and columns, 1 vs 2 vs 3 threads, argument errors,
-// and the accuracy of the format against the f32 product on Gaussian data.
+// the accuracy of the format against the f32 product on Gaussian data, the caller's scratch,
+// and the AVX2 weight packing byte for byte against the scalar quantize-then-pack.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -438,4 +439,107 @@ TEST_CASE("int8 weight quantization: [K, N] per column and f16/bf16 weights equa
   CHECK_MESSAGE(bad.status().message().find("element [1, 0]") != std::string::npos, bad.status().to_string());
   CHECK(!ops::s8::quantize_weight(kn.data(), DType::i32, ops::LinearWeight::nk, 3, 2).ok());
   CHECK(!ops::s8::quantize_weight(kn.data(), DType::f32, ops::LinearWeight::none, 3, 2).ok());
+}
+
+TEST_CASE("cpu int8: the quantized A goes into the caller's scratch when it fits") {
+  if (!has_avx2()) return;
+  std::mt19937 rng(5);
+  const int64_t m = 13, n = 33, k = 17;
+  const std::vector<float> wf = matrix(n, k, 1, rng), a = matrix(m, k, 2, rng, true);
+  auto qw = ops::s8::quantize_weight(wf.data(), DType::f32, ops::LinearWeight::nk, n, k);
+  REQUIRE(qw.ok());
+  auto packed = s8::pack_weight_s8x16(*qw);
+  REQUIRE(packed.ok());
+  auto need = s8::gemm_s8_scratch_bytes(m, k);
+  REQUIRE(need.ok());
+  // 13 rows of round_up(17, 8) = 24 int16 (624 bytes, then to 640), then 13 float scales.
+  CHECK(*need == 640 + 13 * 4);
+  CHECK(!s8::gemm_s8_scratch_bytes(-1, k).ok());
+  CHECK(!s8::gemm_s8_scratch_bytes(m, s8::kMaxK + 1).ok());
+  CHECK(!s8::gemm_s8_scratch_bytes(int64_t(1) << 62, k).ok());
+  const std::vector<float> want = run_reference(a, m, *qw, nullptr);
+  for (const int64_t bytes : {*need, *need - 1}) {
+    CAPTURE(bytes);
+    std::vector<float> scratch(size_t(bytes / 4 + 1), kNaN);  // float-aligned bytes
+    const std::vector<float> before = scratch;
+    std::vector<float> y(size_t(m * n));
+    REQUIRE(
+        s8::gemm_s8_avx2(a.data(), m, k, *packed, y.data(), n, nullptr, nullptr, scratch.data(), bytes).ok());
+    CHECK(bitwise_equal(y, want));
+    // Used when large enough; otherwise left alone (the call allocates its own).
+    CHECK(bitwise_equal(scratch, before) == (bytes < *need));
+  }
+}
+
+TEST_CASE("cpu int8: the AVX2 weight packing equals quantize_weight then pack_weight_s8x16 byte for byte") {
+  if (!has_avx2()) return;
+  auto three = pool_of(3);
+  std::mt19937 rng(31);
+  // A weight value representable in `dtype` and finite there (the stored weight's values).
+  auto stored = [](float v, DType dtype) -> uint16_t {
+    const uint16_t h = dtype == DType::f16 ? f32_to_f16(v) : f32_to_bf16(v);
+    const float back = dtype == DType::f16 ? f16_to_f32(h) : bf16_to_f32(h);
+    if (std::isfinite(back)) return h;
+    return uint16_t((std::signbit(v) ? 0x8000 : 0) | (dtype == DType::f16 ? 0x7bff : 0x7f7f));  // ±max
+  };
+  auto same = [](const s8::PackedWeightS8& a, const s8::PackedWeightS8& b) {
+    return a.n == b.n && a.k == b.k && a.k_pairs == b.k_pairs && a.panels == b.panels && a.data == b.data &&
+           a.scale.size() == b.scale.size() &&
+           std::memcmp(a.scale.data(), b.scale.data(), a.scale.size() * sizeof(float)) == 0;
+  };
+  struct Shape {
+    int64_t n, k;
+  };
+  std::vector<Shape> shapes;
+  for (int64_t n : {1, 7, 8, 9, 15, 16, 17, 33, 40})
+    for (int64_t k : {1, 2, 7, 8, 9, 15, 16, 17, 33, 255}) shapes.push_back({n, k});
+  shapes.push_back({2000, 33});  // several chunks of panels on the pool
+  shapes.push_back({515, 257});
+  for (const Shape sh : shapes) {
+    const std::vector<float> nk = matrix(sh.n, sh.k, int(sh.n + sh.k) % 5, rng);  // [n, k], adversarial rows
+    for (const ops::LinearWeight layout : {ops::LinearWeight::nk, ops::LinearWeight::kn})
+      for (const DType dtype : {DType::f32, DType::f16, DType::bf16}) {
+        CAPTURE(sh.n);
+        CAPTURE(sh.k);
+        CAPTURE(int(layout));
+        CAPTURE(dtype_name(dtype));
+        std::vector<float> f(size_t(sh.n * sh.k));
+        std::vector<uint16_t> h(f.size());
+        for (int64_t c = 0; c < sh.n; ++c)
+          for (int64_t j = 0; j < sh.k; ++j) {
+            const size_t at = size_t(layout == ops::LinearWeight::nk ? c * sh.k + j : j * sh.n + c);
+            f[at] = nk[size_t(c * sh.k + j)];
+            if (dtype != DType::f32) h[at] = stored(f[at], dtype);
+          }
+        const void* w = dtype == DType::f32 ? static_cast<const void*>(f.data()) : h.data();
+        auto q = ops::s8::quantize_weight(w, dtype, layout, sh.n, sh.k);
+        REQUIRE(q.ok());
+        auto want = s8::pack_weight_s8x16(*q);
+        REQUIRE(want.ok());
+        auto one = s8::quantize_pack_weight_avx2(w, dtype, layout, sh.n, sh.k, nullptr);
+        auto many = s8::quantize_pack_weight_avx2(w, dtype, layout, sh.n, sh.k, three.get());
+        REQUIRE(one.ok());
+        REQUIRE(many.ok());
+        CHECK(same(*one, *want));
+        CHECK(same(*many, *want));
+      }
+  }
+  // Errors are quantize_weight's: a non-finite element named by its stored index, a bad shape.
+  std::vector<float> kn(size_t(40 * 70), 0.5f);  // [K 40, N 70]
+  kn[size_t(37 * 70 + 66)] = kNaN;
+  for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), three.get()}) {
+    auto bad = s8::quantize_pack_weight_avx2(kn.data(), DType::f32, ops::LinearWeight::kn, 70, 40, pool);
+    REQUIRE(!bad.ok());
+    CHECK_MESSAGE(bad.status().message().find("element [37, 66]") != std::string::npos,
+                  bad.status().to_string());
+  }
+  CHECK(
+      !s8::quantize_pack_weight_avx2(kn.data(), DType::f32, ops::LinearWeight::nk, 1, s8::kMaxK + 1, nullptr)
+           .ok());
+  CHECK(!s8::quantize_pack_weight_avx2(kn.data(), DType::i32, ops::LinearWeight::nk, 2, 2, nullptr).ok());
+  CHECK(!s8::quantize_pack_weight_avx2(kn.data(), DType::f32, ops::LinearWeight::none, 2, 2, nullptr).ok());
+  auto empty = s8::quantize_pack_weight_avx2(kn.data(), DType::f32, ops::LinearWeight::nk, 3, 0, nullptr);
+  REQUIRE(empty.ok());
+  CHECK(empty->panels == 1);
+  CHECK(empty->data.empty());
 }

@@ -129,6 +129,7 @@ PeerFactory int8_gemm_peer(BufferPtr x, BufferPtr w, int64_t m, int64_t n, int64
       std::unique_ptr<ThreadPool> pool;
       cpu::s8::PackedWeightS8 packed;
       std::vector<float> y;
+      std::vector<float> scratch;  // the quantized A, as a session's prepared scratch holds it
     };
     auto st = std::make_shared<State>();
     LR_ASSIGN_OR_RETURN(st->pool, make_thread_pool(engine.threads));
@@ -137,13 +138,16 @@ PeerFactory int8_gemm_peer(BufferPtr x, BufferPtr w, int64_t m, int64_t n, int64
                           ops::s8::quantize_weight(w->f32(), DType::f32, ops::LinearWeight::nk, n, k));
       LR_ASSIGN_OR_RETURN(st->packed, cpu::s8::pack_weight_s8x16(qw));
       st->y.assign(size_t(m * n), 0.0f);
+      LR_ASSIGN_OR_RETURN(const int64_t scratch_bytes, cpu::s8::gemm_s8_scratch_bytes(m, k));
+      st->scratch.assign(size_t(scratch_bytes / 4 + 1), 0.0f);
     } catch (const std::bad_alloc&) {
       return out_of_memory("int8 peer: cannot allocate the packed weight and output");
     }
     PeerRun r;
     r.name = "int8";
     r.run = [s = st.get(), src = x->f32(), m, k]() -> Status {
-      return cpu::s8::gemm_s8_avx2(src, m, k, s->packed, s->y.data(), s->packed.n, nullptr, s->pool.get());
+      return cpu::s8::gemm_s8_avx2(src, m, k, s->packed, s->y.data(), s->packed.n, nullptr, s->pool.get(),
+                                   s->scratch.data(), int64_t(s->scratch.size() * sizeof(float)));
     };
     r.state = st;
     return r;

@@ -1,0 +1,129 @@
+// The cpu backend's matmul at int8 precision (backends/cpu/matmul_s8.cpp): linear layers'
+// packed s8 weights shared through the weight cache by every plan and session, the result
+// against the scalar definition of the format.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/cpu_isa.h"
+#include "backends/cpu/gemm_weight_cache.h"
+#include "longrun/ops/reduced_precision.h"
+#include "longrun/session.h"
+
+using namespace longrun;
+
+namespace {
+
+constexpr int64_t kIn = 40, kOut = 24;
+
+bool has_avx2() { return int(cpu::detect_isa()) >= int(cpu::Isa::avx2); }
+
+// y = x W^T + bias for x [1, n, kIn] and W [kOut, kIn] in `w`, or with `kn`, y = x W + bias
+// for W [kIn, kOut].
+GraphFactory linear_factory(std::shared_ptr<const std::vector<float>> w,
+                            std::shared_ptr<const std::vector<float>> bias, bool kn = false) {
+  return [w, bias, kn](std::span<const TensorDesc> descs) -> Result<Graph> {
+    GraphBuilder b;
+    const ValueId x = b.input("x", descs[0]);
+    const ValueId wt = b.weight(
+        "w", TensorDesc(DType::f32, kn ? std::vector<int64_t>{kIn, kOut} : std::vector<int64_t>{kOut, kIn}),
+        w->data(), w);
+    const ValueId bt = b.weight("b", TensorDesc(DType::f32, {kOut}), bias->data(), bias);
+    b.output(b.matmul({x, wt, bt}, {.trans_b = !kn, .has_bias = true}), "y");
+    return b.build();
+  };
+}
+
+std::vector<float> input(int64_t n) {
+  std::vector<float> x(size_t(n * kIn));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i % 9) - 4) * 0.3f + float(i % 5) * 0.01f;
+  return x;
+}
+
+std::vector<float> run(Session& s, int64_t n) {
+  std::vector<float> x = input(n);
+  NamedTensorRef in{"x", TensorView{TensorDesc(DType::f32, {1, n, kIn}), x.data()}};
+  auto out = s.run({&in, 1});
+  REQUIRE_MESSAGE(out.ok(), out.status().to_string());
+  const Tensor& y = (*out)[0].tensor;
+  return std::vector<float>(y.data<float>(), y.data<float>() + y.desc().numel());
+}
+
+MemoryReport report(Session& s, int64_t n) {
+  const TensorDesc d(DType::f32, {1, n, kIn});
+  auto r = s.memory_report({&d, 1});
+  REQUIRE_MESSAGE(r.ok(), r.status().to_string());
+  return *r;
+}
+
+// The format's scalar definition: quantize, the exact int32 product, dequantize, + bias.
+std::vector<float> reference(const std::vector<float>& x, int64_t n, const ops::s8::QuantizedWeight& qw,
+                             const std::vector<float>& bias) {
+  std::vector<int8_t> qa(size_t(n * kIn));
+  std::vector<float> sa(static_cast<size_t>(n)), y(size_t(n * kOut));
+  ops::s8::quantize_rows_reference(x.data(), n, kIn, kIn, qa.data(), kIn, sa.data());
+  ops::s8::gemm_s8_reference(qa.data(), kIn, sa.data(), n, qw, y.data(), kOut);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < kOut; ++j) y[size_t(i * kOut + j)] += bias[size_t(j)];
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("cpu int8 matmul: plans and sessions share one packed s8 copy of a weight") {
+  if (!has_avx2()) return;
+  auto w = std::make_shared<std::vector<float>>(size_t(kOut * kIn));
+  auto bias = std::make_shared<std::vector<float>>(size_t(kOut));
+  for (size_t i = 0; i < w->size(); ++i) (*w)[i] = float(int(i * 7 % 23) - 11) / 8.0f;
+  for (size_t i = 0; i < bias->size(); ++i) (*bias)[i] = float(i) * 0.125f - 1.0f;
+  auto qw = ops::s8::quantize_weight(w->data(), DType::f32, ops::LinearWeight::nk, kOut, kIn);
+  REQUIRE(qw.ok());
+  const size_t before = cpu::gemm::packed_weight_entries();
+  {
+    const SessionOptions o{.backend = "cpu", .threads = 1, .precision = Precision::int8};
+    auto a = Session::create(linear_factory(w, bias), {"x"}, o);
+    auto b = Session::create(linear_factory(w, bias), {"x"}, o);
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    const MemoryReport first = report(**a, 3);
+    // The packed int16 panels of [kOut, kIn] and their scales.
+    CHECK(first.weight_bytes_copied >= kOut * kIn * int64_t(sizeof(int16_t)));
+    CHECK(cpu::gemm::packed_weight_entries() == before + 1);
+    // Another shape of the same session and a second session reuse the packed copy.
+    CHECK(report(**a, 7).weight_bytes_copied == 0);
+    CHECK(report(**b, 3).weight_bytes_copied == 0);
+    CHECK(cpu::gemm::packed_weight_entries() == before + 1);
+    for (int64_t n : {3, 7}) {
+      CAPTURE(n);
+      const std::vector<float> ya = run(**a, n), yb = run(**b, n), want = reference(input(n), n, *qw, *bias);
+      CHECK(std::memcmp(ya.data(), want.data(), ya.size() * sizeof(float)) == 0);
+      CHECK(std::memcmp(yb.data(), want.data(), yb.size() * sizeof(float)) == 0);
+    }
+    CHECK(cpu::gemm::packed_weight_entries() == before + 1);
+  }
+  CHECK(cpu::gemm::packed_weight_entries() == before);  // released with the last plan
+}
+
+TEST_CASE("cpu int8 matmul: a [K, N] weight runs int8, quantized per column") {
+  if (!has_avx2()) return;
+  auto w = std::make_shared<std::vector<float>>(size_t(kIn * kOut));  // [kIn, kOut]
+  auto bias = std::make_shared<std::vector<float>>(size_t(kOut), 0.5f);
+  for (size_t i = 0; i < w->size(); ++i) (*w)[i] = float(int(i * 5 % 19) - 9) / 4.0f + float(i % kOut) * 0.1f;
+  auto qw = ops::s8::quantize_weight(w->data(), DType::f32, ops::LinearWeight::kn, kOut, kIn);
+  REQUIRE(qw.ok());
+  const size_t before = cpu::gemm::packed_weight_entries();
+  auto s = Session::create(linear_factory(w, bias, true), {"x"},
+                           {.backend = "cpu", .threads = 2, .precision = Precision::int8});
+  REQUIRE(s.ok());
+  CHECK(report(**s, 5).weight_bytes_copied >= kOut * kIn * int64_t(sizeof(int16_t)));
+  CHECK(cpu::gemm::packed_weight_entries() == before + 1);
+  const std::vector<float> y = run(**s, 5), want = reference(input(5), 5, *qw, *bias);
+  CHECK(std::memcmp(y.data(), want.data(), y.size() * sizeof(float)) == 0);
+  // Not the f32 product: the int8 route ran.
+  auto f32 = Session::create(linear_factory(w, bias, true), {"x"}, {.backend = "cpu", .threads = 2});
+  REQUIRE(f32.ok());
+  CHECK(std::memcmp(y.data(), run(**f32, 5).data(), y.size() * sizeof(float)) != 0);
+}
