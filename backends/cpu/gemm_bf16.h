@@ -1,7 +1,7 @@
 // The bf16 GEMM kernel layer (docs/cpu-kernels.md#bf16-gemm): y = A · Wᵀ with W[N, K] (a
 // linear layer's weight, row n = output channel n) rounded to bf16 once and packed at prepare,
 // and A[M, K] rounded to bf16 while it is packed on every run. The AVX2 microkernel widens
-// the bf16 panels to f32 (a 16-bit shift or mask, exact) and sums the exact products with
+// the bf16 panels to f32 (zero-extend and a 16-bit shift, exact) and sums the exact products with
 // f32 FMA; the finished tiles go through the f32 matmul epilogue (gemm.h, Epilogue).
 //
 // The numeric format is defined in longrun/ops/reduced_precision.h (ops::bf16); the kernel

@@ -35,7 +35,11 @@ class ReferenceBackend final : public Backend {
     return host::execute(prepared, bindings, hooks, nullptr);
   }
   Status synchronize() override { return {}; }
-  std::string description() const override { return "reference (scalar oracle kernels, 1 thread)"; }
+  std::string description() const override {
+    return "reference (scalar oracle kernels" +
+           (precision_ == Precision::f32 ? "" : ", " + std::string(precision_name(precision_))) +
+           ", 1 thread)";
+  }
 
  private:
   bool external_arena_ = false;
