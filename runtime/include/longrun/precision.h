@@ -3,7 +3,9 @@
 //   int8: the cpu backend runs linear layers (a matmul with a constant weight W[N, K]) on the
 //         int8 GEMM: W quantized per output channel at prepare, activations per row on each
 //         run, exact int32 sums (docs/cpu-kernels.md#int8-gemm); every other op stays f32.
-//   bf16: not implemented by any backend yet.
+//   bf16: the cpu (AVX2 and up) and reference backends compute linear layers (a matmul with
+//         a constant rank-2 weight) from bf16-rounded inputs and weights with f32 (cpu) or
+//         double (reference) sums (docs/cpu-kernels.md#bf16-gemm); every other op stays f32.
 #pragma once
 
 #include <optional>
