@@ -56,6 +56,9 @@ HostKernel pick_cpu(const Node& node, const void* state, std::string* why) {
   // int8: linear layers on the int8 GEMM (the kernel runs every other matmul in f32).
   if (node.kind == OpKind::matmul && cpu_state->precision == Precision::int8)
     return cpu_matmul_s8_avx2_with_prepare;
+  // bf16: linear layers on the bf16 GEMM (the kernel runs every other matmul in f32).
+  if (node.kind == OpKind::matmul && cpu_state->precision == Precision::bf16)
+    return cpu_matmul_bf16_avx2_with_prepare;
 #endif
   const auto& row = cpu_kernel_table()[size_t(node.kind)];
   for (int level = int(cpu_state->isa); level >= 0; --level)
@@ -118,13 +121,11 @@ Result<std::unique_ptr<Backend>> create_cpu_backend(const BackendOptions& option
                          std::string(cpu::isa_name(best)) + ")");
     isa = *parsed;
   }
-  if (options.precision == Precision::bf16)
-    return unsupported("cpu backend: precision bf16 is not implemented (f32, int8)");
-  if (options.precision == Precision::int8 && isa < cpu::Isa::avx2)
-    return unsupported(
-        "cpu backend: precision int8 needs the avx2 ISA level or above for matmul's int8 GEMM; the "
-        "session runs at " +
-        std::string(cpu::isa_name(isa)));
+  if (options.precision != Precision::f32 && isa < cpu::Isa::avx2)
+    return unsupported("cpu backend: precision " + std::string(precision_name(options.precision)) +
+                       " needs the avx2 ISA level or above for matmul's " +
+                       std::string(precision_name(options.precision)) + " GEMM; the session runs at " +
+                       std::string(cpu::isa_name(isa)));
   ThreadPoolOptions pool_options;
   pool_options.threads = options.threads;
   pool_options.cpus = options.affinity;

@@ -10,6 +10,7 @@
 #include "cpu/embedding.h"
 #include "cpu/gemm.h"
 #include "cpu/layout.h"
+#include "cpu/matmul_bf16.h"
 #include "cpu/matmul_s8.h"
 #include "cpu/matmul_topk.h"
 #include "cpu/normalization.h"

@@ -7,6 +7,7 @@
 #include "host/host_executor.h"
 #include "longrun/op_subset.h"  // generated from LONGRUN_OPS
 #include "reference/matmul_int8.h"
+#include "reference/precision_bf16.h"
 
 namespace longrun {
 namespace {
@@ -16,12 +17,12 @@ struct ReferenceState {
 };
 
 host::HostKernel pick_reference(const Node& node, const void* state, std::string* why) {
-#if LONGRUN_OP_ENABLED_matmul
   const auto* s = static_cast<const ReferenceState*>(state);
+  if (node.kind == OpKind::matmul && s != nullptr && s->precision == Precision::bf16)
+    if (host::HostKernel k = reference_matmul_bf16_kernel()) return k;
+#if LONGRUN_OP_ENABLED_matmul
   if (node.kind == OpKind::matmul && s != nullptr && s->precision == Precision::int8)
     return reference::matmul_int8_with_prepare;
-#else
-  (void)state;
 #endif
   KernelFn fn = op_schema(node.kind).reference;
   if (!fn) *why = "the op has no reference kernel";
@@ -59,8 +60,6 @@ class ReferenceBackend final : public Backend {
 }  // namespace
 
 Result<std::unique_ptr<Backend>> create_reference_backend(const BackendOptions& options) {
-  if (options.precision == Precision::bf16)
-    return unsupported("reference backend: precision bf16 is not implemented (f32, int8)");
   return std::unique_ptr<Backend>(new ReferenceBackend(options.precision, options.external_arena));
 }
 

@@ -144,3 +144,49 @@ void gemm_s8_reference(const int8_t* qa, int64_t ldqa, const float* sa, int64_t 
 
 }  // namespace s8
 }  // namespace longrun::ops
+
+namespace longrun::ops::bf16 {
+
+Result<RoundedWeight> round_weight(const void* w, DType dtype, LinearWeight layout, int64_t n, int64_t k) {
+  if (n < 0 || k < 0 || (n > 0 && k > 0 && w == nullptr))
+    return invalid_argument("bf16 weight: dimensions [" + std::to_string(n) + ", " + std::to_string(k) +
+                            "] are not a valid matrix");
+  if (dtype != DType::f32 && dtype != DType::f16 && dtype != DType::bf16)
+    return invalid_argument("bf16 weight: dtype " + std::string(dtype_name(dtype)) +
+                            ", expected f32, f16 or bf16");
+  if (layout == LinearWeight::none) return invalid_argument("bf16 weight: not a linear layer's weight");
+  int64_t elems = 0;
+  if (__builtin_mul_overflow(n, k, &elems) || elems > (int64_t(1) << 40))
+    return invalid_argument("bf16 weight: [" + std::to_string(n) + ", " + std::to_string(k) +
+                            "] is too large");
+  RoundedWeight r;
+  r.n = n;
+  r.k = k;
+  try {
+    r.w.assign(size_t(elems), 0);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory("bf16 weight: cannot allocate [" + std::to_string(n) + ", " + std::to_string(k) +
+                         "] bf16");
+  }
+  for (int64_t c = 0; c < n; ++c)
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t at = layout == LinearWeight::nk ? c * k + j : j * n + c;
+      r.w[size_t(c * k + j)] =
+          dtype == DType::bf16 ? static_cast<const uint16_t*>(w)[at] : f32_to_bf16(s8::widen(w, dtype, at));
+    }
+  return r;
+}
+
+void gemm_bf16_reference(const float* x, int64_t ldx, int64_t rows, const RoundedWeight& w, float* y,
+                         int64_t ldy) {
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < w.n; ++j) {
+      double acc = 0.0;
+      const float* xr = x + i * ldx;
+      const uint16_t* wr = w.w.data() + j * w.k;
+      for (int64_t k = 0; k < w.k; ++k) acc += double(round(xr[k])) * double(bf16_to_f32(wr[k]));
+      y[i * ldy + j] = float(acc);
+    }
+}
+
+}  // namespace longrun::ops::bf16

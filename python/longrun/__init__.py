@@ -278,9 +278,10 @@ class Model:
 
         ``backend``: ``"cpu"`` (default), ``"reference"`` or ``"cuda"`` (when built with it);
         ``threads``: cpu worker threads, 0 = all hardware threads; ``precision``: ``"f32"``
-        (default) or ``"int8"`` (cpu backend on AVX2 and up: linear layers on the int8 GEMM,
-        other ops in f32; docs/usage.md#precision; on ``"reference"`` the format's scalar
-        emulation); ``"bf16"``, and int8 on cuda or below AVX2, raise
+        (default), ``"bf16"`` (cpu backend on AVX2 and up: linear layers from bf16-rounded
+        inputs and weights with f32 sums) or ``"int8"`` (cpu backend on AVX2 and up: linear
+        layers on the int8 GEMM); other ops stay f32 (docs/usage.md#precision); on
+        ``"reference"`` both are the formats' scalar emulations; other combinations raise
         :class:`UnsupportedError`; ``memory_limit``: bytes an input shape's plan may take (None: no
         limit; over it a run raises :class:`OutOfMemoryError` and the session stays usable);
         ``deterministic``: the same kernels and work split on every AVX2 machine.

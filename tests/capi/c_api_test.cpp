@@ -159,15 +159,19 @@ TEST_CASE("C API: precision names are checked; unimplemented precisions fail at 
   CHECK(lr_session_options_set_precision(opts.get(), "fp8") == LR_INVALID_ARGUMENT);
   CHECK(std::string(lr_last_error()).find("unknown precision 'fp8' (f32, bf16, int8)") != std::string::npos);
   CHECK(lr_session_options_set_precision(opts.get(), nullptr) == LR_INVALID_ARGUMENT);
-  REQUIRE(lr_session_options_set_precision(opts.get(), "bf16") == LR_OK);
-  lr_session* s = nullptr;
-  CHECK(lr_session_create(model.get(), opts.get(), &s) == LR_UNSUPPORTED);
-  CHECK(std::string(lr_last_error()).find("reference backend: precision bf16 is not implemented") !=
-        std::string::npos);
-  CHECK(s == nullptr);
-  REQUIRE(lr_session_options_set_precision(opts.get(), "int8") == LR_OK);  // the scalar int8 emulation
+  REQUIRE(lr_session_options_set_precision(opts.get(), "bf16") == LR_OK);  // the scalar emulations
+  SessionPtr bf16 = make_session(model.get(), opts.get());
+  REQUIRE(lr_session_options_set_precision(opts.get(), "int8") == LR_OK);
   SessionPtr int8 = make_session(model.get(), opts.get());
   REQUIRE(lr_session_options_set_precision(opts.get(), "f32") == LR_OK);
+  // The cpu backend's reduced precisions need AVX2.
+  OptionsPtr scalar = make_options("cpu", 1);
+  REQUIRE(lr_session_options_set_isa(scalar.get(), "scalar") == LR_OK);
+  REQUIRE(lr_session_options_set_precision(scalar.get(), "bf16") == LR_OK);
+  lr_session* s = nullptr;
+  CHECK(lr_session_create(model.get(), scalar.get(), &s) == LR_UNSUPPORTED);
+  CHECK(std::string(lr_last_error()).find("precision bf16 needs the avx2 ISA level") != std::string::npos);
+  CHECK(s == nullptr);
   SessionPtr ok = make_session(model.get(), opts.get());
 }
 

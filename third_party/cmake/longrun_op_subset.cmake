@@ -68,7 +68,7 @@ file(CONFIGURE OUTPUT ${LONGRUN_GENERATED_INCLUDE_DIR}/longrun/op_subset.h CONTE
 # backends/reference/matmul_int8.cpp). A family's files are compiled when any of its ops is
 # kept, or when a kept family needs them (normalisation and scans use the elementwise helpers).
 set(_lr_family_matmul_ops matmul)
-set(_lr_family_matmul_files reference/matmul cpu/gemm cpu/epilogue cpu/matmul_s8)
+set(_lr_family_matmul_files reference/matmul cpu/gemm cpu/epilogue cpu/matmul_s8 cpu/matmul_bf16)
 set(_lr_family_elementwise_ops add sub mul scale exp tanh relu gelu gelu_tanh cast)
 set(_lr_family_elementwise_files reference/elementwise cpu/elementwise)
 set(_lr_family_normalization_ops softmax layer_norm)

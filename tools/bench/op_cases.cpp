@@ -88,6 +88,7 @@ void matmul_cases(int64_t n, std::vector<CaseSpec>* out) {
       const GemmProblem p{1, n, l.out, l.in, true, true, x, w};
       std::vector<PeerFactory> peers = gemm_peers(p);
       peers.push_back(int8_gemm_peer(x, w, n, l.out, l.in));
+      peers.push_back(bf16_gemm_peer(x, w, n, l.out, l.in));
       return m.finish(m.b.matmul({xi, wi}, {.trans_b = true}), 2.0 * double(n * l.out * l.in),
                       kF * double(n * l.in + l.out * l.in + n * l.out), std::move(peers));
     });

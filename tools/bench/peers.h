@@ -28,6 +28,9 @@ std::vector<PeerFactory> gemm_peers(const GemmProblem& problem);
 // and multiplies (AVX2; unsupported below it). Named "int8": a different precision, so its
 // time is a target for the int8 path, not a like-for-like f32 peer.
 PeerFactory int8_gemm_peer(BufferPtr x, BufferPtr w, int64_t m, int64_t n, int64_t k);
+// The bf16 GEMM kernel layer (backends/cpu/gemm_bf16.h) likewise: W rounded to bf16 and
+// packed once, untimed; each run rounds x and multiplies (AVX2). Named "bf16".
+PeerFactory bf16_gemm_peer(BufferPtr x, BufferPtr w, int64_t m, int64_t n, int64_t k);
 
 // FFTW's unnormalised DCT-II (inverse: DCT-III) along axis 0 of x [n, cols] (one transform
 // of stride cols per column), in place: FFTW REDFT10 / REDFT01 via fftwf_plan_many_r2r, planned with

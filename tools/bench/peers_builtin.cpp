@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "backends/cpu/cpu_isa.h"
+#include "backends/cpu/gemm_bf16.h"
 #include "backends/cpu/gemm_s8.h"
 #include "graph_run.h"
 #include "longrun/thread_pool.h"
@@ -148,6 +149,38 @@ PeerFactory int8_gemm_peer(BufferPtr x, BufferPtr w, int64_t m, int64_t n, int64
     r.run = [s = st.get(), src = x->f32(), m, k]() -> Status {
       return cpu::s8::gemm_s8_avx2(src, m, k, s->packed, s->y.data(), s->packed.n, nullptr, s->pool.get(),
                                    s->scratch.data(), int64_t(s->scratch.size() * sizeof(float)));
+    };
+    r.state = st;
+    return r;
+  };
+  return f;
+}
+
+PeerFactory bf16_gemm_peer(BufferPtr x, BufferPtr w, int64_t m, int64_t n, int64_t k) {
+  PeerFactory f;
+  f.name = "bf16";
+  f.make = [x = std::move(x), w = std::move(w), m, n, k](const Engine& engine) -> Result<PeerRun> {
+    if (int(cpu::detect_isa()) < int(cpu::Isa::avx2)) return unsupported("bf16 peer: needs AVX2");
+    struct State {
+      std::unique_ptr<ThreadPool> pool;
+      cpu::bf16::PackedWeightBF16 packed;
+      std::vector<float> y;
+    };
+    auto st = std::make_shared<State>();
+    LR_ASSIGN_OR_RETURN(st->pool, make_thread_pool(engine.threads));
+    try {
+      LR_ASSIGN_OR_RETURN(ops::bf16::RoundedWeight rw,
+                          ops::bf16::round_weight(w->f32(), DType::f32, ops::LinearWeight::nk, n, k));
+      LR_ASSIGN_OR_RETURN(st->packed, cpu::bf16::pack_weight_bf16x16(rw));
+      st->y.assign(size_t(m * n), 0.0f);
+    } catch (const std::bad_alloc&) {
+      return out_of_memory("bf16 peer: cannot allocate the packed weight and output");
+    }
+    PeerRun r;
+    r.name = "bf16";
+    r.run = [s = st.get(), src = x->f32(), m, k]() -> Status {
+      return cpu::bf16::gemm_bf16_avx2(src, m, k, s->packed, s->y.data(), s->packed.n, nullptr,
+                                       s->pool.get());
     };
     r.state = st;
     return r;

@@ -163,11 +163,13 @@ LR_API lr_status lr_session_options_set_spin_us(lr_session_options* options, uin
 LR_API lr_status lr_session_options_set_auto_affinity(lr_session_options* options, int enabled);
 /* cpu backend: force "scalar", "avx2" or "avx512" (default: the best this CPU has). */
 LR_API lr_status lr_session_options_set_isa(lr_session_options* options, const char* isa);
-/* The number format: "f32" (default) or "int8" (cpu backend, AVX2 and up: linear layers on
- * the int8 GEMM, every other op in f32; docs/usage.md#precision). An unknown name is
- * LR_INVALID_ARGUMENT here; a precision the backend or CPU lacks ("bf16" everywhere, "int8"
- * on the cuda backend or below AVX2) is LR_UNSUPPORTED at lr_session_create. The reference
- * backend's "int8" is the format's scalar emulation, the oracle of the cpu's. */
+/* The number format: "f32" (default), "bf16" (cpu backend on AVX2 and up, reference backend:
+ * linear layers from bf16-rounded inputs and weights) or "int8" (cpu backend, AVX2 and up:
+ * linear layers on the int8 GEMM); every other op stays f32 (docs/usage.md#precision). The
+ * reference backend's "bf16" and "int8" are the formats' scalar emulations, the oracles of
+ * the cpu's. An unknown name is LR_INVALID_ARGUMENT here; a precision the backend or CPU
+ * lacks ("bf16" and "int8" on the cuda backend or below AVX2) is LR_UNSUPPORTED at
+ * lr_session_create. */
 LR_API lr_status lr_session_options_set_precision(lr_session_options* options, const char* precision);
 /* Determinism switch. Outputs are always bitwise reproducible for the same build, ISA level
  * and thread count (README: "Determinism contract"). With deterministic = 1 the session

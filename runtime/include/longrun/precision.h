@@ -5,7 +5,9 @@
 //         run, exact int32 sums (docs/cpu-kernels.md#int8-gemm); every other op stays f32.
 //         The reference backend runs the format's scalar definition
 //         (ops/include/longrun/ops/reduced_precision.h) on linear layers, the cpu's oracle.
-//   bf16: not implemented by any backend yet.
+//   bf16: the cpu (AVX2 and up) and reference backends compute linear layers (a matmul with
+//         a constant rank-2 weight) from bf16-rounded inputs and weights with f32 (cpu) or
+//         double (reference) sums (docs/cpu-kernels.md#bf16-gemm); every other op stays f32.
 #pragma once
 
 #include <optional>

@@ -77,3 +77,33 @@ void gemm_s8_reference(const int8_t* qa, int64_t ldqa, const float* sa, int64_t 
 
 }  // namespace s8
 }  // namespace longrun::ops
+
+namespace longrun::ops::bf16 {
+
+// The bf16 format of a linear layer (docs/usage.md#precision):
+//   round(v) = bf16_to_f32(f32_to_bf16(v)): round to nearest even to 8 significant bits (a
+//   finite value past the largest bf16 becomes an infinity; NaN stays NaN, an infinity stays
+//   one). A weight stored as bf16 is taken as it is; an f32 or f16 weight is rounded once.
+//   y[m, n] = act(alpha · Σ_k round(x[m, k]) · round(W[k, n]) + bias[n] + beta · C[m, n]).
+//   Each product of two bf16 values is exact in f32 (16 significant bits), so the products
+//   are the same everywhere; their sum is taken in f32 or wider in an unspecified order, so
+//   implementations agree within that sum's rounding error, a tolerance, not bit for bit.
+inline float round(float v) { return bf16_to_f32(f32_to_bf16(v)); }
+
+// A linear layer's weight rounded to bf16: w[n, k] (channel n's K values, row-major).
+struct RoundedWeight {
+  int64_t n = 0, k = 0;
+  std::vector<uint16_t> w;
+};
+
+// Rounds a linear layer's weight of `dtype` (f32, f16 or bf16) stored contiguously in
+// `layout` (nk: [n, k]; kn: [k, n]). Errors: a negative dimension, a null pointer for a
+// non-empty weight, another dtype or layout, no memory.
+Result<RoundedWeight> round_weight(const void* w, DType dtype, LinearWeight layout, int64_t n, int64_t k);
+
+// The product without the epilogue: y[m, n] (rows ldy apart) = Σ_k round(x[m, k]) · w[n, k]
+// for rows m < rows of x (row m at x + m * ldx), summed in double and rounded once to f32.
+void gemm_bf16_reference(const float* x, int64_t ldx, int64_t rows, const RoundedWeight& w, float* y,
+                         int64_t ldy);
+
+}  // namespace longrun::ops::bf16

@@ -1,0 +1,85 @@
+// The cpu backend's matmul at bf16 precision (docs/cpu-kernels.md#bf16-gemm): a linear layer,
+// y = act(alpha · x · op(W) + bias + beta · C) with a constant weight W ([N, K] or [K, N]),
+// runs on the bf16 GEMM (gemm_bf16.h: W rounded to bf16 and packed once at prepare, x rounded
+// on every run); every other matmul (attention's Q·Kᵀ and P·V, a B that is an activation, a
+// batched or transposed weight) runs the f32 kernel unchanged.
+#include "backends/cpu/matmul_bf16.h"
+
+#include <memory>
+#include <vector>
+
+#include "backends/cpu/gemm.h"
+#include "backends/cpu/gemm_bf16.h"
+#include "longrun/ops/reduced_precision.h"
+
+namespace longrun::cpu {
+namespace {
+
+struct BF16State {
+  // The bf16 route: the packed weight and the weight it was made from.
+  bool bf16 = false;
+  const void* weight = nullptr;
+  TensorDesc w_desc;
+  bf16::PackedWeightBF16 packed;
+  // Otherwise: the f32 kernel's prepared state.
+  std::shared_ptr<void> f32_state;
+};
+
+}  // namespace
+
+Result<std::shared_ptr<void>> cpu_matmul_bf16_prepare_avx2(const Graph& graph, const Node& node,
+                                                           ThreadPool* pool) {
+  auto state = std::make_shared<BF16State>();
+  std::vector<TensorDesc> in;
+  for (ValueId v : node.inputs) in.push_back(graph.value(v).desc);
+  const Value* w = node.inputs.size() >= 2 ? &graph.value(node.inputs[1]) : nullptr;
+  const ops::LinearWeight layout = std::holds_alternative<MatmulAttrs>(node.attrs) &&
+                                           node.outputs.size() == 1 && w != nullptr &&
+                                           w->role == ValueRole::weight && w->weight_data != nullptr
+                                       ? ops::linear_weight_layout(std::get<MatmulAttrs>(node.attrs), in,
+                                                                   graph.value(node.outputs[0]).desc)
+                                       : ops::LinearWeight::none;
+  if (layout != ops::LinearWeight::none) {
+    const bool nk = layout == ops::LinearWeight::nk;
+    const int64_t n = w->desc.dim(nk ? 0 : 1), k = w->desc.dim(nk ? 1 : 0);
+    LR_RETURN_IF_ERROR(host::reserve_weight_copy_bytes(bf16::packed_weight_bytes(n, k)));
+    LR_ASSIGN_OR_RETURN(ops::bf16::RoundedWeight rounded,
+                        ops::bf16::round_weight(w->weight_data, w->desc.dtype(), layout, n, k));
+    LR_ASSIGN_OR_RETURN(state->packed, bf16::pack_weight_bf16x16(rounded));
+    state->bf16 = true;
+    state->weight = w->weight_data;
+    state->w_desc = w->desc;
+    return std::shared_ptr<void>(state);
+  }
+  LR_ASSIGN_OR_RETURN(state->f32_state, cpu_matmul_prepare_avx2(graph, node, pool));
+  return std::shared_ptr<void>(state);
+}
+
+Status cpu_matmul_bf16_avx2(const KernelArgs& args) {
+  const auto* state = static_cast<const BF16State*>(args.prepared);
+  if (state == nullptr || !state->bf16 || args.inputs.size() < 2 || args.inputs[1].data != state->weight ||
+      args.inputs[1].desc != state->w_desc) {
+    KernelArgs f32 = args;
+    f32.prepared = state != nullptr ? state->f32_state.get() : nullptr;
+    return cpu_matmul_f32_avx2(f32);
+  }
+  const MatmulAttrs& at = args.attr<MatmulAttrs>();
+  const TensorView& x = args.inputs[0];
+  const int64_t K = x.desc.dim(x.desc.rank() - 1), N = state->packed.n;
+  const int64_t rows = K > 0 ? x.desc.numel() / K : 0;
+  gemm::Epilogue ep;
+  ep.alpha = at.alpha;
+  ep.act = at.activation;
+  size_t next = 2;
+  if (at.has_bias) ep.bias = args.inputs[next++].ptr<const float>();
+  if (at.has_c) {
+    ep.c = args.inputs[next].ptr<const float>();
+    ep.ldc = N;
+    ep.beta = at.beta;
+  }
+  ThreadPool* pool = args.pool != nullptr && args.pool->num_threads() > 1 ? args.pool : nullptr;
+  return bf16::gemm_bf16_avx2(x.ptr<const float>(), rows, K, state->packed, args.outputs[0].ptr<float>(), N,
+                              &ep, pool);
+}
+
+}  // namespace longrun::cpu
