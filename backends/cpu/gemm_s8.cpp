@@ -52,14 +52,6 @@ Result<PackedWeightS8> quantize_then_pack(const void* w, DType dtype, ops::Linea
   return pack_weight_s8x16(q);
 }
 
-float widen(const void* w, DType dtype, int64_t i) {
-  switch (dtype) {
-    case DType::f16: return f16_to_f32(static_cast<const uint16_t*>(w)[i]);
-    case DType::bf16: return bf16_to_f32(static_cast<const uint16_t*>(w)[i]);
-    default: return static_cast<const float*>(w)[i];
-  }
-}
-
 }  // namespace
 
 Result<PackedWeightS8> quantize_pack_weight_avx2(const void* w, DType dtype, ops::LinearWeight layout,
@@ -105,11 +97,11 @@ Result<PackedWeightS8> quantize_pack_weight_avx2(const void* w, DType dtype, ops
         if (in_place) continue;
         float* dst = rows.data() + i * k;
         if (layout == ops::LinearWeight::nk)
-          for (int64_t j = 0; j < k; ++j) dst[j] = widen(w, dtype, (c0 + i) * k + j);
+          for (int64_t j = 0; j < k; ++j) dst[j] = float_element(w, dtype, (c0 + i) * k + j);
       }
       if (!in_place && layout == ops::LinearWeight::kn)  // rows of W[k, n]: 16 adjacent columns each
         for (int64_t j = 0; j < k; ++j)
-          for (int i = 0; i < count; ++i) rows[size_t(i * k + j)] = widen(w, dtype, j * n + c0 + i);
+          for (int i = 0; i < count; ++i) rows[size_t(i * k + j)] = float_element(w, dtype, j * n + c0 + i);
       if (!pack_panel_s8x16_avx2(row, count, k, q.data(), ldq,
                                  p.data.data() + panel * p.k_pairs * 2 * kPanelWidth, p.scale.data() + c0))
         non_finite = true;

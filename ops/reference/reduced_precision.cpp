@@ -54,14 +54,6 @@ float row_scale(const float* x, int64_t cols) {
   return mx / float(kQMax);
 }
 
-float widen(const void* w, DType dtype, int64_t i) {
-  switch (dtype) {
-    case DType::f16: return f16_to_f32(static_cast<const uint16_t*>(w)[i]);
-    case DType::bf16: return bf16_to_f32(static_cast<const uint16_t*>(w)[i]);
-    default: return static_cast<const float*>(w)[i];
-  }
-}
-
 }  // namespace
 
 float round_half_even(float x) {
@@ -117,7 +109,7 @@ Result<QuantizedWeight> quantize_weight(const void* w, DType dtype, LinearWeight
   for (int64_t c = 0; c < n; ++c) {
     for (int64_t j = 0; j < k; ++j) {
       const int64_t at = layout == LinearWeight::nk ? c * k + j : j * n + c;
-      row[size_t(j)] = widen(w, dtype, at);
+      row[size_t(j)] = float_element(w, dtype, at);
       if (!std::isfinite(row[size_t(j)]))
         return invalid_argument("int8 weight: element [" +
                                 (layout == LinearWeight::nk ? std::to_string(c) + ", " + std::to_string(j)
@@ -171,8 +163,8 @@ Result<RoundedWeight> round_weight(const void* w, DType dtype, LinearWeight layo
   for (int64_t c = 0; c < n; ++c)
     for (int64_t j = 0; j < k; ++j) {
       const int64_t at = layout == LinearWeight::nk ? c * k + j : j * n + c;
-      r.w[size_t(c * k + j)] =
-          dtype == DType::bf16 ? static_cast<const uint16_t*>(w)[at] : f32_to_bf16(s8::widen(w, dtype, at));
+      r.w[size_t(c * k + j)] = dtype == DType::bf16 ? static_cast<const uint16_t*>(w)[at]
+                                                    : f32_to_bf16(float_element(w, dtype, at));
     }
   return r;
 }

@@ -119,10 +119,12 @@ TEST_CASE("models: every golden case matches the PyTorch oracle (outputs and int
 // The bound is the worst case rounded up: a wrong scale or a skipped dequantisation gives O(1).
 constexpr double kInt8MaxNormErr = 6e-2;
 
-TEST_CASE("models: int8 precision stays within its measured bound of the oracle") {
-  if (backend_name() != "cpu") return;
-  SessionOptions o = session_options();
-  o.precision = Precision::int8;
+// A reduced precision over every golden io case: the headline output (logits where the model
+// has a head) of a run with `o`, against the f32 oracle's golden (against == nullptr) or
+// against a run with `*against`, must stay within `bound` (normalised error). Prints a line
+// per case and the worst, as `models.<tag>`. A precision this machine lacks skips.
+void check_precision(const std::string& tag, const SessionOptions& o, const SessionOptions* against,
+                     double bound) {
   double worst = 0;
   std::string worst_label;
   for (const std::string& path : io_files()) {
@@ -130,19 +132,39 @@ TEST_CASE("models: int8 precision stays within its measured bound of the oracle"
     CAPTURE(c.label);
     auto out = run_model(*c.model, c.inputs, nullptr, &o);
     if (!out.ok() && out.status().code() == StatusCode::unsupported) {
-      MESSAGE("int8 precision not available here: " << out.status().to_string());
+      MESSAGE(tag << " not available here: " << out.status().to_string());
       return;
     }
     REQUIRE_MESSAGE(out.ok(), c.label << ": " << out.status().to_string());
     const std::string head = c.expected.count("logits") ? "logits" : out->begin()->first;
-    if (!c.expected.count(head)) continue;
-    const Error e = measure(floats(out->at(head)), floats(*c.expected.at(head)));
-    CHECK_MESSAGE(e.norm_err <= kInt8MaxNormErr, c.label << " " << head << ": norm_err " << e.norm_err);
-    std::printf("models.int8 %-46s %s norm %.2e\n", c.label.c_str(), head.c_str(), e.norm_err);
+    Error e;
+    if (against != nullptr) {
+      auto ref = run_model(*c.model, c.inputs, nullptr, against);
+      REQUIRE_MESSAGE(ref.ok(), c.label << " (" << against->backend << "): " << ref.status().to_string());
+      e = measure(floats(out->at(head)), floats(ref->at(head)));
+    } else {
+      if (!c.expected.count(head)) continue;
+      e = measure(floats(out->at(head)), floats(*c.expected.at(head)));
+    }
+    CHECK_MESSAGE(e.norm_err <= bound, tag << " " << c.label << " " << head << ": norm_err " << e.norm_err);
+    std::printf("models.%s %-46s %s norm %.2e abs %.2e\n", tag.c_str(), c.label.c_str(), head.c_str(),
+                e.norm_err, e.max_abs);
     if (e.norm_err > worst) worst = e.norm_err, worst_label = c.label;
   }
-  std::printf("models.int8 worst norm_err %.3e (%s), bound %.2e\n", worst, worst_label.c_str(),
-              kInt8MaxNormErr);
+  std::printf("models.%s worst norm_err %.3e (%s), bound %.2e\n", tag.c_str(), worst, worst_label.c_str(),
+              bound);
+}
+
+SessionOptions with_precision(Precision p, const std::string& backend) {
+  SessionOptions o = session_options();
+  o.precision = p;
+  o.backend = backend;
+  return o;
+}
+
+TEST_CASE("models: int8 precision stays within its measured bound of the oracle") {
+  if (backend_name() != "cpu") return;
+  check_precision("int8", with_precision(Precision::int8, "cpu"), nullptr, kInt8MaxNormErr);
 }
 
 // int8 precision on the reference backend: the scalar run of the same format (linear layers,
@@ -152,24 +174,7 @@ TEST_CASE("models: int8 precision stays within its measured bound of the oracle"
 // 5.2e-2 (as on the cpu).
 TEST_CASE("models: reference int8 precision stays within the int8 bound of the oracle") {
   if (backend_name() != "reference") return;
-  SessionOptions o = session_options();
-  o.precision = Precision::int8;
-  double worst = 0;
-  std::string worst_label;
-  for (const std::string& path : io_files()) {
-    GoldenCase c = load_case(path, {});
-    CAPTURE(c.label);
-    auto out = run_model(*c.model, c.inputs, nullptr, &o);
-    REQUIRE_MESSAGE(out.ok(), c.label << ": " << out.status().to_string());
-    const std::string head = c.expected.count("logits") ? "logits" : out->begin()->first;
-    if (!c.expected.count(head)) continue;
-    const Error e = measure(floats(out->at(head)), floats(*c.expected.at(head)));
-    CHECK_MESSAGE(e.norm_err <= kInt8MaxNormErr, c.label << " " << head << ": norm_err " << e.norm_err);
-    std::printf("models.reference.int8 %-46s %s norm %.2e\n", c.label.c_str(), head.c_str(), e.norm_err);
-    if (e.norm_err > worst) worst = e.norm_err, worst_label = c.label;
-  }
-  std::printf("models.reference.int8 worst norm_err %.3e (%s), bound %.2e\n", worst, worst_label.c_str(),
-              kInt8MaxNormErr);
+  check_precision("reference.int8", with_precision(Precision::int8, "reference"), nullptr, kInt8MaxNormErr);
 }
 
 // The cpu's int8 against the reference backend's int8 on every golden case (headline output).
@@ -188,33 +193,9 @@ constexpr double kInt8CpuVsReferenceMaxNormErr = 1e-2;
 
 TEST_CASE("models: cpu int8 precision agrees with the reference backend's int8") {
   if (backend_name() != "cpu") return;
-  SessionOptions o = session_options();
-  o.precision = Precision::int8;
-  SessionOptions r = o;
-  r.backend = "reference";
-  double worst = 0;
-  std::string worst_label;
-  for (const std::string& path : io_files()) {
-    GoldenCase c = load_case(path, {});
-    CAPTURE(c.label);
-    auto out = run_model(*c.model, c.inputs, nullptr, &o);
-    if (!out.ok() && out.status().code() == StatusCode::unsupported) {
-      MESSAGE("int8 precision not available here: " << out.status().to_string());
-      return;
-    }
-    REQUIRE_MESSAGE(out.ok(), c.label << ": " << out.status().to_string());
-    auto ref = run_model(*c.model, c.inputs, nullptr, &r);
-    REQUIRE_MESSAGE(ref.ok(), c.label << " (reference int8): " << ref.status().to_string());
-    const std::string head = c.expected.count("logits") ? "logits" : out->begin()->first;
-    const Error e = measure(floats(out->at(head)), floats(ref->at(head)));
-    CHECK_MESSAGE(e.norm_err <= kInt8CpuVsReferenceMaxNormErr,
-                  c.label << " " << head << ": norm_err " << e.norm_err);
-    std::printf("models.cpu-vs-reference.int8 %-46s %s norm %.2e abs %.2e\n", c.label.c_str(), head.c_str(),
-                e.norm_err, e.max_abs);
-    if (e.norm_err > worst) worst = e.norm_err, worst_label = c.label;
-  }
-  std::printf("models.cpu-vs-reference.int8 worst norm_err %.3e (%s), bound %.2e\n", worst,
-              worst_label.c_str(), kInt8CpuVsReferenceMaxNormErr);
+  const SessionOptions ref = with_precision(Precision::int8, "reference");
+  check_precision("cpu-vs-reference.int8", with_precision(Precision::int8, "cpu"), &ref,
+                  kInt8CpuVsReferenceMaxNormErr);
 }
 
 // bf16 precision (cpu backend): linear layers (a constant [N, K] or [K, N] weight) take x
@@ -228,42 +209,16 @@ TEST_CASE("models: cpu int8 precision agrees with the reference backend's int8")
 // of a linear layer move an input across a bf16 rounding boundary (one 2^-9 step, carried
 // on through the layers). The bounds are the worst cases rounded up (the second with room
 // for another ISA's f32 kernels): a wrong panel or epilogue gives O(1).
+constexpr double kBF16MaxNormErr = 4e-2, kBF16CpuVsReferenceMaxNormErr = 3e-3;
+
 TEST_CASE("models: bf16 precision stays within its measured bounds of the oracle and the reference") {
   if (backend_name() != "cpu") return;
-  SessionOptions o = session_options();
-  o.precision = Precision::bf16;
-  SessionOptions r = o;
-  r.backend = "reference";
-  constexpr double kBF16MaxNormErr = 4e-2, kBF16RefMaxNormErr = 3e-3;
-  double worst = 0, worst_ref = 0;
-  std::string worst_label, worst_ref_label;
-  for (const std::string& path : io_files()) {
-    GoldenCase c = load_case(path, {});
-    CAPTURE(c.label);
-    auto out = run_model(*c.model, c.inputs, nullptr, &o);
-    if (!out.ok() && out.status().code() == StatusCode::unsupported) {
-      MESSAGE("bf16 precision not available here: " << out.status().to_string());
-      return;
-    }
-    REQUIRE_MESSAGE(out.ok(), c.label << ": " << out.status().to_string());
-    auto ref = run_model(*c.model, c.inputs, nullptr, &r);
-    REQUIRE_MESSAGE(ref.ok(), c.label << " (reference): " << ref.status().to_string());
-    const std::string head = c.expected.count("logits") ? "logits" : out->begin()->first;
-    if (!c.expected.count(head)) continue;
-    const Error e = measure(floats(out->at(head)), floats(*c.expected.at(head)));
-    const Error er = measure(floats(out->at(head)), floats(ref->at(head)));
-    CHECK_MESSAGE(e.norm_err <= kBF16MaxNormErr, c.label << " " << head << ": norm_err " << e.norm_err);
-    CHECK_MESSAGE(er.norm_err <= kBF16RefMaxNormErr,
-                  c.label << " " << head << ": norm_err against the reference at bf16 " << er.norm_err);
-    std::printf("models.bf16 %-46s %s norm %.2e, against reference bf16 %.2e\n", c.label.c_str(),
-                head.c_str(), e.norm_err, er.norm_err);
-    if (e.norm_err > worst) worst = e.norm_err, worst_label = c.label;
-    if (er.norm_err > worst_ref) worst_ref = er.norm_err, worst_ref_label = c.label;
-  }
-  std::printf(
-      "models.bf16 worst norm_err %.3e (%s), bound %.2e; against reference bf16 %.3e (%s), bound %.2e\n",
-      worst, worst_label.c_str(), kBF16MaxNormErr, worst_ref, worst_ref_label.c_str(), kBF16RefMaxNormErr);
+  const SessionOptions cpu = with_precision(Precision::bf16, "cpu");
+  const SessionOptions ref = with_precision(Precision::bf16, "reference");
+  check_precision("bf16", cpu, nullptr, kBF16MaxNormErr);
+  check_precision("cpu-vs-reference.bf16", cpu, &ref, kBF16CpuVsReferenceMaxNormErr);
 }
+
 TEST_CASE("models: precisions a backend does not implement are refused at session creation") {
   auto model = load_golden("bert_tiny.safetensors");
   const std::vector<std::string> names = {"input_ids"};

@@ -25,6 +25,7 @@
 #include "backends/cpu/gemm_bf16.h"
 #include "longrun/dtype.h"
 #include "longrun/thread_pool.h"
+#include "unit/cpu_test_util.h"
 
 using namespace longrun;
 namespace bf = longrun::cpu::bf16;
@@ -32,27 +33,18 @@ namespace gemm = longrun::cpu::gemm;
 
 namespace {
 
+using cpu_test::bits;
+using cpu_test::has_avx2;
+using cpu_test::pool_of;
+
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kMax = std::numeric_limits<float>::max();
 
-bool has_avx2() { return int(cpu::detect_isa()) >= int(cpu::Isa::avx2); }
-
-uint32_t bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
 float from_bits(uint32_t u) {
   float f;
   std::memcpy(&f, &u, 4);
   return f;
-}
-
-std::unique_ptr<ThreadPool> pool_of(int threads) {
-  auto p = make_thread_pool(threads);
-  REQUIRE(p.ok());
-  return std::move(*p);
 }
 
 struct EpilogueCase {

@@ -17,6 +17,7 @@
 #include "backends/cpu/gemm_s8.h"
 #include "longrun/dtype.h"
 #include "longrun/thread_pool.h"
+#include "unit/cpu_test_util.h"
 
 using namespace longrun;
 namespace s8 = longrun::cpu::s8;
@@ -24,24 +25,14 @@ namespace gemm = longrun::cpu::gemm;
 
 namespace {
 
+using cpu_test::bits;
+using cpu_test::has_avx2;
+using cpu_test::pool_of;
+
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kMax = std::numeric_limits<float>::max();
 constexpr float kDenormMin = std::numeric_limits<float>::denorm_min();
-
-bool has_avx2() { return int(cpu::detect_isa()) >= int(cpu::Isa::avx2); }
-
-uint32_t bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
-std::unique_ptr<ThreadPool> pool_of(int threads) {
-  auto p = make_thread_pool(threads);
-  REQUIRE(p.ok());
-  return std::move(*p);
-}
 
 // Quantizes `rows` rows of x with both quantizers and checks they agree bit for bit (scales
 // by their bits, so NaN scales compare too); returns the reference's q and scales.

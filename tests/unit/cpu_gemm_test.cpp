@@ -24,11 +24,16 @@
 #include "longrun/session.h"
 #include "longrun/thread_pool.h"
 #include "support/stream_min_bytes.h"
+#include "unit/cpu_test_util.h"
 
 using namespace longrun;
 namespace gemm = longrun::cpu::gemm;
 
 namespace {
+
+using cpu_test::bits;
+using cpu_test::has_avx2;
+using cpu_test::pool_of;
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
@@ -183,12 +188,6 @@ void check_close(const std::vector<float>& got, const std::vector<float>& want) 
 
 bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 4) == 0;
-}
-
-std::unique_ptr<ThreadPool> pool_of(int threads) {
-  auto p = make_thread_pool(threads);
-  REQUIRE(p.ok());
-  return std::move(*p);
 }
 
 // Checks `p` at every level: 1, 2 and 3 threads against the reference and each other.

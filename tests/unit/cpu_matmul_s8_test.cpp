@@ -12,14 +12,17 @@
 #include "backends/cpu/gemm_weight_cache.h"
 #include "longrun/ops/reduced_precision.h"
 #include "longrun/session.h"
+#include "unit/cpu_test_util.h"
 
 using namespace longrun;
 
 namespace {
 
-constexpr int64_t kIn = 40, kOut = 24;
+using cpu_test::bits;
+using cpu_test::has_avx2;
+using cpu_test::pool_of;
 
-bool has_avx2() { return int(cpu::detect_isa()) >= int(cpu::Isa::avx2); }
+constexpr int64_t kIn = 40, kOut = 24;
 
 // y = x W^T + bias for x [1, n, kIn] and W [kOut, kIn] in `w`, or with `kn`, y = x W + bias
 // for W [kIn, kOut].

@@ -54,4 +54,14 @@ inline uint16_t f32_to_bf16(float f) {
   return uint16_t(u >> 16);
 }
 
+// Element i of a contiguous f32, f16 or bf16 array, widened exactly to f32 (any other dtype
+// is read as f32: callers check the dtype).
+inline float float_element(const void* data, DType t, int64_t i) {
+  switch (t) {
+    case DType::f16: return f16_to_f32(static_cast<const uint16_t*>(data)[i]);
+    case DType::bf16: return bf16_to_f32(static_cast<const uint16_t*>(data)[i]);
+    default: return static_cast<const float*>(data)[i];
+  }
+}
+
 }  // namespace longrun
