@@ -26,8 +26,9 @@ struct SafetensorsEntry {
   uint64_t data_begin = 0;  // byte offsets relative to the data section
   uint64_t data_end = 0;
   std::span<const std::byte> bytes;  // points into the mapped file
-  // dtype "I8": signed 8-bit integers (quantized weights, docs/checkpoints.md#quantized-weights). The runtime has
-  // no int8 DType, so desc says u8 (one byte per element) and this flag tells them apart.
+  // dtype "I8": signed 8-bit integers (quantized weights,
+  // docs/checkpoints.md#quantized-weights). The runtime has no int8 DType, so desc says u8
+  // (one byte per element) and this flag tells them apart.
   bool int8 = false;
 };
 
