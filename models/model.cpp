@@ -7,6 +7,8 @@
 
 #include "common/architecture.h"
 #include "common/weights.h"
+#include "longrun/models/linear_weights.h"
+#include "longrun/ops/stored_int8.h"
 #include "registry.h"
 
 namespace longrun {
@@ -28,6 +30,30 @@ std::string join(const std::vector<std::string>& v) {
   std::string s;
   for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
   return s;
+}
+
+// A weight quantized in the file must be used by linear layers of the layout it was quantized
+// in (the int8 backends use its stored q and scales there; anywhere else it would silently
+// run on the dequantized values).
+Status check_quantized_layouts(const Graph& g, const std::string& path) {
+  std::map<std::string, ops::LinearWeight> linear;
+  bool computed = false;
+  for (const Value& v : g.values()) {
+    if (v.role != ValueRole::weight) continue;
+    const auto stored = ops::s8::find_stored_weight(v.weight_data);
+    if (stored == nullptr) continue;
+    if (!computed) linear = linear_layer_weights(g), computed = true;
+    const auto it = linear.find(v.name);
+    const char* want = stored->layout == ops::LinearWeight::nk ? "nk" : "kn";
+    if (it == linear.end() || it->second != stored->layout)
+      return format_error(path + ": tensor '" + v.name +
+                          "': field layout: quantized as a linear layer's weight " + want + " (" +
+                          models::kQuantizationMetadataKey + "), but the graph uses it " +
+                          (it == linear.end() ? std::string("other than as a linear layer")
+                                              : std::string("as a linear layer's weight ") +
+                                                    (it->second == ops::LinearWeight::nk ? "nk" : "kn")));
+  }
+  return Status::ok_status();
 }
 
 }  // namespace
@@ -183,6 +209,7 @@ Result<Graph> Model::build_graph(std::span<const std::string> names,
   }
   auto g = b.build();
   if (!g.ok()) return g.status().with_context(m.arch);
+  LR_RETURN_IF_ERROR(check_quantized_layouts(*g, m.file->path()));
   return g;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "longrun/ops/reduced_precision.h"
+#include "longrun/ops/stored_int8.h"
 #include "ops/reference/access.h"
 
 namespace longrun::reference {
@@ -39,7 +40,11 @@ Result<std::shared_ptr<void>> matmul_int8_prepare(const Graph& graph, const Node
   const int64_t n = nk ? w.desc.dim(0) : w.desc.dim(1), k = nk ? w.desc.dim(1) : w.desc.dim(0);
   LR_RETURN_IF_ERROR(host::reserve_weight_copy_bytes(n * k + n * int64_t(sizeof(float))));
   auto state = std::make_shared<Int8State>();
-  LR_ASSIGN_OR_RETURN(state->qw, ops::s8::quantize_weight(w.weight_data, w.desc.dtype(), layout, n, k));
+  if (const auto stored = ops::s8::find_stored_weight(w.weight_data)) {  // quantized in the model file
+    LR_ASSIGN_OR_RETURN(state->qw, ops::s8::stored_to_quantized(*stored, layout, n, k));
+  } else {
+    LR_ASSIGN_OR_RETURN(state->qw, ops::s8::quantize_weight(w.weight_data, w.desc.dtype(), layout, n, k));
+  }
   state->weight = w.weight_data;
   state->w_desc = w.desc;
   return std::shared_ptr<void>(state);

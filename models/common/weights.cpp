@@ -1,13 +1,16 @@
 #include "common/weights.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <new>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "longrun/checked_math.h"
 #include "longrun/dtype.h"
+#include "longrun/ops/stored_int8.h"
 
 namespace longrun::models {
 namespace {
@@ -57,6 +60,123 @@ Result<BoundWeight> widened_copy(const SafetensorsEntry& entry) {
   return w;
 }
 
+// longrun.quantization: {"scheme": "int8-per-channel", "weights": {name: "nk" | "kn", ...}}.
+Status parse_quantization(const SafetensorsFile& file, std::map<std::string, ops::LinearWeight>* out) {
+  const auto it = file.metadata().find(kQuantizationMetadataKey);
+  if (it == file.metadata().end()) return Status::ok_status();
+  const std::string where = file.path() + ": metadata '" + kQuantizationMetadataKey + "'";
+  const auto j = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object())
+    return format_error(where + ": expected a JSON object {\"scheme\", \"weights\"}, found " +
+                        (j.is_discarded() ? std::string("text that does not parse") : j.dump()));
+  for (const auto& [k, v] : j.items())
+    if (k != "scheme" && k != "weights") return format_error(where + ": unknown field '" + k + "'");
+  if (!j.contains("scheme") || j["scheme"] != kQuantizationScheme)
+    return format_error(where + ": field 'scheme': expected \"" + kQuantizationScheme + "\", found " +
+                        (j.contains("scheme") ? j["scheme"].dump() : std::string("nothing")));
+  if (!j.contains("weights") || !j["weights"].is_object())
+    return format_error(where + ": field 'weights': expected an object {name: \"nk\" | \"kn\"}, found " +
+                        (j.contains("weights") ? j["weights"].dump() : std::string("nothing")));
+  for (const auto& [name, layout] : j["weights"].items()) {
+    if (layout != "nk" && layout != "kn")
+      return format_error(where + ": weight '" + name + "': expected layout \"nk\" or \"kn\", found " +
+                          layout.dump());
+    (*out)[name] = layout == "nk" ? ops::LinearWeight::nk : ops::LinearWeight::kn;
+  }
+  return Status::ok_status();
+}
+
+// Checks a quantized weight (q `e`, scales `s`) and binds its dequantized f32 copy with the
+// stored values registered under it. Problems go to `problems`; errors are allocation ones.
+Result<bool> bind_quantized(const std::shared_ptr<const SafetensorsFile>& file, const ParamSpec& p,
+                            const SafetensorsEntry& e, const SafetensorsEntry* s, ops::LinearWeight layout,
+                            std::vector<std::string>* problems, BoundWeight* out) {
+  const std::string name = "tensor '" + p.name + "'";
+  if (!e.int8) {
+    problems->push_back(name + ": listed in " + kQuantizationMetadataKey + ", expected dtype I8, found " +
+                        std::string(dtype_safetensors_name(e.desc.dtype())));
+    return false;
+  }
+  const auto dims = e.desc.dims();
+  if (!std::equal(dims.begin(), dims.end(), p.dims.begin(), p.dims.end()) || dims.size() != 2) {
+    problems->push_back(name + ": expected shape " + dims_string(p.dims) +
+                        " (a rank-2 linear weight), found " + dims_string(dims));
+    return false;
+  }
+  const bool nk = layout == ops::LinearWeight::nk;
+  const int64_t n = dims[nk ? 0 : 1], k = dims[nk ? 1 : 0];
+  const std::string scale_name = "tensor '" + p.name + kScaleSuffix + "'";
+  if (s == nullptr) {
+    problems->push_back(name + ": quantized weight without its scales: missing " + scale_name +
+                        " (expected F32[" + std::to_string(n) + "])");
+    return false;
+  }
+  if (s->int8 || s->desc.dtype() != DType::f32 || s->desc.rank() != 1 || s->desc.dim(0) != n) {
+    problems->push_back(scale_name + ": expected F32[" + std::to_string(n) +
+                        "] (one scale per output channel, " + (nk ? "nk" : "kn") + " layout), found " +
+                        std::string(s->int8 ? "I8" : dtype_safetensors_name(s->desc.dtype())) +
+                        dims_string(s->desc.dims()));
+    return false;
+  }
+  std::shared_ptr<float[]> scale, w;
+  try {
+    scale = std::shared_ptr<float[]>(new float[size_t(std::max<int64_t>(n, 1))]);
+    w = std::shared_ptr<float[]>(new float[size_t(std::max<int64_t>(n * k, 1))]);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory("weight '" + p.name + "': cannot allocate " + std::to_string(n * k * 4) +
+                         " bytes for its dequantized f32 copy");
+  }
+  std::memcpy(scale.get(), s->bytes.data(), size_t(n) * 4);
+  for (int64_t c = 0; c < n; ++c) {
+    if (!std::isfinite(scale[size_t(c)]) || scale[size_t(c)] < 0.0f) {
+      problems->push_back(scale_name + ": element " + std::to_string(c) + " is " +
+                          std::to_string(scale[size_t(c)]) + ", expected a finite scale >= 0");
+      return false;
+    }
+  }
+  const auto* q = reinterpret_cast<const int8_t*>(e.bytes.data());
+  for (int64_t i = 0; i < n * k; ++i) {
+    if (q[i] < -ops::s8::kQMax) {
+      problems->push_back(name + ": element [" + std::to_string(i / dims[1]) + ", " +
+                          std::to_string(i % dims[1]) + "] is " + std::to_string(int(q[i])) +
+                          ", expected a value in [-127, 127]");
+      return false;
+    }
+    const int64_t c = nk ? i / k : i % n;
+    w[size_t(i)] = float(q[i]) * scale[size_t(c)];
+  }
+  ops::s8::StoredWeight stored;
+  stored.layout = layout;
+  stored.n = n;
+  stored.k = k;
+  stored.q = q;
+  stored.scale = scale.get();
+  stored.owner = std::shared_ptr<const void>(
+      std::make_shared<std::pair<std::shared_ptr<const void>, std::shared_ptr<float[]>>>(file->owner(),
+                                                                                         scale));
+  LR_ASSIGN_OR_RETURN(std::shared_ptr<const void> handle,
+                      ops::s8::register_stored_weight(w.get(), std::move(stored)));
+  // The copy and its registration live and die together; the registration goes first.
+  struct Dequantized {
+    std::shared_ptr<float[]> w;
+    std::shared_ptr<const void> handle;  // declared last: destroyed first
+  };
+  std::shared_ptr<Dequantized> owner;
+  try {
+    owner = std::make_shared<Dequantized>();
+  } catch (const std::bad_alloc&) {
+    return out_of_memory("weight '" + p.name + "': out of memory");
+  }
+  owner->w = w;
+  owner->handle = std::move(handle);
+  out->desc = TensorDesc(DType::f32, dims);
+  out->data = w.get();
+  out->owner = std::shared_ptr<const void>(owner, w.get());
+  out->copied = true;
+  out->quantized = true;
+  return true;
+}
+
 }  // namespace
 
 void add_linear(std::vector<ParamSpec>* table, const std::string& prefix, int64_t out, int64_t in,
@@ -81,11 +201,36 @@ Result<WeightStore> WeightStore::bind(const std::shared_ptr<const SafetensorsFil
   for (const ParamSpec& p : table) {
     if (!wanted.insert(p.name).second) return internal_error("parameter table lists '" + p.name + "' twice");
   }
+  std::map<std::string, ops::LinearWeight> quantized;
+  LR_RETURN_IF_ERROR(parse_quantization(*file, &quantized));
+  std::set<std::string, std::less<>> scales;  // the "<name>.scale" companions
+  for (const auto& [name, layout] : quantized) {
+    if (!wanted.contains(name))
+      problems.push_back("tensor '" + name + "': listed in " + kQuantizationMetadataKey +
+                         " but not a parameter of this model");
+    scales.insert(name + kScaleSuffix);
+  }
   WeightStore store;
   for (const ParamSpec& p : table) {
     const SafetensorsEntry* e = file->find(p.name);
     if (e == nullptr) {
       problems.push_back("missing tensor '" + p.name + "' (expected f32" + dims_string(p.dims) + ")");
+      continue;
+    }
+    if (const auto q = quantized.find(p.name); q != quantized.end()) {
+      BoundWeight w;
+      LR_ASSIGN_OR_RETURN(const bool ok, bind_quantized(file, p, *e, file->find(p.name + kScaleSuffix),
+                                                        q->second, &problems, &w));
+      if (!ok) continue;
+      store.bytes_copied_ += w.desc.nbytes();
+      store.bytes_ += w.desc.nbytes();
+      store.weights_.emplace(p.name, std::move(w));
+      continue;
+    }
+    if (e->int8) {
+      problems.push_back("tensor '" + p.name + "': dtype I8 but not listed in " + kQuantizationMetadataKey +
+                         " (a quantized weight needs its layout there and its \"" + p.name + kScaleSuffix +
+                         "\" scales)");
       continue;
     }
     const DType t = e->desc.dtype();
@@ -116,7 +261,12 @@ Result<WeightStore> WeightStore::bind(const std::shared_ptr<const SafetensorsFil
     store.weights_.emplace(p.name, std::move(w));
   }
   for (const SafetensorsEntry& e : file->tensors()) {
-    if (!wanted.contains(e.name))
+    if (scales.contains(e.name)) continue;
+    if (e.name.ends_with(kScaleSuffix) && wanted.contains(e.name.substr(0, e.name.size() - 6)))
+      problems.push_back("unexpected tensor '" + e.name + "': scales of '" +
+                         e.name.substr(0, e.name.size() - 6) + "', which is not listed as quantized in " +
+                         kQuantizationMetadataKey);
+    else if (!wanted.contains(e.name))
       problems.push_back("unexpected tensor '" + e.name + "' " + e.desc.to_string() +
                          " (not a parameter of this model)");
   }

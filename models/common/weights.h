@@ -41,7 +41,16 @@ struct BoundWeight {
   const void* data = nullptr;         // into the mapped file, or into `owner`'s copy
   std::shared_ptr<const void> owner;  // keeps the mapping (or the copy) alive
   bool copied = false;
+  // A weight stored quantized (docs/checkpoints.md#quantized-weights): data is its dequantized
+  // f32 copy, whose address carries the stored q and scales (longrun/ops/stored_int8.h).
+  bool quantized = false;
 };
+
+// The metadata key listing a file's quantized weights, and its one scheme.
+inline constexpr const char* kQuantizationMetadataKey = "longrun.quantization";
+inline constexpr const char* kQuantizationScheme = "int8-per-channel";
+// The companion tensor holding a quantized weight's scales: "<weight>.scale".
+inline constexpr const char* kScaleSuffix = ".scale";
 
 class WeightStore {
  public:
@@ -49,7 +58,9 @@ class WeightStore {
   // tensor, a float dtype (F32/F16/BF16) and the table's shape. All problems are listed in
   // one format_error (up to 20, then a count), each naming the tensor with expected vs found.
   // f32 weights aligned to 4 bytes are used in place; half weights stay as stored where
-  // half_ok (aligned to 2 bytes); anything else is copied (widened to f32) once.
+  // half_ok (aligned to 2 bytes); anything else is copied (widened to f32) once. A weight
+  // listed in the file's longrun.quantization is checked (I8 q of the table's shape, in
+  // [-127, 127]; "<name>.scale" F32 [channels], finite, >= 0) and dequantized once.
   static Result<WeightStore> bind(const std::shared_ptr<const SafetensorsFile>& file,
                                   std::span<const ParamSpec> table);
 

@@ -34,13 +34,13 @@ namespace {
 namespace fmt = safetensors_format;
 using json::quote_for_message;
 
-constexpr const char* kSupportedDtypes = "F32, F16, BF16, I32, I64, U8, BOOL";
+constexpr const char* kSupportedDtypes = "F32, F16, BF16, I32, I64, U8, BOOL, I8";
 constexpr const char* kTensorFields = "a tensor entry has exactly dtype, shape, data_offsets";
 
 // Valid safetensors dtype codes (tensor.rs, enum Dtype) that longrun does not load.
 bool is_other_safetensors_dtype(std::string_view code) {
   static constexpr std::string_view kOthers[] = {
-      "I8",      "I16",     "U16",         "U32",         "U64", "F64",     "C64",    "F8_E5M2",
+      "I16",     "U16",     "U32",         "U64",         "F64", "C64",     "F8_E5M2",
       "F8_E4M3", "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ", "F4",  "F6_E2M3", "F6_E3M2"};
   return std::find(std::begin(kOthers), std::end(kOthers), code) != std::end(kOthers);
 }
@@ -49,6 +49,7 @@ struct ParsedTensor {
   std::string name;
   std::string code;  // dtype as written ("BOOL" stays "BOOL" for messages)
   DType dtype = DType::u8;
+  bool int8 = false;  // "I8": stored as u8 (SafetensorsEntry::int8)
   int rank = 0;
   std::array<int64_t, kMaxRank> dims{};
   uint64_t begin = 0;
@@ -173,6 +174,11 @@ class HeaderParser {
     LR_RETURN_IF_ERROR(cur_.read_string(&t->code));
     if (const auto d = parse_safetensors_dtype(t->code)) {
       t->dtype = *d;
+      return Status::ok_status();
+    }
+    if (t->code == "I8") {
+      t->dtype = DType::u8;
+      t->int8 = true;
       return Status::ok_status();
     }
     if (is_other_safetensors_dtype(t->code))
@@ -326,6 +332,7 @@ Result<std::shared_ptr<SafetensorsFile>> SafetensorsFile::parse(std::span<const 
       e.data_begin = t.begin;
       e.data_end = t.end;
       e.bytes = data.subspan(size_t(t.begin), size_t(t.end - t.begin));
+      e.int8 = t.int8;
       e.name = std::move(t.name);
       file->tensors_.push_back(std::move(e));
     }

@@ -191,4 +191,50 @@ TEST_CASE("minilm: the demo's sentences at reduced precision keep their f32 embe
   }
 }
 
+// `longrun-convert --quantize int8` (docs/checkpoints.md#quantized-weights): the int8
+// session on the quantized file uses the stored weights, the ones an int8 session on the
+// source computes, so the embeddings are the same floats.
+TEST_CASE("minilm: the --quantize int8 file embeds as int8 on the source file, bit for bit") {
+  const char* bert_path = std::getenv("LONGRUN_MINILM_BERT");
+  const char* int8_path = std::getenv("LONGRUN_MINILM_BERT_INT8");
+  if (!bert_path || !*bert_path || !int8_path || !*int8_path) {
+    MESSAGE(
+        "minilm quantized: LONGRUN_MINILM_BERT / LONGRUN_MINILM_BERT_INT8 not set (run by CTest "
+        "models.minilm)");
+    return;
+  }
+  const std::vector<std::string>& sentences = demo::default_sentences();
+  demo::EmbedOptions options;
+  options.backend = "cpu";
+  auto f32 = demo::embed_sentences(bert_path, options, sentences);
+  REQUIRE_MESSAGE(f32.ok(), f32.status().to_string());
+  options.precision = Precision::int8;
+  auto source = demo::embed_sentences(bert_path, options, sentences);
+  if (!source.ok() && source.status().code() == StatusCode::unsupported) {
+    std::printf("minilm quantized: skipped: %s\n", source.status().to_string().c_str());
+    return;
+  }
+  REQUIRE_MESSAGE(source.ok(), source.status().to_string());
+  auto quantized = demo::embed_sentences(int8_path, options, sentences);
+  REQUIRE_MESSAGE(quantized.ok(), quantized.status().to_string());
+  REQUIRE(quantized->size() == source->size());
+  double sum = 0.0;
+  for (size_t i = 0; i < source->size(); ++i) {
+    CAPTURE(i);
+    CHECK((*quantized)[i] == (*source)[i]);
+    sum += demo::cosine((*quantized)[i], (*f32)[i]);
+  }
+  // An f32 session on the quantized file runs q · scale: lossy, reported, not a target.
+  options.precision = Precision::f32;
+  auto dequantized = demo::embed_sentences(int8_path, options, sentences);
+  REQUIRE_MESSAGE(dequantized.ok(), dequantized.status().to_string());
+  double f32_sum = 0.0;
+  for (size_t i = 0; i < f32->size(); ++i) f32_sum += demo::cosine((*dequantized)[i], (*f32)[i]);
+  std::printf(
+      "minilm quantized file, int8 (cpu): embeddings identical to int8 on the source: %s; mean cosine to f32 "
+      "%.6f; f32 session on the quantized file: mean cosine to f32 %.6f\n",
+      std::equal(quantized->begin(), quantized->end(), source->begin()) ? "yes" : "no",
+      sum / double(source->size()), f32_sum / double(f32->size()));
+}
+
 }  // namespace longrun::model_tests

@@ -25,6 +25,9 @@ fi
 "$convert" -q "$dir" -o "$work/minilm.bert.safetensors" || { echo "FAIL: convert to bert"; exit 1; }
 "$convert" -q "$dir" --arch fourier-bert --set 'filter_layers=[3]' --set filter_ratio=0.5 \
   -o "$work/minilm.fourier-bert.safetensors" || { echo "FAIL: convert to fourier-bert"; exit 1; }
+"$convert" -q --quantize int8 "$dir" -o "$work/minilm.bert.int8.safetensors" || { echo "FAIL: convert --quantize int8"; exit 1; }
+echo "minilm file sizes: bert $(stat -c %s "$work/minilm.bert.safetensors") bytes, --quantize int8 $(stat -c %s "$work/minilm.bert.int8.safetensors") bytes"
 LONGRUN_MINILM_BERT="$work/minilm.bert.safetensors" \
+  LONGRUN_MINILM_BERT_INT8="$work/minilm.bert.int8.safetensors" \
   LONGRUN_MINILM_FOURIER_BERT="$work/minilm.fourier-bert.safetensors" \
   "$model_tests" --test-case='minilm*' --success=false

@@ -93,4 +93,21 @@ expect 1 "official LRA config with an attention longrun lacks" "$bin" --arch fou
   --config "$ck/fourier_lra_l12_r05.model_config.json" --set attn_type=none "$ck/fourier_lra_l12_r05.official.pt" \
   -o "$tmp/bad2.safetensors"
 grep -q "field 'attn_type'" "$tmp/out" || { echo "FAIL: attn_type not named"; cat "$tmp/out"; fail=1; }
+# --quantize int8: the linear-layer weights as I8 + scales, listed by --inspect; smaller file.
+gm=$src/tests/golden/models
+expect 0 "--quantize int8" "$bin" --quantize int8 "$gm/bert_tiny.safetensors" -o "$tmp/q.safetensors"
+grep -q "quantized int8: 14 linear-layer weights" "$tmp/out" || { echo "FAIL: quantize summary"; cat "$tmp/out"; fail=1; }
+(( $(stat -c %s "$tmp/q.safetensors") < $(stat -c %s "$gm/bert_tiny.safetensors") )) ||
+  { echo "FAIL: quantized file not smaller"; fail=1; }
+expect 0 "--inspect quantized" "$bin" --inspect "$tmp/q.safetensors"
+grep -q "quantized: 14 weights, int8 per output channel" "$tmp/out" &&
+  grep -q "encoder.layer.0.attention.self.query.weight  i8\[64, 64\]  quantized int8 nk" "$tmp/out" &&
+  grep -q "encoder.layer.0.attention.self.query.weight.scale  f32\[64\]" "$tmp/out" ||
+  { echo "FAIL: --inspect of a quantized file"; cat "$tmp/out"; fail=1; }
+expect 1 "a quantized file as input" "$bin" --quantize int8 "$tmp/q.safetensors" -o "$tmp/q2.safetensors"
+grep -q "holds quantized weights" "$tmp/out" || { echo "FAIL: quantized input"; cat "$tmp/out"; fail=1; }
+expect 2 "bad --quantize" "$bin" --quantize int4 "$gm/bert_tiny.safetensors" -o "$tmp/q3.safetensors"
+expect 2 "--quantize with --inspect" "$bin" --quantize int8 --inspect "$gm/bert_tiny.safetensors"
+expect 0 "--quantize int8 --dtype bf16" "$bin" --quantize int8 --dtype bf16 "$gm/bert_tiny.safetensors" \
+  -o "$tmp/qb.safetensors"
 exit $fail

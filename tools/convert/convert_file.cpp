@@ -64,6 +64,8 @@ Result<ConvertFileResult> convert_file(const std::string& input, const std::stri
   if (o.dtype && !dtype_is_float(*o.dtype))
     return usage(usage_error, invalid_argument("dtype must be f32, f16 or bf16"));
   if (output.empty()) return usage(usage_error, invalid_argument("no output file"));
+  if (!o.quantize.empty() && o.quantize != "int8")
+    return usage(usage_error, invalid_argument("quantize must be int8, found '" + o.quantize + "'"));
 
   ConvertFileResult result;
   Result<SourceCheckpoint> src = invalid_argument("no input read");
@@ -78,6 +80,11 @@ Result<ConvertFileResult> convert_file(const std::string& input, const std::stri
     src = read_checkpoint(input, from, o.read_options);
     if (!src.ok()) return src.status();
   }
+
+  if (src->metadata.contains("longrun.quantization"))
+    return invalid_argument(input +
+                            ": holds quantized weights (metadata 'longrun.quantization'); convert from "
+                            "the unquantized source instead");
 
   std::string config_text = src->config_json;
   if (o.config_json) {
@@ -128,6 +135,19 @@ Result<ConvertFileResult> convert_file(const std::string& input, const std::stri
   LR_ASSIGN_OR_RETURN(options.tokenizer_metadata,
                       tokenizer_metadata(input, o.tokenizer_dir, o.no_tokenizer, src->metadata));
   LR_ASSIGN_OR_RETURN(result.summary, convert_checkpoint(*src, options, output));
+  if (!o.quantize.empty()) {
+    // The converted file is rewritten in place; a failure removes it rather than leaving an
+    // unquantized file under the name asked for.
+    bool no_linear = false;
+    auto q = quantize_native_file(output, output, &no_linear);
+    if (!q.ok()) {
+      std::error_code ec;
+      std::filesystem::remove(output, ec);
+      if (no_linear) return usage(usage_error, q.status());
+      return q.status();
+    }
+    result.quantized = *q;
+  }
   result.arch = arch;
   result.tokenizer_metadata = options.tokenizer_metadata;
   return result;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "convert.h"
+#include "quantize.h"
 #include "source.h"
 
 namespace longrun::convert {
@@ -21,6 +22,7 @@ struct ConvertFileOptions {
   std::optional<std::string> config_json;  // the same as text (wins over config_path)
   std::vector<std::string> sets;           // key=value overrides (merge_config)
   std::optional<DType> dtype;              // f32/f16/bf16 for every float weight
+  std::string quantize;                    // "int8": linear-layer weights quantized (quantize.h); empty: none
   std::string tokenizer_dir;               // empty: the input directory's own, or the source's
   bool no_tokenizer = false;
   ReadOptions read_options;
@@ -32,6 +34,7 @@ struct ConvertFileResult {
   ConvertSummary summary;
   std::vector<std::string> fairseq_dropped;  // tensors the fairseq reader left out
   std::string tokenizer_metadata;            // what was embedded (empty: none)
+  std::optional<QuantizeSummary> quantized;  // with --quantize
 };
 
 // Errors are Status as usual; *usage_error (when given) is set for the ones that are a

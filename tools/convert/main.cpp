@@ -59,6 +59,11 @@ void usage(FILE* f) {
                "  --set KEY=VALUE      set one config field (VALUE as JSON, else a string); repeatable\n"
                "  --dtype f32|f16|bf16 store every weight in this dtype (default: as in the source;\n"
                "                       f64 becomes f32)\n"
+               "  --quantize int8      store every linear-layer weight (a matmul weight the int8\n"
+               "                       precision runs as a linear layer) as int8 per output channel\n"
+               "                       with f32 scales, quantized from the weight as stored (after\n"
+               "                       --dtype); int8 sessions use them as stored, f32/bf16 sessions\n"
+               "                       their dequantized values q * scale (lossy)\n"
                "  --tokenizer DIR      embed the Hugging Face tokenizer files of DIR (tokenizer.json, or\n"
                "                       vocab.txt, or vocab.json + merges.txt) under longrun.tokenizer\n"
                "                       (default: INPUT's own when it is a directory holding them; a\n"
@@ -89,7 +94,7 @@ int fail_usage(const std::string& m) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string from = "auto", arch, layout, config_path, dtype_name, input, output;
+  std::string from = "auto", arch, layout, config_path, dtype_name, quantize, input, output;
   std::vector<std::string> sets;
   std::string tokenizer_dir;
   bool inspect = false, quiet = false, no_tokenizer = false;
@@ -118,6 +123,9 @@ int main(int argc, char** argv) {
       sets.push_back(s);
     } else if (a == "--dtype") {
       if (!value(&dtype_name)) return fail_usage("--dtype needs a value");
+    } else if (a == "--quantize") {
+      if (!value(&quantize)) return fail_usage("--quantize needs a value");
+      if (quantize != "int8") return fail_usage("--quantize must be int8, found '" + quantize + "'");
     } else if (a == "-o" || a == "--output") {
       if (!value(&output)) return fail_usage("-o needs a file");
     } else if (a == "--inspect") {
@@ -148,6 +156,8 @@ int main(int argc, char** argv) {
     if (!options.dtype || !dtype_is_float(*options.dtype))
       return fail_usage("--dtype must be f32, f16 or bf16");
   }
+  if (inspect && !quantize.empty()) return fail_usage("--quantize does not apply to --inspect");
+  options.quantize = quantize;
   if (!inspect && output.empty()) return fail_usage("no output file (-o OUT.safetensors)");
 
   if (inspect) {
@@ -202,6 +212,11 @@ int main(int argc, char** argv) {
     for (const std::string& s : summary->config_notes) std::printf("  config %s\n", s.c_str());
     for (const std::string& s : fairseq_dropped)
       std::printf("  dropped by the fairseq reader %s\n", s.c_str());
+    if (converted->quantized)
+      std::printf("  quantized int8: %d linear-layer weights, file %llu -> %llu bytes\n",
+                  converted->quantized->weights,
+                  static_cast<unsigned long long>(converted->quantized->bytes_before),
+                  static_cast<unsigned long long>(converted->quantized->bytes_after));
     const auto sha = summary->metadata.find("longrun.source_sha256");
     std::printf("  source sha256: %s\n", sha != summary->metadata.end() ? sha->second.c_str() : "");
     if (!converted->tokenizer_metadata.empty()) {

@@ -99,7 +99,7 @@ add_target fuzz_tokenizer tests/fuzz/fuzz_tokenizer.cpp runtime/src/text/*.cpp
 add_target fuzz_tokenizer_files tests/fuzz/fuzz_tokenizer_files.cpp runtime/src/text/*.cpp
 build_targets
 
-run_target fuzz_safetensors tests/golden/ops
+run_target fuzz_safetensors tests/golden/ops tests/fuzz/seeds/safetensors
 run_target fuzz_pickle tests/fuzz/seeds/pickle
 run_target fuzz_torch_zip tests/golden/checkpoints tests/fuzz/seeds/pickle tests/fuzz/seeds/zip64
 mkdir -p "$out/fuzz_fairseq.seeds"
