@@ -65,6 +65,8 @@ Result<std::shared_ptr<void>> cpu_matmul_bf16_prepare_avx2(const Graph& graph, c
                             weight_key(*w, layout),
                             [&] { return host::reserve_weight_copy_bytes(bf16::packed_weight_bytes(n, k)); },
                             [&] { return round_and_pack(*w, layout, n, k); }, &created));
+    // Runs read the packed copy alone: the original's file pages go, as on the f32 path.
+    if (created) gemm::release_packed_weight_pages(graph, node.inputs[1]);
     state->weight = w->weight_data;
     state->w_desc = w->desc;
     return std::shared_ptr<void>(state);
