@@ -424,12 +424,11 @@ void compute(const GemmIsaKernels& isa, const MatmulAttrs& at, const Problem& p,
   });
 }
 
-// Whether every node that reads value v is a matmul taking it as B (so packs it).
-bool only_packed_b(const Graph& graph, ValueId v) {
-  for (const Node& n : graph.nodes())
-    for (size_t i = 0; i < n.inputs.size(); ++i)
-      if (n.inputs[i] == v && (n.kind != OpKind::matmul || i != 1)) return false;
-  return true;
+// Whether value u is a weight whose bytes overlap [lo, hi).
+bool overlaps(const Value& u, const char* lo, const char* hi) {
+  if (u.role != ValueRole::weight || u.weight_data == nullptr) return false;
+  const char* b = static_cast<const char*>(u.weight_data);
+  return b < hi && lo < b + size_t(u.desc.nbytes());
 }
 
 // What a packed weight's bytes depend on: the weight (address and desc), the ISA's packer
@@ -578,6 +577,19 @@ Status matmul_run(const GemmIsaKernels& isa, const KernelArgs& args) {
   return {};
 }
 
+void release_packed_weight_pages(const Graph& graph, ValueId v) {
+  const Value& w = graph.value(v);
+  if (w.role != ValueRole::weight || w.weight_data == nullptr) return;
+  const char* lo = static_cast<const char*>(w.weight_data);
+  const char* hi = lo + size_t(w.desc.nbytes());
+  // Every node that reads these bytes, through this value or another weight value over the
+  // same memory (a reshaped view, graph.h), must be a matmul taking them as B.
+  for (const Node& n : graph.nodes())
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      if (overlaps(graph.value(n.inputs[i]), lo, hi) && (n.kind != OpKind::matmul || i != 1)) return;
+  release_file_pages(w.weight_data, size_t(w.desc.nbytes()));
+}
+
 Result<std::shared_ptr<void>> matmul_prepare(const GemmIsaKernels& isa, const Graph& graph, const Node& node,
                                              ThreadPool* pool) {
   if (node.inputs.size() < 2 || node.outputs.size() != 1 || !std::holds_alternative<MatmulAttrs>(node.attrs))
@@ -610,13 +622,7 @@ Result<std::shared_ptr<void>> matmul_prepare(const GemmIsaKernels& isa, const Gr
             weight_key(isa, p, b), floats,
             [&] { return host::reserve_weight_copy_bytes(floats * int64_t(sizeof(float))); },
             [&](float* dst) { pack_b(isa, p, b.desc, 0, p.b_batches, dst, pool); }, &created));
-    if (created) {
-      // When only GEMMs read the weight, runs read the packed copy alone: let the original's
-      // file pages go (a no-op for memory that is not a registered file mapping). A weight
-      // another op also reads (a tied embedding table) stays: its pages would come back.
-      if (only_packed_b(graph, node.inputs[1]))
-        release_file_pages(b.weight_data, size_t(b.desc.numel()) * dtype_size(b.desc.dtype()));
-    }
+    if (created) release_packed_weight_pages(graph, node.inputs[1]);
     state->weight = b.weight_data;
   } else if (!direct_b(isa, p)) {
     const bool all_b = p.b_batches * per_b * 4 <= kPackedBCap;

@@ -119,5 +119,12 @@ Status matmul_run(const GemmIsaKernels& isa, const KernelArgs& args);
 Result<std::shared_ptr<void>> matmul_prepare(const GemmIsaKernels& isa, const Graph& graph, const Node& node,
                                              ThreadPool* pool);
 
+// Called by a matmul prepare that has just made the packed copy of weight v (its B): when
+// every node that reads v's bytes is a matmul taking them as B, runs read packed copies
+// alone, so the original's file pages go (release_file_pages, longrun/file_pages.h; a no-op
+// for memory that is not a registered file mapping). A weight another op also reads (a tied
+// embedding table) stays mapped: its pages would only come back.
+void release_packed_weight_pages(const Graph& graph, ValueId v);
+
 }  // namespace gemm
 }  // namespace longrun::cpu

@@ -4,11 +4,12 @@
 // if each prepared matmul node packed its own copy of its weight, a process would hold the
 // model's bytes once per plan. The cache keys a packed weight by what the packed bytes
 // depend on (the weight's address, its desc and the packed format: the f32 GEMM's ISA packing
-// and op(B)'s strides, or the int8 GEMM's layout and panel format) and hands out shared
+// and op(B)'s strides, or the int8 / bf16 GEMM's layout and panel format) and hands out shared
 // references: one packed copy per weight and format while any prepared graph uses it.
 //
 // An entry is any type: the f32 GEMM's PackedWeight (floats) below, the int8 GEMM's
-// s8::PackedWeightS8 (gemm_s8.h, typed int16 and float buffers). Each entry remembers its
+// s8::PackedWeightS8 (gemm_s8.h, typed int16 and float buffers), the bf16 GEMM's
+// bf16::PackedWeightBF16 (gemm_bf16.h, uint16 panels). Each entry remembers its
 // type, and a lookup with another type is an error, so no buffer is ever read as a type it
 // was not written as.
 //

@@ -1,29 +1,46 @@
 // The cpu backend's matmul at bf16 precision (docs/cpu-kernels.md#bf16-gemm): a linear layer,
 // y = act(alpha · x · op(W) + bias + beta · C) with a constant weight W ([N, K] or [K, N]),
-// runs on the bf16 GEMM (gemm_bf16.h: W rounded to bf16 and packed once at prepare, x rounded
-// on every run); every other matmul (attention's Q·Kᵀ and P·V, a B that is an activation, a
-// batched or transposed weight) runs the f32 kernel unchanged.
+// runs on the bf16 GEMM (gemm_bf16.h: W rounded to bf16 and packed once per process, shared
+// by every plan and session through gemm_weight_cache.h; x rounded on every run); every other
+// matmul (attention's Q·Kᵀ and P·V, a B that is an activation, a batched or transposed
+// weight) runs the f32 kernel unchanged.
 #include "backends/cpu/matmul_bf16.h"
 
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/gemm_bf16.h"
+#include "backends/cpu/gemm_weight_cache.h"
 #include "longrun/ops/reduced_precision.h"
 
 namespace longrun::cpu {
 namespace {
 
 struct BF16State {
-  // The bf16 route: the packed weight and the weight it was made from.
-  bool bf16 = false;
+  // The bf16 route (taken when weight is set): the weight the packed copy was made from.
   const void* weight = nullptr;
   TensorDesc w_desc;
-  bf16::PackedWeightBF16 packed;
+  std::shared_ptr<const bf16::PackedWeightBF16> packed;  // shared with other plans (gemm_weight_cache.h)
   // Otherwise: the f32 kernel's prepared state.
   std::shared_ptr<void> f32_state;
 };
+
+Result<std::shared_ptr<const bf16::PackedWeightBF16>> round_and_pack(const Value& w, ops::LinearWeight layout,
+                                                                     int64_t n, int64_t k) {
+  LR_ASSIGN_OR_RETURN(ops::bf16::RoundedWeight rounded,
+                      ops::bf16::round_weight(w.weight_data, w.desc.dtype(), layout, n, k));
+  LR_ASSIGN_OR_RETURN(bf16::PackedWeightBF16 packed, bf16::pack_weight_bf16x16(rounded));
+  return std::make_shared<const bf16::PackedWeightBF16>(std::move(packed));
+}
+
+// What the packed bytes depend on: the weight (address and desc), its layout and the format.
+std::string weight_key(const Value& w, ops::LinearWeight layout) {
+  return std::to_string(reinterpret_cast<uintptr_t>(w.weight_data)) + " " + w.desc.to_string() +
+         (layout == ops::LinearWeight::nk ? " nk" : " kn") + " bf16x16";
+}
 
 }  // namespace
 
@@ -42,11 +59,14 @@ Result<std::shared_ptr<void>> cpu_matmul_bf16_prepare_avx2(const Graph& graph, c
   if (layout != ops::LinearWeight::none) {
     const bool nk = layout == ops::LinearWeight::nk;
     const int64_t n = w->desc.dim(nk ? 0 : 1), k = w->desc.dim(nk ? 1 : 0);
-    LR_RETURN_IF_ERROR(host::reserve_weight_copy_bytes(bf16::packed_weight_bytes(n, k)));
-    LR_ASSIGN_OR_RETURN(ops::bf16::RoundedWeight rounded,
-                        ops::bf16::round_weight(w->weight_data, w->desc.dtype(), layout, n, k));
-    LR_ASSIGN_OR_RETURN(state->packed, bf16::pack_weight_bf16x16(rounded));
-    state->bf16 = true;
+    bool created = false;
+    LR_ASSIGN_OR_RETURN(state->packed,
+                        gemm::shared_weight<bf16::PackedWeightBF16>(
+                            weight_key(*w, layout),
+                            [&] { return host::reserve_weight_copy_bytes(bf16::packed_weight_bytes(n, k)); },
+                            [&] { return round_and_pack(*w, layout, n, k); }, &created));
+    // Runs read the packed copy alone: the original's file pages go, as on the f32 path.
+    if (created) gemm::release_packed_weight_pages(graph, node.inputs[1]);
     state->weight = w->weight_data;
     state->w_desc = w->desc;
     return std::shared_ptr<void>(state);
@@ -57,15 +77,15 @@ Result<std::shared_ptr<void>> cpu_matmul_bf16_prepare_avx2(const Graph& graph, c
 
 Status cpu_matmul_bf16_avx2(const KernelArgs& args) {
   const auto* state = static_cast<const BF16State*>(args.prepared);
-  if (state == nullptr || !state->bf16 || args.inputs.size() < 2 || args.inputs[1].data != state->weight ||
-      args.inputs[1].desc != state->w_desc) {
+  if (state == nullptr || state->weight == nullptr || args.inputs.size() < 2 ||
+      args.inputs[1].data != state->weight || args.inputs[1].desc != state->w_desc) {
     KernelArgs f32 = args;
     f32.prepared = state != nullptr ? state->f32_state.get() : nullptr;
     return cpu_matmul_f32_avx2(f32);
   }
   const MatmulAttrs& at = args.attr<MatmulAttrs>();
   const TensorView& x = args.inputs[0];
-  const int64_t K = x.desc.dim(x.desc.rank() - 1), N = state->packed.n;
+  const int64_t K = x.desc.dim(x.desc.rank() - 1), N = state->packed->n;
   const int64_t rows = K > 0 ? x.desc.numel() / K : 0;
   gemm::Epilogue ep;
   ep.alpha = at.alpha;
@@ -78,7 +98,7 @@ Status cpu_matmul_bf16_avx2(const KernelArgs& args) {
     ep.beta = at.beta;
   }
   ThreadPool* pool = args.pool != nullptr && args.pool->num_threads() > 1 ? args.pool : nullptr;
-  return bf16::gemm_bf16_avx2(x.ptr<const float>(), rows, K, state->packed, args.outputs[0].ptr<float>(), N,
+  return bf16::gemm_bf16_avx2(x.ptr<const float>(), rows, K, *state->packed, args.outputs[0].ptr<float>(), N,
                               &ep, pool);
 }
 

@@ -78,6 +78,8 @@ Result<std::shared_ptr<void>> cpu_matmul_s8_prepare_avx2(const Graph& graph, con
                         gemm::shared_weight<s8::PackedWeightS8>(
                             weight_key(*w, layout), [&] { return host::reserve_weight_copy_bytes(bytes); },
                             [&] { return quantize_and_pack(*w, layout, n, k, pool); }, &created));
+    // Runs read the packed copy alone: the original's file pages go, as on the f32 path.
+    if (created) gemm::release_packed_weight_pages(graph, node.inputs[1]);
     const TensorDesc& x = in[0];
     LR_ASSIGN_OR_RETURN(const int64_t scratch_bytes, s8::gemm_s8_scratch_bytes(x.numel() / k, k));
     LR_ASSIGN_OR_RETURN(state->scratch, host::request_scratch(scratch_bytes));

@@ -1,5 +1,6 @@
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "longrun/graph.h"
 #include "longrun/ops/schema.h"
@@ -117,8 +118,51 @@ ValueId GraphBuilder::output_of(ValueId first, int index) {
   return outs[size_t(index)];
 }
 
+namespace {
+
+// Whether node n is a reshape of a weight that can become a weight itself: the same bytes
+// read under the output's desc (a contiguous weight read row-major, as the reshape's view
+// does), not a graph output (those live in caller memory).
+bool weight_view(const std::vector<Value>& values, const Node& n) {
+  if (n.kind != OpKind::reshape || n.inputs.size() != 1 || n.outputs.size() != 1) return false;
+  const Value& in = values[size_t(n.inputs[0])];
+  const Value& out = values[size_t(n.outputs[0])];
+  return in.role == ValueRole::weight && in.weight_data != nullptr && in.desc.is_contiguous() &&
+         out.desc.is_contiguous() && !out.is_output && out.desc.dtype() == in.desc.dtype() &&
+         out.desc.nbytes() == in.desc.nbytes();
+}
+
+}  // namespace
+
+void GraphBuilder::fold_weight_views() {
+  std::vector<int> new_index(g_.nodes_.size(), -1);
+  std::vector<Node> kept;
+  for (size_t i = 0; i < g_.nodes_.size(); ++i) {
+    Node& n = g_.nodes_[i];
+    if (weight_view(g_.values_, n)) {  // in order, so a reshape of a folded reshape folds too
+      const Value& in = g_.values_[size_t(n.inputs[0])];
+      Value& out = g_.values_[size_t(n.outputs[0])];
+      out.name = in.name + ":" + n.name;
+      out.role = ValueRole::weight;
+      out.producer = -1;
+      out.weight_data = in.weight_data;
+      continue;
+    }
+    new_index[i] = int(kept.size());
+    kept.push_back(std::move(n));
+  }
+  if (kept.size() == g_.nodes_.size()) {
+    g_.nodes_ = std::move(kept);
+    return;
+  }
+  for (Value& v : g_.values_)
+    if (v.producer >= 0) v.producer = new_index[size_t(v.producer)];
+  g_.nodes_ = std::move(kept);
+}
+
 Result<Graph> GraphBuilder::build() {
   if (!status_.ok()) return status_;
+  fold_weight_views();
   LR_RETURN_IF_ERROR(g_.verify());
   Graph g = std::move(g_);
   g_ = Graph{};

@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -280,9 +281,12 @@ Result<Plan> plan_memory(const Graph& graph, const PlannerOptions& options) {
     report.peak_live_bytes = std::max(report.peak_live_bytes, live);
   }
 
-  // External memory.
+  // External memory. A weight's bytes count once, whichever values read them (a reshaped
+  // weight is another weight value over the same bytes, graph.h).
+  std::set<std::pair<const void*, int64_t>> weights_seen;
   for (size_t v = 0; v < nv; ++v) {
-    if (graph.values()[v].role == ValueRole::weight)
+    const Value& val = graph.values()[v];
+    if (val.role == ValueRole::weight && weights_seen.insert({val.weight_data, plan.bytes[v]}).second)
       LR_RETURN_IF_ERROR(add_bytes(&report.weight_bytes_mapped, plan.bytes[v], "weight"));
     if (graph.values()[v].role == ValueRole::input)
       LR_RETURN_IF_ERROR(add_bytes(&report.input_bytes, plan.bytes[v], "input"));

@@ -130,3 +130,32 @@ TEST_CASE("cpu int8 matmul: a [K, N] weight runs int8, quantized per column") {
   REQUIRE(f32.ok());
   CHECK(std::memcmp(y.data(), run(**f32, 5).data(), y.size() * sizeof(float)) != 0);
 }
+
+TEST_CASE("cpu int8 matmul: a reshaped 3-D weight is a linear layer's weight") {
+  if (!has_avx2()) return;
+  // A DenseGeneral-style kernel [kIn, 4, kOut / 4] viewed as [kIn, kOut]: the same bytes as
+  // the [K, N] weight of the case above, so the same result.
+  auto w = std::make_shared<std::vector<float>>(size_t(kIn * kOut));
+  for (size_t i = 0; i < w->size(); ++i) (*w)[i] = float(int(i * 5 % 19) - 9) / 4.0f + float(i % kOut) * 0.1f;
+  auto qw = ops::s8::quantize_weight(w->data(), DType::f32, ops::LinearWeight::kn, kOut, kIn);
+  REQUIRE(qw.ok());
+  const std::vector<float> zero(size_t(kOut), 0.0f);
+  GraphFactory factory = [w](std::span<const TensorDesc> descs) -> Result<Graph> {
+    GraphBuilder b;
+    const ValueId x = b.input("x", descs[0]);
+    const ValueId k = b.weight("kernel", TensorDesc(DType::f32, {kIn, 4, kOut / 4}), w->data(), w);
+    ReshapeAttrs view;
+    view.rank = 2;
+    view.dims[0] = kIn;
+    view.dims[1] = kOut;
+    b.output(b.matmul({x, b.reshape({k}, view)}), "y");
+    return b.build();
+  };
+  const size_t before = cpu::gemm::packed_weight_entries();
+  auto s = Session::create(factory, {"x"}, {.backend = "cpu", .threads = 1, .precision = Precision::int8});
+  REQUIRE(s.ok());
+  CHECK(report(**s, 5).weight_bytes_copied >= kOut * kIn * int64_t(sizeof(int16_t)));
+  CHECK(cpu::gemm::packed_weight_entries() == before + 1);
+  const std::vector<float> y = run(**s, 5), want = reference(input(5), 5, *qw, zero);
+  CHECK(std::memcmp(y.data(), want.data(), y.size() * sizeof(float)) == 0);
+}

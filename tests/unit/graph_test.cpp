@@ -1,10 +1,12 @@
-// GraphBuilder, Graph::verify and their error messages.
+// GraphBuilder (with its folding of reshaped weights), Graph::verify and their error messages.
 #include "longrun/graph.h"
 
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
+
+#include "longrun/planner.h"
 
 using namespace longrun;
 
@@ -97,4 +99,41 @@ TEST_CASE("one builder method per op in the list") {
 #define LR_OP(name, Attrs) CHECK(op_name(OpKind::name) == #name);
 #include "longrun/ops/op_list.inc"
   CHECK(kNumOps >= 30);
+}
+
+TEST_CASE("a reshape of a weight becomes a weight over the same bytes") {
+  std::vector<float> w(24, 1.0f);
+  auto shape = [](std::initializer_list<int64_t> dims) {
+    ReshapeAttrs a;
+    for (int64_t d : dims) a.dims[size_t(a.rank++)] = d;
+    return a;
+  };
+  GraphBuilder b;
+  const ValueId x = b.input("x", TensorDesc(DType::f32, {3, 6}));
+  const ValueId k = b.weight("kernel", TensorDesc(DType::f32, {6, 2, 2}), w.data());
+  const ValueId k2 = b.reshape({k}, shape({6, 4}), "view");
+  const ValueId k3 = b.reshape({b.reshape({k}, shape({24}))}, shape({6, 4}));  // a chain folds too
+  b.output(b.matmul({x, k2}), "y");
+  b.output(b.matmul({x, k3}), "y3");
+  b.output(b.reshape({k}, shape({4, 6})), "k_out");  // a graph output stays a node
+  auto g = b.build();
+  REQUIRE_MESSAGE(g.ok(), g.status().to_string());
+  REQUIRE(g->nodes().size() == 3);  // two matmuls and the output reshape
+  CHECK(g->nodes()[0].kind == OpKind::matmul);
+  CHECK(g->nodes()[2].kind == OpKind::reshape);
+  for (const ValueId v : {k2, k3}) {
+    const Value& folded = g->value(v);
+    CHECK(folded.role == ValueRole::weight);
+    CHECK(folded.weight_data == w.data());
+    CHECK(folded.producer == -1);
+    CHECK(folded.desc == TensorDesc(DType::f32, {6, 4}));
+  }
+  CHECK(g->value(k2).name == "kernel:view");
+  for (size_t n = 0; n < g->nodes().size(); ++n)  // producers renumbered
+    for (ValueId o : g->nodes()[n].outputs) CHECK(g->value(o).producer == int(n));
+  CHECK(g->value(g->find_output("y")).producer == 0);
+  // The planner counts the weight's bytes once.
+  auto plan = plan_memory(*g);
+  REQUIRE(plan.ok());
+  CHECK(plan->report.weight_bytes_mapped == 24 * int64_t(sizeof(float)));
 }

@@ -11,9 +11,11 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "backends/cpu/cpu_isa.h"
 #include "backends/cpu/gemm_weight_cache.h"
 #include "longrun/file_pages.h"
 #include "longrun/session.h"
@@ -59,7 +61,112 @@ int64_t resident_bytes() {
   return resident * int64_t(::sysconf(_SC_PAGESIZE));
 }
 
+// The resident bytes of the mapping that contains `p` (/proc/self/smaps), -1 when not found.
+int64_t mapping_rss(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto addr = reinterpret_cast<uintptr_t>(p);
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    unsigned long long lo = 0, hi = 0;
+    char dash = 0;
+    std::istringstream head(line);
+    if (line.find(':') == std::string::npos || line.find('-') < line.find(':')) {
+      if (head >> std::hex >> lo >> dash >> hi && dash == '-') {
+        inside = addr >= lo && addr < hi;
+        continue;
+      }
+    }
+    if (inside && line.rfind("Rss:", 0) == 0) return std::stoll(line.substr(4)) * 1024;
+  }
+  return -1;
+}
+
+// A read-only file mapping of `count` floats, registered as a file mapping (as the
+// safetensors reader does) and unregistered and unmapped on destruction.
+class MappedFloats {
+ public:
+  explicit MappedFloats(int64_t count) : bytes_(size_t(count) * sizeof(float)) {
+    const std::string path =
+        (std::filesystem::temp_directory_path() / ("longrun_mapped_w_" + std::to_string(::getpid())))
+            .string();
+    {
+      std::vector<float> data(static_cast<size_t>(count));
+      for (size_t i = 0; i < data.size(); ++i) data[i] = float(int(i * 7 % 23) - 11) / 16.0f;
+      std::ofstream f(path, std::ios::binary);
+      f.write(reinterpret_cast<const char*>(data.data()), std::streamsize(bytes_));
+    }
+    const int fd = ::open(path.c_str(), O_RDONLY);
+    REQUIRE(fd >= 0);
+    map_ = ::mmap(nullptr, bytes_, PROT_READ, MAP_PRIVATE, fd, 0);
+    ::close(fd);
+    std::filesystem::remove(path);
+    REQUIRE(map_ != MAP_FAILED);
+    register_file_mapping(map_, bytes_);
+  }
+  ~MappedFloats() {
+    unregister_file_mapping(map_);
+    ::munmap(map_, bytes_);
+  }
+  const float* data() const { return static_cast<const float*>(map_); }
+  int64_t bytes() const { return int64_t(bytes_); }
+  // Reads every page, so that all of them are resident.
+  float touch() const {
+    float sum = 0;
+    for (size_t i = 0; i < bytes_ / sizeof(float); i += 256) sum += data()[i];
+    return sum;
+  }
+
+ private:
+  size_t bytes_;
+  void* map_ = nullptr;
+};
+
 }  // namespace
+
+TEST_CASE("cpu backend: a packed weight's file pages go at every precision, unless another op reads it") {
+  if (int(cpu::detect_isa()) < int(cpu::Isa::avx2)) return;  // no prepacked GEMM, no int8 / bf16 path
+  constexpr int64_t kN = 256, kK = 512;                      // 512 KiB of f32
+  const MappedFloats w(kN * kK);
+  // y = x W^T; with `also_add`, z = W + W reads the weight outside a matmul too.
+  auto factory = [&w](bool also_add) -> GraphFactory {
+    return [&w, also_add](std::span<const TensorDesc> descs) -> Result<Graph> {
+      GraphBuilder b;
+      const ValueId x = b.input("x", descs[0]);
+      const ValueId wt = b.weight("w", TensorDesc(DType::f32, {kN, kK}), w.data());
+      b.output(b.matmul({x, wt}, {.trans_b = true}), "y");
+      if (also_add) b.output(b.add({wt, wt}), "z");
+      return b.build();
+    };
+  };
+  for (Precision precision : {Precision::f32, Precision::int8, Precision::bf16}) {
+    for (bool also_add : {false, true}) {
+      CAPTURE(int(precision));
+      CAPTURE(also_add);
+      auto s =
+          Session::create(factory(also_add), {"x"}, {.backend = "cpu", .threads = 1, .precision = precision});
+      REQUIRE(s.ok());
+      CHECK(w.touch() != 12345.0f);
+      const int64_t before = mapping_rss(w.data());
+      REQUIRE(before >= w.bytes() / 2);
+      const TensorDesc d(DType::f32, {2, kK});
+      auto r = (*s)->memory_report({&d, 1});
+      REQUIRE_MESSAGE(r.ok(), r.status().to_string());
+      CHECK(r->weight_bytes_copied > 0);  // packed
+      const int64_t after = mapping_rss(w.data());
+      if (also_add)
+        CHECK(after >= before);  // still mapped: the add reads the original
+      else
+        CHECK(after < before / 8);  // let go
+      // The run reads the packed copy; the values are unchanged either way.
+      std::vector<float> x(size_t(2 * kK), 0.5f);
+      NamedTensorRef in{"x", TensorView{d, x.data()}};
+      auto out = (*s)->run({&in, 1});
+      REQUIRE_MESSAGE(out.ok(), out.status().to_string());
+      if (!also_add) CHECK(mapping_rss(w.data()) < before / 8);
+    }
+  }
+}
 
 TEST_CASE("cpu backend: plans and sessions share one packed copy of a weight") {
   auto w = std::make_shared<std::vector<float>>(size_t(kOut * kIn));

@@ -96,10 +96,14 @@ class GraphBuilder {
   // Sets the sticky error (used by model code for its own checks).
   void fail(Status s);
 
-  // Verifies and returns the graph; the builder is left empty.
+  // Verifies and returns the graph; the builder is left empty. A reshape of a weight (not
+  // a graph output) becomes a weight itself, the same bytes under the new desc, and its node
+  // goes: backends see every reshaped model constant as a constant operand (the cpu backend
+  // prepacks it as a matmul's B; at int8 and bf16 it is a linear layer's weight).
   Result<Graph> build();
 
  private:
+  void fold_weight_views();
   Graph g_;
   Status status_;
   int counter_ = 0;
