@@ -14,6 +14,7 @@
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/gemm_bf16.h"
 #include "backends/cpu/gemm_weight_cache.h"
+#include "backends/cpu/matmul_linear.h"
 #include "longrun/ops/reduced_precision.h"
 
 namespace longrun::cpu {
@@ -36,12 +37,6 @@ Result<std::shared_ptr<const bf16::PackedWeightBF16>> round_and_pack(const Value
   return std::make_shared<const bf16::PackedWeightBF16>(std::move(packed));
 }
 
-// What the packed bytes depend on: the weight (address and desc), its layout and the format.
-std::string weight_key(const Value& w, ops::LinearWeight layout) {
-  return std::to_string(reinterpret_cast<uintptr_t>(w.weight_data)) + " " + w.desc.to_string() +
-         (layout == ops::LinearWeight::nk ? " nk" : " kn") + " bf16x16";
-}
-
 }  // namespace
 
 Result<std::shared_ptr<void>> cpu_matmul_bf16_prepare_avx2(const Graph& graph, const Node& node,
@@ -62,7 +57,7 @@ Result<std::shared_ptr<void>> cpu_matmul_bf16_prepare_avx2(const Graph& graph, c
     bool created = false;
     LR_ASSIGN_OR_RETURN(state->packed,
                         gemm::shared_weight<bf16::PackedWeightBF16>(
-                            weight_key(*w, layout),
+                            linear::weight_key(*w, layout, "bf16x16"),
                             [&] { return host::reserve_weight_copy_bytes(bf16::packed_weight_bytes(n, k)); },
                             [&] { return round_and_pack(*w, layout, n, k); }, &created));
     // Runs read the packed copy alone: the original's file pages go, as on the f32 path.
@@ -77,29 +72,13 @@ Result<std::shared_ptr<void>> cpu_matmul_bf16_prepare_avx2(const Graph& graph, c
 
 Status cpu_matmul_bf16_avx2(const KernelArgs& args) {
   const auto* state = static_cast<const BF16State*>(args.prepared);
-  if (state == nullptr || state->weight == nullptr || args.inputs.size() < 2 ||
-      args.inputs[1].data != state->weight || args.inputs[1].desc != state->w_desc) {
+  if (state == nullptr || !linear::same_weight(args, state->weight, state->w_desc)) {
     KernelArgs f32 = args;
     f32.prepared = state != nullptr ? state->f32_state.get() : nullptr;
     return cpu_matmul_f32_avx2(f32);
   }
-  const MatmulAttrs& at = args.attr<MatmulAttrs>();
-  const TensorView& x = args.inputs[0];
-  const int64_t K = x.desc.dim(x.desc.rank() - 1), N = state->packed->n;
-  const int64_t rows = K > 0 ? x.desc.numel() / K : 0;
-  gemm::Epilogue ep;
-  ep.alpha = at.alpha;
-  ep.act = at.activation;
-  size_t next = 2;
-  if (at.has_bias) ep.bias = args.inputs[next++].ptr<const float>();
-  if (at.has_c) {
-    ep.c = args.inputs[next].ptr<const float>();
-    ep.ldc = N;
-    ep.beta = at.beta;
-  }
-  ThreadPool* pool = args.pool != nullptr && args.pool->num_threads() > 1 ? args.pool : nullptr;
-  return bf16::gemm_bf16_avx2(x.ptr<const float>(), rows, K, *state->packed, args.outputs[0].ptr<float>(), N,
-                              &ep, pool);
+  const linear::Call c = linear::read_call(args, state->packed->n);
+  return bf16::gemm_bf16_avx2(c.x, c.rows, c.k, *state->packed, c.y, state->packed->n, &c.epilogue, c.pool);
 }
 
 }  // namespace longrun::cpu

@@ -15,6 +15,7 @@
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/gemm_s8.h"
 #include "backends/cpu/gemm_weight_cache.h"
+#include "backends/cpu/matmul_linear.h"
 #include "longrun/dtype.h"
 #include "longrun/ops/reduced_precision.h"
 #include "longrun/ops/stored_int8.h"
@@ -47,12 +48,6 @@ Result<std::shared_ptr<const s8::PackedWeightS8>> quantize_and_pack(const Value&
   return std::make_shared<const s8::PackedWeightS8>(std::move(packed));
 }
 
-// What the packed bytes depend on: the weight (address and desc), its layout and the format.
-std::string weight_key(const Value& w, ops::LinearWeight layout) {
-  return std::to_string(reinterpret_cast<uintptr_t>(w.weight_data)) + " " + w.desc.to_string() +
-         (layout == ops::LinearWeight::nk ? " nk" : " kn") + " s8x16";
-}
-
 }  // namespace
 
 Result<std::shared_ptr<void>> cpu_matmul_s8_prepare_avx2(const Graph& graph, const Node& node,
@@ -74,10 +69,11 @@ Result<std::shared_ptr<void>> cpu_matmul_s8_prepare_avx2(const Graph& graph, con
     const int64_t panels = (n + s8::kPanelWidth - 1) / s8::kPanelWidth;
     const int64_t bytes = panels * ((k + 1) / 2) * 32 * int64_t(sizeof(int16_t)) + panels * 16 * 4;
     bool created = false;
-    LR_ASSIGN_OR_RETURN(state->packed,
-                        gemm::shared_weight<s8::PackedWeightS8>(
-                            weight_key(*w, layout), [&] { return host::reserve_weight_copy_bytes(bytes); },
-                            [&] { return quantize_and_pack(*w, layout, n, k, pool); }, &created));
+    LR_ASSIGN_OR_RETURN(
+        state->packed,
+        gemm::shared_weight<s8::PackedWeightS8>(
+            linear::weight_key(*w, layout, "s8x16"), [&] { return host::reserve_weight_copy_bytes(bytes); },
+            [&] { return quantize_and_pack(*w, layout, n, k, pool); }, &created));
     // Runs read the packed copy alone: the original's file pages go, as on the f32 path.
     if (created) gemm::release_packed_weight_pages(graph, node.inputs[1]);
     const TensorDesc& x = in[0];
@@ -93,30 +89,15 @@ Result<std::shared_ptr<void>> cpu_matmul_s8_prepare_avx2(const Graph& graph, con
 
 Status cpu_matmul_s8_avx2(const KernelArgs& args) {
   const auto* state = static_cast<const S8State*>(args.prepared);
-  if (state == nullptr || state->weight == nullptr || args.inputs.size() < 2 ||
-      args.inputs[1].data != state->weight || args.inputs[1].desc != state->w_desc) {
+  if (state == nullptr || !linear::same_weight(args, state->weight, state->w_desc)) {
     KernelArgs f32 = args;
     f32.prepared = state != nullptr ? state->f32_state.get() : nullptr;
     return cpu_matmul_f32_avx2(f32);
   }
-  const MatmulAttrs& at = args.attr<MatmulAttrs>();
-  const TensorView& x = args.inputs[0];
-  const int64_t K = x.desc.dim(x.desc.rank() - 1), N = state->packed->n;
-  const int64_t rows = K > 0 ? x.desc.numel() / K : 0;
-  gemm::Epilogue ep;
-  ep.alpha = at.alpha;
-  ep.act = at.activation;
-  size_t next = 2;
-  if (at.has_bias) ep.bias = args.inputs[next++].ptr<const float>();
-  if (at.has_c) {
-    ep.c = args.inputs[next].ptr<const float>();
-    ep.ldc = N;
-    ep.beta = at.beta;
-  }
-  ThreadPool* pool = args.pool != nullptr && args.pool->num_threads() > 1 ? args.pool : nullptr;
+  const linear::Call c = linear::read_call(args, state->packed->n);
   // The scratch is written during the run: runs of one prepared graph are serialised.
-  return s8::gemm_s8_avx2(x.ptr<const float>(), rows, K, *state->packed, args.outputs[0].ptr<float>(), N, &ep,
-                          pool, state->scratch->floats(), state->scratch->bytes());
+  return s8::gemm_s8_avx2(c.x, c.rows, c.k, *state->packed, c.y, state->packed->n, &c.epilogue, c.pool,
+                          state->scratch->floats(), state->scratch->bytes());
 }
 
 }  // namespace longrun::cpu
