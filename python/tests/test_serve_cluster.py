@@ -12,6 +12,7 @@ import http.client
 import json
 import sys
 import threading
+import time
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -122,7 +123,20 @@ def test_two_nodes_1000_requests_then_a_node_stops(cluster, text_model_path):
     assert len(failed) < len(load) // 2, f"{len(failed)} of {len(load)} failed: {failed[:3]}"
 
 
-    # Later requests succeed on the surviving replica.
+    # Ray notices the stopped replica within seconds (health checks); until then the proxy may
+    # still route a request to it. Wait until 20 answers in a row come back, then every later
+    # request must succeed on the surviving replica.
+    probe = _requests(model, 20, seed=4)
+    settle_deadline = time.monotonic() + 60
+    while True:
+        try:
+            statuses = [client.post(w[0], w[1], timeout=30)[0] for w in probe]
+        except (ConnectionError, http.client.HTTPException, OSError):
+            statuses = [None]
+        if all(st == 200 for st in statuses):
+            break
+        assert time.monotonic() < settle_deadline, f"the cluster did not settle after the stop: {statuses}"
+        time.sleep(1)
     later = _requests(model, 100, seed=3)
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         outcomes = list(pool.map(lambda w: (w, client.post(w[0], w[1])), later))
