@@ -13,49 +13,25 @@
 #include "backends/cpu/gemm_weight_cache.h"
 #include "longrun/ops/reduced_precision.h"
 #include "longrun/session.h"
+#include "unit/cpu_test_util.h"
 
 using namespace longrun;
 
 namespace {
 
-constexpr int64_t kIn = 40, kOut = 24;
+using cpu_test::has_avx2;
 
-bool has_avx2() { return int(cpu::detect_isa()) >= int(cpu::Isa::avx2); }
+constexpr int64_t kIn = 40, kOut = 24;
 
 // y = x W^T + bias for x [1, n, kIn] and W [kOut, kIn] in `w`.
 GraphFactory linear_factory(std::shared_ptr<const std::vector<float>> w,
                             std::shared_ptr<const std::vector<float>> bias) {
-  return [w, bias](std::span<const TensorDesc> descs) -> Result<Graph> {
-    GraphBuilder b;
-    const ValueId x = b.input("x", descs[0]);
-    const ValueId wt = b.weight("w", TensorDesc(DType::f32, {kOut, kIn}), w->data(), w);
-    const ValueId bt = b.weight("b", TensorDesc(DType::f32, {kOut}), bias->data(), bias);
-    b.output(b.matmul({x, wt, bt}, {.trans_b = true, .has_bias = true}), "y");
-    return b.build();
-  };
+  return cpu_test::linear_factory(kIn, kOut, std::move(w), std::move(bias));
 }
 
-std::vector<float> input(int64_t n) {
-  std::vector<float> x(size_t(n * kIn));
-  for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i % 9) - 4) * 0.3f + float(i % 5) * 0.01f;
-  return x;
-}
-
-std::vector<float> run(Session& s, int64_t n) {
-  std::vector<float> x = input(n);
-  NamedTensorRef in{"x", TensorView{TensorDesc(DType::f32, {1, n, kIn}), x.data()}};
-  auto out = s.run({&in, 1});
-  REQUIRE_MESSAGE(out.ok(), out.status().to_string());
-  const Tensor& y = (*out)[0].tensor;
-  return std::vector<float>(y.data<float>(), y.data<float>() + y.desc().numel());
-}
-
-MemoryReport report(Session& s, int64_t n) {
-  const TensorDesc d(DType::f32, {1, n, kIn});
-  auto r = s.memory_report({&d, 1});
-  REQUIRE_MESSAGE(r.ok(), r.status().to_string());
-  return *r;
-}
+std::vector<float> input(int64_t n) { return cpu_test::linear_input(n, kIn); }
+std::vector<float> run(Session& s, int64_t n) { return cpu_test::run_rows(s, input(n), kIn); }
+MemoryReport report(Session& s, int64_t n) { return cpu_test::memory_report(s, n, kIn); }
 
 // Checks y against the definition: Σ_k round(x) · round(w) (exact products, summed in
 // double) + bias, within the f32 summation and epilogue rounding (K + 2) · 2^-24 · Σ|terms|.
