@@ -6,8 +6,6 @@
 #include <new>
 #include <string>
 
-#include "backends/cpu/gemm_blocks.h"
-
 namespace longrun::cpu::bf16 {
 namespace {
 
@@ -74,19 +72,15 @@ Status gemm_bf16_avx2(const float* a, int64_t m, int64_t lda, const PackedWeight
   });
   // Blocks of whole tiles x whole panels (gemm_blocks.h): an M block's rounded rows (48 x K
   // f32) stay in L2 while each panel's K x 16 bf16 streams through L1.
-  gemm::for_each_block(m, kTileRows, w.panels, kPanelWidth, epilogue, pool, [&](const gemm::Block& b) {
+  auto run_block = [&](const gemm::Block& b) {
     BlockArgs g;
+    static_cast<gemm::Block&>(g) = b;
     g.a = ar.data() + b.m0 * lda_r;
     g.lda = lda_r;
-    g.m = b.m;
     g.w = &w;
-    g.panel0 = b.panel0;
-    g.panels = b.panels;
-    g.y = y + b.m0 * ldy + b.panel0 * kPanelWidth;
-    g.ldy = ldy;
-    g.epilogue = b.epilogue;
     gemm_bf16_block_avx2(g);
-  });
+  };
+  gemm::for_each_block(m, kTileRows, w.panels, kPanelWidth, y, ldy, epilogue, pool, run_block);
   return {};
 }
 

@@ -25,20 +25,23 @@ inline void split_for_threads(int64_t m_units, int64_t n_units, int64_t batch, i
   while (count() < want && mc > min_mc) mc = div_up(mc, 2);
 }
 
-// One task of a tiled GEMM: output rows [m0, m0 + m) by weight panels [panel0, panel0 + panels),
-// with the caller's epilogue offset to the block (null: none).
+// One task of a tiled GEMM: output rows [m0, m0 + m) by weight panels [panel0, panel0 + panels).
+// The int8 and bf16 kernels' block arguments extend it with their operands.
 struct Block {
   int64_t m0 = 0, m = 0;
   int64_t panel0 = 0, panels = 0;
-  const Epilogue* epilogue = nullptr;
+  float* y = nullptr;  // the block's first output element; rows ldy apart
+  int64_t ldy = 0;
+  const Epilogue* epilogue = nullptr;  // the caller's, offset to the block's first element; null: none
 };
 
-// Runs block(const Block&) once for every block covering m rows (tiles of tile_rows) by
-// `panels` panels of panel_width columns, over `pool` (null: the calling thread). Blocks start
-// at 8 tiles x 128 panels, so that an M block's prepared rows (8 tiles x K) stay in L2 while each
-// panel streams through L1, and are split by split_for_threads down to one tile.
+// Runs block(const Block&) once for every block of y (m rows, ldy apart) covering m rows in
+// tiles of tile_rows by `panels` panels of panel_width columns, over `pool` (null: the calling
+// thread). Blocks start at 8 tiles x 128 panels, so that an M block's prepared rows (8 tiles x
+// K) stay in L2 while each panel streams through L1, and are split by split_for_threads down
+// to one tile.
 template <class Fn>
-void for_each_block(int64_t m, int64_t tile_rows, int64_t panels, int64_t panel_width,
+void for_each_block(int64_t m, int64_t tile_rows, int64_t panels, int64_t panel_width, float* y, int64_t ldy,
                     const Epilogue* epilogue, ThreadPool* pool, Fn&& block) {
   auto div_up = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
   const int threads = pool != nullptr ? pool->num_threads() : 1;
@@ -53,6 +56,8 @@ void for_each_block(int64_t m, int64_t tile_rows, int64_t panels, int64_t panel_
       b.m = std::min(m, b.m0 + mc_tiles * tile_rows) - b.m0;
       b.panel0 = (t % n_blocks) * nc_panels;
       b.panels = std::min(panels, b.panel0 + nc_panels) - b.panel0;
+      b.y = y + b.m0 * ldy + b.panel0 * panel_width;
+      b.ldy = ldy;
       Epilogue e;
       if (epilogue != nullptr) {
         e = *epilogue;

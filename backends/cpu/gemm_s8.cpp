@@ -11,8 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/gemm_blocks.h"
-
 namespace longrun::cpu::s8 {
 namespace {
 
@@ -192,20 +190,16 @@ Status gemm_s8_avx2(const float* a, int64_t m, int64_t lda, const PackedWeightS8
   });
   // Blocks of whole tiles x whole panels (gemm_blocks.h): an M block's quantized rows (48 x K
   // int16) stay in L2 while each panel's K x 16 int16 streams through L1.
-  gemm::for_each_block(m, kTileRows, w.panels, kPanelWidth, epilogue, pool, [&](const gemm::Block& b) {
+  auto run_block = [&](const gemm::Block& b) {
     BlockArgs g;
+    static_cast<gemm::Block&>(g) = b;
     g.qa = qa + b.m0 * ldq;
     g.lda = ldq;
     g.sa = sa + b.m0;
-    g.m = b.m;
     g.w = &w;
-    g.panel0 = b.panel0;
-    g.panels = b.panels;
-    g.y = y + b.m0 * ldy + b.panel0 * kPanelWidth;
-    g.ldy = ldy;
-    g.epilogue = b.epilogue;
     gemm_s8_block_avx2(g);
-  });
+  };
+  gemm::for_each_block(m, kTileRows, w.panels, kPanelWidth, y, ldy, epilogue, pool, run_block);
   return {};
 }
 
