@@ -33,15 +33,7 @@ namespace gemm = longrun::cpu::gemm;
 
 namespace {
 
-using cpu_test::bits;
-using cpu_test::EpilogueCase;
-using cpu_test::has_avx2;
-using cpu_test::kEpilogues;
-using cpu_test::pool_of;
-
-constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-constexpr float kMax = std::numeric_limits<float>::max();
+using namespace cpu_test;  // bits, has_avx2, pool_of, kInf, kNaN, kMax, kEpilogues
 
 float from_bits(uint32_t u) {
   float f;

@@ -57,30 +57,17 @@ TEST_CASE("cpu int8 matmul: plans and sessions share one packed s8 copy of a wei
   for (size_t i = 0; i < bias->size(); ++i) (*bias)[i] = float(i) * 0.125f - 1.0f;
   auto qw = ops::s8::quantize_weight(w->data(), DType::f32, ops::LinearWeight::nk, kOut, kIn);
   REQUIRE(qw.ok());
-  const size_t before = cpu::gemm::packed_weight_entries();
-  {
-    const SessionOptions o{.backend = "cpu", .threads = 1, .precision = Precision::int8};
-    auto a = Session::create(linear_factory(w, bias), {"x"}, o);
-    auto b = Session::create(linear_factory(w, bias), {"x"}, o);
-    REQUIRE(a.ok());
-    REQUIRE(b.ok());
-    const MemoryReport first = report(**a, 3);
-    // The packed int16 panels of [kOut, kIn] and their scales.
-    CHECK(first.weight_bytes_copied >= kOut * kIn * int64_t(sizeof(int16_t)));
-    CHECK(cpu::gemm::packed_weight_entries() == before + 1);
-    // Another shape of the same session and a second session reuse the packed copy.
-    CHECK(report(**a, 7).weight_bytes_copied == 0);
-    CHECK(report(**b, 3).weight_bytes_copied == 0);
-    CHECK(cpu::gemm::packed_weight_entries() == before + 1);
-    for (int64_t n : {3, 7}) {
-      CAPTURE(n);
-      const std::vector<float> ya = run(**a, n), yb = run(**b, n), want = reference(input(n), n, *qw, *bias);
-      CHECK(std::memcmp(ya.data(), want.data(), ya.size() * sizeof(float)) == 0);
-      CHECK(std::memcmp(yb.data(), want.data(), yb.size() * sizeof(float)) == 0);
-    }
-    CHECK(cpu::gemm::packed_weight_entries() == before + 1);
-  }
-  CHECK(cpu::gemm::packed_weight_entries() == before);  // released with the last plan
+  // The packed int16 panels of [kOut, kIn] and their scales.
+  cpu_test::check_one_packed_copy(
+      linear_factory(w, bias), Precision::int8, kIn, kOut * kIn * int64_t(sizeof(int16_t)),
+      [&](Session& a, Session& b) {
+        for (int64_t n : {3, 7}) {
+          CAPTURE(n);
+          const std::vector<float> ya = run(a, n), yb = run(b, n), want = reference(input(n), n, *qw, *bias);
+          CHECK(std::memcmp(ya.data(), want.data(), ya.size() * sizeof(float)) == 0);
+          CHECK(std::memcmp(yb.data(), want.data(), yb.size() * sizeof(float)) == 0);
+        }
+      });
 }
 
 TEST_CASE("cpu int8 matmul: a [K, N] weight runs int8, quantized per column") {

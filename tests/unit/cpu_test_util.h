@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <limits>
 #include <memory>
 #include <span>
 #include <string>
@@ -12,10 +14,15 @@
 
 #include "backends/cpu/cpu_isa.h"
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/gemm_weight_cache.h"
 #include "longrun/session.h"
 #include "longrun/thread_pool.h"
 
 namespace longrun::cpu_test {
+
+inline constexpr float kInf = std::numeric_limits<float>::infinity();
+inline constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+inline constexpr float kMax = std::numeric_limits<float>::max();
 
 // Whether this machine runs the AVX2 kernels (tests of them skip otherwise).
 inline bool has_avx2() { return int(cpu::detect_isa()) >= int(cpu::Isa::avx2); }
@@ -107,6 +114,31 @@ inline MemoryReport memory_report(Session& s, int64_t rows, int64_t k) {
   auto r = s.memory_report({&d, 1});
   REQUIRE_MESSAGE(r.ok(), r.status().to_string());
   return *r;
+}
+
+// Checks that two sessions of the linear layer `factory` (input x [1, n, in]) at `precision`
+// share one packed copy of its weight (gemm_weight_cache.h) of at least min_bytes: counted in
+// the first memory report only, not again for another input shape or the second session, not
+// made again by use(a, b) (the caller's runs and checks), and released with the last plan.
+inline void check_one_packed_copy(const GraphFactory& factory, Precision precision, int64_t in,
+                                  int64_t min_bytes, const std::function<void(Session& a, Session& b)>& use) {
+  const size_t before = cpu::gemm::packed_weight_entries();
+  {
+    const SessionOptions o{.backend = "cpu", .threads = 1, .precision = precision};
+    auto a = Session::create(factory, {"x"}, o);
+    auto b = Session::create(factory, {"x"}, o);
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    CHECK(memory_report(**a, 3, in).weight_bytes_copied >= min_bytes);
+    CHECK(cpu::gemm::packed_weight_entries() == before + 1);
+    // Another shape of the same session and a second session reuse the packed copy.
+    CHECK(memory_report(**a, 7, in).weight_bytes_copied == 0);
+    CHECK(memory_report(**b, 3, in).weight_bytes_copied == 0);
+    CHECK(cpu::gemm::packed_weight_entries() == before + 1);
+    use(**a, **b);
+    CHECK(cpu::gemm::packed_weight_entries() == before + 1);
+  }
+  CHECK(cpu::gemm::packed_weight_entries() == before);  // released with the last plan
 }
 
 }  // namespace longrun::cpu_test
