@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cpu/cpu_isa.h"
+#include "cpu/gemm_blocks.h"
 #include "cpu/gemm_weight_cache.h"
 #include "longrun/file_pages.h"
 
@@ -203,10 +204,7 @@ Blocking choose_blocking(const GemmIsaKernels& isa, const Problem& p, int thread
   int64_t mc_panels = std::min(bl.m_panels, isa.mc / isa.mr);
   int64_t nc_panels = std::min(bl.n_panels, kNcMax / isa.nr);
   // Enough tasks to balance the pool's chunks: split N, then M, down to a few panels each.
-  const int64_t want = threads > 1 ? 4 * int64_t(threads) : 1;
-  auto count = [&] { return p.batch * ceil_div(bl.m_panels, mc_panels) * ceil_div(bl.n_panels, nc_panels); };
-  while (count() < want && nc_panels > 4) nc_panels = ceil_div(nc_panels, 2);
-  while (count() < want && mc_panels > 2) mc_panels = ceil_div(mc_panels, 2);
+  gemm::split_for_threads(bl.m_panels, bl.n_panels, p.batch, threads, 2, mc_panels, nc_panels);
   bl.m_blocks = ceil_div(bl.m_panels, mc_panels);
   bl.n_blocks = ceil_div(bl.n_panels, nc_panels);
   return bl;

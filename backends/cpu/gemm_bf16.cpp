@@ -67,52 +67,20 @@ Status gemm_bf16_avx2(const float* a, int64_t m, int64_t lda, const PackedWeight
     return out_of_memory("bf16 gemm: cannot allocate the rounded A [" + std::to_string(m) + ", " +
                          std::to_string(lda_r) + "] f32");
   }
-  const int threads = pool != nullptr ? pool->num_threads() : 1;
-  auto round = [&](int64_t begin, int64_t end) {
+  gemm::for_each_row_range(m, K, pool, [&](int64_t begin, int64_t end) {
     round_rows_avx2(a + begin * lda, end - begin, K, lda, ar.data() + begin * lda_r, lda_r);
+  });
+  // Blocks of whole tiles x whole panels (gemm_blocks.h): an M block's rounded rows (48 x K
+  // f32) stay in L2 while each panel's K x 16 bf16 streams through L1.
+  auto run_block = [&](const gemm::Block& b) {
+    BlockArgs g;
+    static_cast<gemm::Block&>(g) = b;
+    g.a = ar.data() + b.m0 * lda_r;
+    g.lda = lda_r;
+    g.w = &w;
+    gemm_bf16_block_avx2(g);
   };
-  const int64_t r_grain = std::max<int64_t>(1, (int64_t(1) << 14) / std::max<int64_t>(1, K));
-  if (pool != nullptr && threads > 1)
-    pool->parallel_for(m, r_grain, round);
-  else
-    round(0, m);
-
-  // Tasks: M blocks of whole tiles x N blocks of whole panels, as in the int8 GEMM
-  // (gemm_s8.cpp): an M block of 8 tiles keeps its rounded rows (48 x K f32) in L2 while each
-  // panel's K x 16 bf16 streams through L1; blocks are split until the pool has 4 tasks a thread.
-  const int64_t m_tiles = ceil_div(m, kTileRows);
-  int64_t mc_tiles = std::min<int64_t>(m_tiles, 8), nc_panels = std::min<int64_t>(w.panels, 128);
-  const int64_t want = threads > 1 ? 4 * int64_t(threads) : 1;
-  auto count = [&] { return ceil_div(m_tiles, mc_tiles) * ceil_div(w.panels, nc_panels); };
-  while (count() < want && nc_panels > 4) nc_panels = ceil_div(nc_panels, 2);
-  while (count() < want && mc_tiles > 1) mc_tiles = ceil_div(mc_tiles, 2);
-  const int64_t n_blocks = ceil_div(w.panels, nc_panels), tasks = ceil_div(m_tiles, mc_tiles) * n_blocks;
-  auto job = [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t) {
-      const int64_t m0 = (t / n_blocks) * mc_tiles * kTileRows, p0 = (t % n_blocks) * nc_panels;
-      BlockArgs g;
-      g.a = ar.data() + m0 * lda_r;
-      g.lda = lda_r;
-      g.m = std::min(m, m0 + mc_tiles * kTileRows) - m0;
-      g.w = &w;
-      g.panel0 = p0;
-      g.panels = std::min(w.panels, p0 + nc_panels) - p0;
-      g.y = y + m0 * ldy + p0 * kPanelWidth;
-      g.ldy = ldy;
-      gemm::Epilogue e;
-      if (epilogue != nullptr) {
-        e = *epilogue;
-        if (e.bias != nullptr) e.bias += p0 * kPanelWidth;
-        if (e.c != nullptr) e.c += m0 * e.ldc + p0 * kPanelWidth;
-        g.epilogue = &e;
-      }
-      gemm_bf16_block_avx2(g);
-    }
-  };
-  if (pool != nullptr && threads > 1 && tasks > 1)
-    pool->parallel_for(tasks, 1, job);
-  else
-    job(0, tasks);
+  gemm::for_each_block(m, kTileRows, w.panels, kPanelWidth, y, ldy, epilogue, pool, run_block);
   return {};
 }
 

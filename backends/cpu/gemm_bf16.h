@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/gemm_blocks.h"
 #include "longrun/ops/reduced_precision.h"
 #include "longrun/status.h"
 #include "longrun/thread_pool.h"
@@ -54,17 +55,13 @@ Status gemm_bf16_avx2(const float* a, int64_t m, int64_t lda, const PackedWeight
 // round_up(cols, 8) <= ldd.
 void round_rows_avx2(const float* src, int64_t rows, int64_t cols, int64_t ld, float* dst, int64_t ldd);
 
-// One block of gemm_bf16_avx2 (gemm_bf16_avx2.cpp): rows [0, m) x the packed weight's panels
-// [panel0, panel0 + panels).
-struct BlockArgs {
+// One block of gemm_bf16_avx2 (gemm_bf16_avx2.cpp): the block's m rows x the packed weight's
+// panels [panel0, panel0 + panels) (gemm::Block: y and the epilogue at the block's first
+// element).
+struct BlockArgs : gemm::Block {
   const float* a = nullptr;  // the block's first rounded row; rows lda floats apart
   int64_t lda = 0;
-  int64_t m = 0;
   const PackedWeightBF16* w = nullptr;
-  int64_t panel0 = 0, panels = 0;
-  float* y = nullptr;  // the block's element (0, 16 panel0); rows ldy apart
-  int64_t ldy = 0;
-  const gemm::Epilogue* epilogue = nullptr;  // at the block's (0, 16 panel0); null: none
 };
 void gemm_bf16_block_avx2(const BlockArgs& args);
 

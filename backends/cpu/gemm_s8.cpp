@@ -185,55 +185,21 @@ Status gemm_s8_avx2(const float* a, int64_t m, int64_t lda, const PackedWeightS8
     qa = own_qa.data();
     sa = own_sa.data();
   }
-  const int threads = pool != nullptr ? pool->num_threads() : 1;
-  auto quantize = [&](int64_t begin, int64_t end) {
+  gemm::for_each_row_range(m, K, pool, [&](int64_t begin, int64_t end) {
     quantize_rows_avx2(a + begin * lda, end - begin, K, lda, qa + begin * ldq, ldq, sa + begin);
+  });
+  // Blocks of whole tiles x whole panels (gemm_blocks.h): an M block's quantized rows (48 x K
+  // int16) stay in L2 while each panel's K x 16 int16 streams through L1.
+  auto run_block = [&](const gemm::Block& b) {
+    BlockArgs g;
+    static_cast<gemm::Block&>(g) = b;
+    g.qa = qa + b.m0 * ldq;
+    g.lda = ldq;
+    g.sa = sa + b.m0;
+    g.w = &w;
+    gemm_s8_block_avx2(g);
   };
-  const int64_t q_grain = std::max<int64_t>(1, (int64_t(1) << 14) / std::max<int64_t>(1, K));
-  if (pool != nullptr && threads > 1)
-    pool->parallel_for(m, q_grain, std::ref(quantize));  // std::ref: no std::function allocation
-  else
-    quantize(0, m);
-
-  // Tasks: M blocks of whole tiles x N blocks of whole panels. An M block of 8 tiles keeps
-  // its quantized rows (48 x K int16) in L2 while each panel's K x 16 int16 streams through
-  // L1; blocks are split down to a few tiles / panels until the pool has 4 tasks a thread.
-  const int64_t m_tiles = ceil_div(m, kTileRows);
-  int64_t mc_tiles = std::min<int64_t>(m_tiles, 8), nc_panels = std::min<int64_t>(w.panels, 128);
-  const int64_t want = threads > 1 ? 4 * int64_t(threads) : 1;
-  auto count = [&] { return ceil_div(m_tiles, mc_tiles) * ceil_div(w.panels, nc_panels); };
-  while (count() < want && nc_panels > 4) nc_panels = ceil_div(nc_panels, 2);
-  while (count() < want && mc_tiles > 1) mc_tiles = ceil_div(mc_tiles, 2);
-  const int64_t m_blocks = ceil_div(m_tiles, mc_tiles), n_blocks = ceil_div(w.panels, nc_panels);
-  auto job = [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t) {
-      const int64_t mb = t / n_blocks, nb = t % n_blocks;
-      const int64_t m0 = mb * mc_tiles * kTileRows, p0 = nb * nc_panels;
-      BlockArgs g;
-      g.qa = qa + m0 * ldq;
-      g.lda = ldq;
-      g.sa = sa + m0;
-      g.m = std::min(m, m0 + mc_tiles * kTileRows) - m0;
-      g.w = &w;
-      g.panel0 = p0;
-      g.panels = std::min(w.panels, p0 + nc_panels) - p0;
-      g.y = y + m0 * ldy + p0 * kPanelWidth;
-      g.ldy = ldy;
-      gemm::Epilogue e;
-      if (epilogue != nullptr) {
-        e = *epilogue;
-        if (e.bias != nullptr) e.bias += p0 * kPanelWidth;
-        if (e.c != nullptr) e.c += m0 * e.ldc + p0 * kPanelWidth;
-        g.epilogue = &e;
-      }
-      gemm_s8_block_avx2(g);
-    }
-  };
-  const int64_t tasks = m_blocks * n_blocks;
-  if (pool != nullptr && threads > 1 && tasks > 1)
-    pool->parallel_for(tasks, 1, std::ref(job));
-  else
-    job(0, tasks);
+  gemm::for_each_block(m, kTileRows, w.panels, kPanelWidth, y, ldy, epilogue, pool, run_block);
   return {};
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/gemm_blocks.h"
 #include "longrun/dtype.h"
 #include "longrun/ops/reduced_precision.h"
 #include "longrun/status.h"
@@ -82,18 +83,14 @@ Status gemm_s8_avx2(const float* a, int64_t m, int64_t lda, const PackedWeightS8
 void quantize_rows_avx2(const float* src, int64_t rows, int64_t cols, int64_t ld, int16_t* q, int64_t ldq,
                         float* scale);
 
-// One block of gemm_s8_avx2 (gemm_s8_avx2.cpp): rows [0, m) x the packed weight's panels
-// [panel0, panel0 + panels), output columns [16 panel0, min(N, 16 (panel0 + panels))).
-struct BlockArgs {
+// One block of gemm_s8_avx2 (gemm_s8_avx2.cpp): the block's m rows x the packed weight's
+// panels [panel0, panel0 + panels), output columns [16 panel0, min(N, 16 (panel0 + panels)))
+// (gemm::Block: y and the epilogue at the block's first element).
+struct BlockArgs : gemm::Block {
   const int16_t* qa = nullptr;  // the block's first quantized row; rows lda int16 apart
   int64_t lda = 0;
   const float* sa = nullptr;  // the block's row scales
-  int64_t m = 0;
   const PackedWeightS8* w = nullptr;
-  int64_t panel0 = 0, panels = 0;
-  float* y = nullptr;  // the block's element (0, 16 panel0); rows ldy apart
-  int64_t ldy = 0;
-  const gemm::Epilogue* epilogue = nullptr;  // at the block's (0, 16 panel0); null: none
 };
 void gemm_s8_block_avx2(const BlockArgs& args);
 

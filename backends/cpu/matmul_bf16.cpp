@@ -20,14 +20,7 @@
 namespace longrun::cpu {
 namespace {
 
-struct BF16State {
-  // The bf16 route (taken when weight is set): the weight the packed copy was made from.
-  const void* weight = nullptr;
-  TensorDesc w_desc;
-  std::shared_ptr<const bf16::PackedWeightBF16> packed;  // shared with other plans (gemm_weight_cache.h)
-  // Otherwise: the f32 kernel's prepared state.
-  std::shared_ptr<void> f32_state;
-};
+using BF16State = linear::Prepared<bf16::PackedWeightBF16>;
 
 Result<std::shared_ptr<const bf16::PackedWeightBF16>> round_and_pack(const Value& w, ops::LinearWeight layout,
                                                                      int64_t n, int64_t k) {
@@ -42,41 +35,14 @@ Result<std::shared_ptr<const bf16::PackedWeightBF16>> round_and_pack(const Value
 Result<std::shared_ptr<void>> cpu_matmul_bf16_prepare_avx2(const Graph& graph, const Node& node,
                                                            ThreadPool* pool) {
   auto state = std::make_shared<BF16State>();
-  std::vector<TensorDesc> in;
-  for (ValueId v : node.inputs) in.push_back(graph.value(v).desc);
-  const Value* w = node.inputs.size() >= 2 ? &graph.value(node.inputs[1]) : nullptr;
-  const ops::LinearWeight layout = std::holds_alternative<MatmulAttrs>(node.attrs) &&
-                                           node.outputs.size() == 1 && w != nullptr &&
-                                           w->role == ValueRole::weight && w->weight_data != nullptr
-                                       ? ops::linear_weight_layout(std::get<MatmulAttrs>(node.attrs), in,
-                                                                   graph.value(node.outputs[0]).desc)
-                                       : ops::LinearWeight::none;
-  if (layout != ops::LinearWeight::none) {
-    const bool nk = layout == ops::LinearWeight::nk;
-    const int64_t n = w->desc.dim(nk ? 0 : 1), k = w->desc.dim(nk ? 1 : 0);
-    bool created = false;
-    LR_ASSIGN_OR_RETURN(state->packed,
-                        gemm::shared_weight<bf16::PackedWeightBF16>(
-                            linear::weight_key(*w, layout, "bf16x16"),
-                            [&] { return host::reserve_weight_copy_bytes(bf16::packed_weight_bytes(n, k)); },
-                            [&] { return round_and_pack(*w, layout, n, k); }, &created));
-    // Runs read the packed copy alone: the original's file pages go, as on the f32 path.
-    if (created) gemm::release_packed_weight_pages(graph, node.inputs[1]);
-    state->weight = w->weight_data;
-    state->w_desc = w->desc;
-    return std::shared_ptr<void>(state);
-  }
-  LR_ASSIGN_OR_RETURN(state->f32_state, cpu_matmul_prepare_avx2(graph, node, pool));
+  LR_RETURN_IF_ERROR(linear::prepare_linear(graph, node, pool, "bf16x16", bf16::packed_weight_bytes,
+                                            round_and_pack, *state));
   return std::shared_ptr<void>(state);
 }
 
 Status cpu_matmul_bf16_avx2(const KernelArgs& args) {
   const auto* state = static_cast<const BF16State*>(args.prepared);
-  if (state == nullptr || !linear::same_weight(args, state->weight, state->w_desc)) {
-    KernelArgs f32 = args;
-    f32.prepared = state != nullptr ? state->f32_state.get() : nullptr;
-    return cpu_matmul_f32_avx2(f32);
-  }
+  if (!linear::on_route(args, state)) return linear::run_f32(args, state);
   const linear::Call c = linear::read_call(args, state->packed->n);
   return bf16::gemm_bf16_avx2(c.x, c.rows, c.k, *state->packed, c.y, state->packed->n, &c.epilogue, c.pool);
 }

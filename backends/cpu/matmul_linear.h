@@ -1,12 +1,18 @@
 // What the cpu backend's reduced-precision matmuls (matmul_s8.cpp, matmul_bf16.cpp) share: the
-// cache key of a linear layer's packed weight and the reading of a linear layer's run
-// arguments. Included only by those two files.
+// prepare step that finds a linear layer and its packed weight, the cache key of that weight,
+// the choice between that route and the f32 kernel at run time, and the reading of a linear
+// layer's run arguments. Included only by those two files.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <variant>
+#include <vector>
 
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/gemm_weight_cache.h"
+#include "backends/host/host_executor.h"
 #include "longrun/graph.h"
 #include "longrun/ops/reduced_precision.h"
 #include "longrun/ops/schema.h"
@@ -20,11 +26,65 @@ inline std::string weight_key(const Value& w, ops::LinearWeight layout, const ch
          (layout == ops::LinearWeight::nk ? " nk " : " kn ") + format;
 }
 
-// Whether this call's weight operand is the one the route was prepared for (address and
-// desc); otherwise the call runs the f32 kernel.
-inline bool same_weight(const KernelArgs& args, const void* weight, const TensorDesc& w_desc) {
-  return weight != nullptr && args.inputs.size() >= 2 && args.inputs[1].data == weight &&
-         args.inputs[1].desc == w_desc;
+// A matmul's prepared state: the route of a linear layer (taken when weight is set) with its
+// packed weight of type Packed, otherwise the f32 kernel's prepared state.
+template <class Packed>
+struct Prepared {
+  const void* weight = nullptr;  // the weight the packed copy was made from
+  TensorDesc w_desc;
+  std::shared_ptr<const Packed> packed;  // shared with other plans (gemm_weight_cache.h)
+  std::shared_ptr<void> f32_state;
+};
+
+// Prepares `node` into `state`. A linear layer (ops::linear_weight_layout) whose weight is a
+// constant of the model, W[N, K] (nk) or W[K, N] (kn), takes the route: its packed copy in
+// `format` comes from the process's cache (gemm::shared_weight), made on a miss by
+// pack(w, layout, n, k) after reserving packed_bytes(n, k) bytes, and the weight's file pages
+// are released once this call has made the copy (runs read the packed copy alone, as on the
+// f32 path). Any other matmul prepares the f32 kernel.
+template <class Packed, class PackedBytes, class Pack>
+Status prepare_linear(const Graph& graph, const Node& node, ThreadPool* pool, const char* format,
+                      PackedBytes packed_bytes, Pack pack, Prepared<Packed>& state) {
+  std::vector<TensorDesc> in;
+  for (ValueId v : node.inputs) in.push_back(graph.value(v).desc);
+  const Value* w = node.inputs.size() >= 2 ? &graph.value(node.inputs[1]) : nullptr;
+  const ops::LinearWeight layout = std::holds_alternative<MatmulAttrs>(node.attrs) &&
+                                           node.outputs.size() == 1 && w != nullptr &&
+                                           w->role == ValueRole::weight && w->weight_data != nullptr
+                                       ? ops::linear_weight_layout(std::get<MatmulAttrs>(node.attrs), in,
+                                                                   graph.value(node.outputs[0]).desc)
+                                       : ops::LinearWeight::none;
+  if (layout == ops::LinearWeight::none) {
+    LR_ASSIGN_OR_RETURN(state.f32_state, cpu_matmul_prepare_avx2(graph, node, pool));
+    return {};
+  }
+  const bool nk = layout == ops::LinearWeight::nk;
+  const int64_t n = w->desc.dim(nk ? 0 : 1), k = w->desc.dim(nk ? 1 : 0);
+  bool created = false;
+  LR_ASSIGN_OR_RETURN(state.packed, gemm::shared_weight<Packed>(
+                                        weight_key(*w, layout, format),
+                                        [&] { return host::reserve_weight_copy_bytes(packed_bytes(n, k)); },
+                                        [&] { return pack(*w, layout, n, k); }, &created));
+  if (created) gemm::release_packed_weight_pages(graph, node.inputs[1]);
+  state.weight = w->weight_data;
+  state.w_desc = w->desc;
+  return {};
+}
+
+// Whether this call takes the route `state` prepared: its weight operand is the one the
+// packed copy was made from (address and desc). Otherwise the call runs run_f32.
+template <class Packed>
+bool on_route(const KernelArgs& args, const Prepared<Packed>* state) {
+  return state != nullptr && state->weight != nullptr && args.inputs.size() >= 2 &&
+         args.inputs[1].data == state->weight && args.inputs[1].desc == state->w_desc;
+}
+
+// The call on the f32 kernel, with the f32 state `state` prepared (none without a state).
+template <class Packed>
+Status run_f32(const KernelArgs& args, const Prepared<Packed>* state) {
+  KernelArgs f32 = args;
+  f32.prepared = state != nullptr ? state->f32_state.get() : nullptr;
+  return cpu_matmul_f32_avx2(f32);
 }
 
 // A linear layer's call: x as `rows` rows of K floats, y as rows of N, the matmul's epilogue

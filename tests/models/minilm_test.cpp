@@ -62,6 +62,34 @@ std::vector<double> embed(const Model& model, const SafetensorsEntry& ids) {
   return e;
 }
 
+using Embeddings = std::vector<std::vector<float>>;
+
+// The demo's sentences embedded as longrun-demo does by the model file at `path` on the cpu
+// backend at `precision` (an `unsupported` status where the backend or CPU refuses it).
+Result<Embeddings> embed_demo(const char* path, Precision precision) {
+  demo::EmbedOptions options;
+  options.backend = "cpu";
+  options.precision = precision;
+  return demo::embed_sentences(path, options, demo::default_sentences());
+}
+
+// The mean and the smallest cosine of each embedding in `got` to the same sentence's in `ref`.
+struct Cosines {
+  double mean = 0.0, min = 1.0;
+};
+Cosines cosines(const Embeddings& got, const Embeddings& ref) {
+  REQUIRE(got.size() == ref.size());
+  Cosines r;
+  double sum = 0.0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double c = demo::cosine(got[i], ref[i]);
+    sum += c;
+    r.min = std::min(r.min, c);
+  }
+  r.mean = sum / double(got.size());
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("minilm: all-MiniLM-L6-v2 converted to bert and fourier-bert embeds as the oracle") {
@@ -139,30 +167,19 @@ TEST_CASE("minilm: the demo's sentences at reduced precision keep their f32 embe
     MESSAGE("minilm precision: LONGRUN_MINILM_BERT not set (run by CTest models.minilm)");
     return;
   }
-  const std::vector<std::string>& sentences = demo::default_sentences();
-  demo::EmbedOptions options;
-  options.backend = "cpu";
-  auto f32 = demo::embed_sentences(bert_path, options, sentences);
+  auto f32 = embed_demo(bert_path, Precision::f32);
   REQUIRE_MESSAGE(f32.ok(), f32.status().to_string());
   const std::vector<std::vector<size_t>> f32_ranking = demo::similarity_ranking(*f32);
   for (const PrecisionTarget& target : kPrecisionTargets) {
     const std::string name(precision_name(target.precision));
     CAPTURE(name);
-    options.precision = target.precision;
-    auto got = demo::embed_sentences(bert_path, options, sentences);
+    auto got = embed_demo(bert_path, target.precision);
     if (!got.ok() && got.status().code() == StatusCode::unsupported) {
       std::printf("minilm precision %s: skipped: %s\n", name.c_str(), got.status().to_string().c_str());
       continue;
     }
     REQUIRE_MESSAGE(got.ok(), got.status().to_string());
-    REQUIRE(got->size() == f32->size());
-    double sum = 0.0, min = 1.0;
-    for (size_t i = 0; i < got->size(); ++i) {
-      const double c = demo::cosine((*got)[i], (*f32)[i]);
-      sum += c;
-      min = std::min(min, c);
-    }
-    const double mean = sum / double(got->size());
+    const auto [mean, min] = cosines(*got, *f32);
     const std::vector<std::vector<size_t>> ranking = demo::similarity_ranking(*got);
     std::printf(
         "minilm precision %s (cpu): %zu demo sentences, cosine to f32 mean %.5f min %.5f (target mean >= "
@@ -203,38 +220,29 @@ TEST_CASE("minilm: the --quantize int8 file embeds as int8 on the source file, b
         "models.minilm)");
     return;
   }
-  const std::vector<std::string>& sentences = demo::default_sentences();
-  demo::EmbedOptions options;
-  options.backend = "cpu";
-  auto f32 = demo::embed_sentences(bert_path, options, sentences);
+  auto f32 = embed_demo(bert_path, Precision::f32);
   REQUIRE_MESSAGE(f32.ok(), f32.status().to_string());
-  options.precision = Precision::int8;
-  auto source = demo::embed_sentences(bert_path, options, sentences);
+  auto source = embed_demo(bert_path, Precision::int8);
   if (!source.ok() && source.status().code() == StatusCode::unsupported) {
     std::printf("minilm quantized: skipped: %s\n", source.status().to_string().c_str());
     return;
   }
   REQUIRE_MESSAGE(source.ok(), source.status().to_string());
-  auto quantized = demo::embed_sentences(int8_path, options, sentences);
+  auto quantized = embed_demo(int8_path, Precision::int8);
   REQUIRE_MESSAGE(quantized.ok(), quantized.status().to_string());
   REQUIRE(quantized->size() == source->size());
-  double sum = 0.0;
   for (size_t i = 0; i < source->size(); ++i) {
     CAPTURE(i);
     CHECK((*quantized)[i] == (*source)[i]);
-    sum += demo::cosine((*quantized)[i], (*f32)[i]);
   }
   // An f32 session on the quantized file runs q · scale: lossy, reported, not a target.
-  options.precision = Precision::f32;
-  auto dequantized = demo::embed_sentences(int8_path, options, sentences);
+  auto dequantized = embed_demo(int8_path, Precision::f32);
   REQUIRE_MESSAGE(dequantized.ok(), dequantized.status().to_string());
-  double f32_sum = 0.0;
-  for (size_t i = 0; i < f32->size(); ++i) f32_sum += demo::cosine((*dequantized)[i], (*f32)[i]);
   std::printf(
       "minilm quantized file, int8 (cpu): embeddings identical to int8 on the source: %s; mean cosine to f32 "
       "%.6f; f32 session on the quantized file: mean cosine to f32 %.6f\n",
       std::equal(quantized->begin(), quantized->end(), source->begin()) ? "yes" : "no",
-      sum / double(source->size()), f32_sum / double(f32->size()));
+      cosines(*quantized, *f32).mean, cosines(*dequantized, *f32).mean);
 }
 
 }  // namespace longrun::model_tests

@@ -33,34 +33,13 @@ namespace gemm = longrun::cpu::gemm;
 
 namespace {
 
-using cpu_test::bits;
-using cpu_test::has_avx2;
-using cpu_test::pool_of;
-
-constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-constexpr float kMax = std::numeric_limits<float>::max();
+using namespace cpu_test;  // bits, has_avx2, pool_of, kInf, kNaN, kMax, kEpilogues
 
 float from_bits(uint32_t u) {
   float f;
   std::memcpy(&f, &u, 4);
   return f;
 }
-
-struct EpilogueCase {
-  const char* name;
-  float alpha, beta;
-  bool bias, c;
-  Activation act;
-};
-constexpr EpilogueCase kEpilogues[] = {
-    {"none", 1.0f, 0.0f, false, false, Activation::none},
-    {"bias", 1.0f, 0.0f, true, false, Activation::none},
-    {"bias+gelu", 1.0f, 0.0f, true, false, Activation::gelu},
-    {"alpha+bias+residual", 0.5f, 1.0f, true, true, Activation::none},
-    {"bias+residual+relu", 1.0f, -2.0f, true, true, Activation::relu},
-    {"gelu_tanh", 1.0f, 0.0f, false, false, Activation::gelu_tanh},
-};
 
 }  // namespace
 
@@ -206,15 +185,7 @@ TEST_CASE("bf16 gemm: the AVX2 kernel is within the f32 summation bound of the d
         }
 
         // With the epilogue, on 3 threads: the raw product put through the AVX2 epilogue, bit for bit.
-        gemm::Epilogue e;
-        e.alpha = ec.alpha;
-        e.beta = ec.beta;
-        e.act = ec.act;
-        if (ec.bias) e.bias = bias.data();
-        if (ec.c) {
-          e.c = c.data();
-          e.ldc = N;
-        }
+        const gemm::Epilogue e = ec.make(bias.data(), c.data(), N);
         std::vector<float> want = raw;
         gemm::gemm_epilogue_f32_avx2(want.data(), ldy, M, N, e);
         for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), pool3.get()}) {

@@ -25,13 +25,7 @@ namespace gemm = longrun::cpu::gemm;
 
 namespace {
 
-using cpu_test::bits;
-using cpu_test::has_avx2;
-using cpu_test::pool_of;
-
-constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-constexpr float kMax = std::numeric_limits<float>::max();
+using namespace cpu_test;  // bits, has_avx2, pool_of, kInf, kNaN, kMax, kEpilogues
 constexpr float kDenormMin = std::numeric_limits<float>::denorm_min();
 
 // Quantizes `rows` rows of x with both quantizers and checks they agree bit for bit (scales
@@ -107,21 +101,6 @@ std::vector<float> matrix(int64_t rows, int64_t cols, int phase, std::mt19937& r
   }
   return x;
 }
-
-struct EpilogueCase {
-  const char* name;
-  float alpha, beta;
-  bool bias, c;
-  Activation act;
-};
-constexpr EpilogueCase kEpilogues[] = {
-    {"none", 1.0f, 0.0f, false, false, Activation::none},
-    {"bias", 1.0f, 0.0f, true, false, Activation::none},
-    {"bias+gelu", 1.0f, 0.0f, true, false, Activation::gelu},
-    {"alpha+bias+residual", 0.5f, 1.0f, true, true, Activation::none},
-    {"bias+residual+relu", 1.0f, -2.0f, true, true, Activation::relu},
-    {"gelu_tanh", 1.0f, 0.0f, false, false, Activation::gelu_tanh},
-};
 
 constexpr uint32_t kGuardBits = 0x7fc0dead;
 constexpr int64_t kYPad = 3;  // guard columns right of each output row
@@ -319,8 +298,7 @@ TEST_CASE("cpu int8: AVX2 kernel equals the scalar reference bit for bit (shapes
         const std::vector<float> a = matrix(M, K, int(M) % 5, rng, true);
         std::vector<float> c(size_t(M * N));
         for (float& v : c) v = g(rng);
-        gemm::Epilogue e{ec.alpha, ec.beta, ec.bias ? bias.data() : nullptr, ec.c ? c.data() : nullptr,
-                         N,        ec.act};
+        const gemm::Epilogue e = ec.make(bias.data(), c.data(), N);
         const gemm::Epilogue* ep = std::string(ec.name) == "none" ? nullptr : &e;
         const std::vector<float> want = run_reference(a, M, *qw, ep);
         const std::vector<float> got = run_avx2(a, M, packed, ep, nullptr);

@@ -13,49 +13,24 @@
 #include "backends/cpu/gemm_weight_cache.h"
 #include "longrun/ops/reduced_precision.h"
 #include "longrun/session.h"
+#include "unit/cpu_test_util.h"
 
 using namespace longrun;
 
 namespace {
 
-constexpr int64_t kIn = 40, kOut = 24;
+using cpu_test::has_avx2;
 
-bool has_avx2() { return int(cpu::detect_isa()) >= int(cpu::Isa::avx2); }
+constexpr int64_t kIn = 40, kOut = 24;
 
 // y = x W^T + bias for x [1, n, kIn] and W [kOut, kIn] in `w`.
 GraphFactory linear_factory(std::shared_ptr<const std::vector<float>> w,
                             std::shared_ptr<const std::vector<float>> bias) {
-  return [w, bias](std::span<const TensorDesc> descs) -> Result<Graph> {
-    GraphBuilder b;
-    const ValueId x = b.input("x", descs[0]);
-    const ValueId wt = b.weight("w", TensorDesc(DType::f32, {kOut, kIn}), w->data(), w);
-    const ValueId bt = b.weight("b", TensorDesc(DType::f32, {kOut}), bias->data(), bias);
-    b.output(b.matmul({x, wt, bt}, {.trans_b = true, .has_bias = true}), "y");
-    return b.build();
-  };
+  return cpu_test::linear_factory(kIn, kOut, std::move(w), std::move(bias));
 }
 
-std::vector<float> input(int64_t n) {
-  std::vector<float> x(size_t(n * kIn));
-  for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i % 9) - 4) * 0.3f + float(i % 5) * 0.01f;
-  return x;
-}
-
-std::vector<float> run(Session& s, int64_t n) {
-  std::vector<float> x = input(n);
-  NamedTensorRef in{"x", TensorView{TensorDesc(DType::f32, {1, n, kIn}), x.data()}};
-  auto out = s.run({&in, 1});
-  REQUIRE_MESSAGE(out.ok(), out.status().to_string());
-  const Tensor& y = (*out)[0].tensor;
-  return std::vector<float>(y.data<float>(), y.data<float>() + y.desc().numel());
-}
-
-MemoryReport report(Session& s, int64_t n) {
-  const TensorDesc d(DType::f32, {1, n, kIn});
-  auto r = s.memory_report({&d, 1});
-  REQUIRE_MESSAGE(r.ok(), r.status().to_string());
-  return *r;
-}
+std::vector<float> input(int64_t n) { return cpu_test::linear_input(n, kIn); }
+std::vector<float> run(Session& s, int64_t n) { return cpu_test::run_rows(s, input(n), kIn); }
 
 // Checks y against the definition: Σ_k round(x) · round(w) (exact products, summed in
 // double) + bias, within the f32 summation and epilogue rounding (K + 2) · 2^-24 · Σ|terms|.
@@ -83,34 +58,21 @@ TEST_CASE("cpu bf16 matmul: plans and sessions share one packed bf16 copy of a w
   auto bias = std::make_shared<std::vector<float>>(size_t(kOut));
   for (size_t i = 0; i < w->size(); ++i) (*w)[i] = float(int(i * 7 % 23) - 11) / 8.0f + float(i % 3) * 1e-3f;
   for (size_t i = 0; i < bias->size(); ++i) (*bias)[i] = float(i) * 0.125f - 1.0f;
-  const size_t before = cpu::gemm::packed_weight_entries();
-  {
-    const SessionOptions o{.backend = "cpu", .threads = 1, .precision = Precision::bf16};
-    auto a = Session::create(linear_factory(w, bias), {"x"}, o);
-    auto b = Session::create(linear_factory(w, bias), {"x"}, o);
-    REQUIRE(a.ok());
-    REQUIRE(b.ok());
-    const MemoryReport first = report(**a, 3);
-    // The packed bf16 panels of [kOut, kIn].
-    CHECK(first.weight_bytes_copied >= kOut * kIn * int64_t(sizeof(uint16_t)));
-    CHECK(cpu::gemm::packed_weight_entries() == before + 1);
-    // Another shape of the same session and a second session reuse the packed copy.
-    CHECK(report(**a, 7).weight_bytes_copied == 0);
-    CHECK(report(**b, 3).weight_bytes_copied == 0);
-    CHECK(cpu::gemm::packed_weight_entries() == before + 1);
-    for (int64_t n : {3, 7}) {
-      CAPTURE(n);
-      const std::vector<float> ya = run(**a, n), yb = run(**b, n);
-      CHECK(std::memcmp(ya.data(), yb.data(), ya.size() * sizeof(float)) == 0);
-      check_definition(ya, n, *w, *bias);
-    }
-    CHECK(cpu::gemm::packed_weight_entries() == before + 1);
-    // Not the f32 product: the bf16 route ran.
-    auto f32 = Session::create(linear_factory(w, bias), {"x"}, {.backend = "cpu", .threads = 1});
-    REQUIRE(f32.ok());
-    CHECK(std::memcmp(run(**a, 3).data(), run(**f32, 3).data(), size_t(3 * kOut) * sizeof(float)) != 0);
-  }
-  CHECK(cpu::gemm::packed_weight_entries() == before);  // released with the last plan
+  // The packed bf16 panels of [kOut, kIn].
+  cpu_test::check_one_packed_copy(
+      linear_factory(w, bias), Precision::bf16, kIn, kOut * kIn * int64_t(sizeof(uint16_t)),
+      [&](Session& a, Session& b) {
+        for (int64_t n : {3, 7}) {
+          CAPTURE(n);
+          const std::vector<float> ya = run(a, n), yb = run(b, n);
+          CHECK(std::memcmp(ya.data(), yb.data(), ya.size() * sizeof(float)) == 0);
+          check_definition(ya, n, *w, *bias);
+        }
+        // Not the f32 product: the bf16 route ran.
+        auto f32 = Session::create(linear_factory(w, bias), {"x"}, {.backend = "cpu", .threads = 1});
+        REQUIRE(f32.ok());
+        CHECK(std::memcmp(run(a, 3).data(), run(**f32, 3).data(), size_t(3 * kOut) * sizeof(float)) != 0);
+      });
 }
 
 TEST_CASE("cpu bf16 matmul: a memory limit counts the packed bf16 copy once") {

@@ -28,39 +28,12 @@ constexpr int64_t kIn = 40, kOut = 24;
 // for W [kIn, kOut].
 GraphFactory linear_factory(std::shared_ptr<const std::vector<float>> w,
                             std::shared_ptr<const std::vector<float>> bias, bool kn = false) {
-  return [w, bias, kn](std::span<const TensorDesc> descs) -> Result<Graph> {
-    GraphBuilder b;
-    const ValueId x = b.input("x", descs[0]);
-    const ValueId wt = b.weight(
-        "w", TensorDesc(DType::f32, kn ? std::vector<int64_t>{kIn, kOut} : std::vector<int64_t>{kOut, kIn}),
-        w->data(), w);
-    const ValueId bt = b.weight("b", TensorDesc(DType::f32, {kOut}), bias->data(), bias);
-    b.output(b.matmul({x, wt, bt}, {.trans_b = !kn, .has_bias = true}), "y");
-    return b.build();
-  };
+  return cpu_test::linear_factory(kIn, kOut, std::move(w), std::move(bias), kn);
 }
 
-std::vector<float> input(int64_t n) {
-  std::vector<float> x(size_t(n * kIn));
-  for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i % 9) - 4) * 0.3f + float(i % 5) * 0.01f;
-  return x;
-}
-
-std::vector<float> run(Session& s, int64_t n) {
-  std::vector<float> x = input(n);
-  NamedTensorRef in{"x", TensorView{TensorDesc(DType::f32, {1, n, kIn}), x.data()}};
-  auto out = s.run({&in, 1});
-  REQUIRE_MESSAGE(out.ok(), out.status().to_string());
-  const Tensor& y = (*out)[0].tensor;
-  return std::vector<float>(y.data<float>(), y.data<float>() + y.desc().numel());
-}
-
-MemoryReport report(Session& s, int64_t n) {
-  const TensorDesc d(DType::f32, {1, n, kIn});
-  auto r = s.memory_report({&d, 1});
-  REQUIRE_MESSAGE(r.ok(), r.status().to_string());
-  return *r;
-}
+std::vector<float> input(int64_t n) { return cpu_test::linear_input(n, kIn); }
+std::vector<float> run(Session& s, int64_t n) { return cpu_test::run_rows(s, input(n), kIn); }
+MemoryReport report(Session& s, int64_t n) { return cpu_test::memory_report(s, n, kIn); }
 
 // The format's scalar definition: quantize, the exact int32 product, dequantize, + bias.
 std::vector<float> reference(const std::vector<float>& x, int64_t n, const ops::s8::QuantizedWeight& qw,
@@ -84,30 +57,17 @@ TEST_CASE("cpu int8 matmul: plans and sessions share one packed s8 copy of a wei
   for (size_t i = 0; i < bias->size(); ++i) (*bias)[i] = float(i) * 0.125f - 1.0f;
   auto qw = ops::s8::quantize_weight(w->data(), DType::f32, ops::LinearWeight::nk, kOut, kIn);
   REQUIRE(qw.ok());
-  const size_t before = cpu::gemm::packed_weight_entries();
-  {
-    const SessionOptions o{.backend = "cpu", .threads = 1, .precision = Precision::int8};
-    auto a = Session::create(linear_factory(w, bias), {"x"}, o);
-    auto b = Session::create(linear_factory(w, bias), {"x"}, o);
-    REQUIRE(a.ok());
-    REQUIRE(b.ok());
-    const MemoryReport first = report(**a, 3);
-    // The packed int16 panels of [kOut, kIn] and their scales.
-    CHECK(first.weight_bytes_copied >= kOut * kIn * int64_t(sizeof(int16_t)));
-    CHECK(cpu::gemm::packed_weight_entries() == before + 1);
-    // Another shape of the same session and a second session reuse the packed copy.
-    CHECK(report(**a, 7).weight_bytes_copied == 0);
-    CHECK(report(**b, 3).weight_bytes_copied == 0);
-    CHECK(cpu::gemm::packed_weight_entries() == before + 1);
-    for (int64_t n : {3, 7}) {
-      CAPTURE(n);
-      const std::vector<float> ya = run(**a, n), yb = run(**b, n), want = reference(input(n), n, *qw, *bias);
-      CHECK(std::memcmp(ya.data(), want.data(), ya.size() * sizeof(float)) == 0);
-      CHECK(std::memcmp(yb.data(), want.data(), yb.size() * sizeof(float)) == 0);
-    }
-    CHECK(cpu::gemm::packed_weight_entries() == before + 1);
-  }
-  CHECK(cpu::gemm::packed_weight_entries() == before);  // released with the last plan
+  // The packed int16 panels of [kOut, kIn] and their scales.
+  cpu_test::check_one_packed_copy(
+      linear_factory(w, bias), Precision::int8, kIn, kOut * kIn * int64_t(sizeof(int16_t)),
+      [&](Session& a, Session& b) {
+        for (int64_t n : {3, 7}) {
+          CAPTURE(n);
+          const std::vector<float> ya = run(a, n), yb = run(b, n), want = reference(input(n), n, *qw, *bias);
+          CHECK(std::memcmp(ya.data(), want.data(), ya.size() * sizeof(float)) == 0);
+          CHECK(std::memcmp(yb.data(), want.data(), yb.size() * sizeof(float)) == 0);
+        }
+      });
 }
 
 TEST_CASE("cpu int8 matmul: a [K, N] weight runs int8, quantized per column") {

@@ -19,6 +19,7 @@
 #include "backends/cpu/gemm_weight_cache.h"
 #include "longrun/file_pages.h"
 #include "longrun/session.h"
+#include "unit/cpu_test_util.h"
 
 using namespace longrun;
 
@@ -26,33 +27,18 @@ namespace {
 
 constexpr int64_t kIn = 32, kOut = 48;
 
-// y = x W^T + x for x [1, n, kIn], W [kOut, kIn] in `w`.
+// y = x W^T for x [1, n, kIn], W [kOut, kIn] in `w`.
 GraphFactory linear_factory(std::shared_ptr<const std::vector<float>> w) {
-  return [w](std::span<const TensorDesc> descs) -> Result<Graph> {
-    GraphBuilder b;
-    const ValueId x = b.input("x", descs[0]);
-    const ValueId wt = b.weight("w", TensorDesc(DType::f32, {kOut, kIn}), w->data(), w);
-    b.output(b.matmul({x, wt}, {.trans_b = true}), "y");
-    return b.build();
-  };
+  return cpu_test::linear_factory(kIn, kOut, std::move(w), nullptr);
 }
 
 std::vector<float> run(Session& s, int64_t n) {
   std::vector<float> x(size_t(n * kIn));
   for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i % 7) - 3) * 0.25f;
-  NamedTensorRef in{"x", TensorView{TensorDesc(DType::f32, {1, n, kIn}), x.data()}};
-  auto out = s.run({&in, 1});
-  REQUIRE_MESSAGE(out.ok(), out.status().to_string());
-  const Tensor& y = (*out)[0].tensor;
-  return std::vector<float>(y.data<float>(), y.data<float>() + y.desc().numel());
+  return cpu_test::run_rows(s, std::move(x), kIn);
 }
 
-MemoryReport report(Session& s, int64_t n) {
-  const TensorDesc d(DType::f32, {1, n, kIn});
-  auto r = s.memory_report({&d, 1});
-  REQUIRE(r.ok());
-  return *r;
-}
+MemoryReport report(Session& s, int64_t n) { return cpu_test::memory_report(s, n, kIn); }
 
 int64_t resident_bytes() {
   std::ifstream statm("/proc/self/statm");
