@@ -61,6 +61,21 @@ Result<Tensor> zeros(DType t, std::initializer_list<int64_t> dims) {
   return Tensor::zeros(t, std::span<const int64_t>(dims.begin(), dims.size()));
 }
 
+// The self-attention KV cache's and cross K/V's dtype: bf16 in a bf16 session (attention
+// widens the values exactly; half the bytes of f32), else f32.
+DType kv_cache_dtype(const SessionOptions& options) {
+  return options.precision == Precision::bf16 ? DType::bf16 : DType::f32;
+}
+
+// An f32 tensor rounded to bf16 (nearest even), element by element.
+Result<Tensor> to_bf16(const Tensor& in) {
+  LR_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(DType::bf16, in.desc().dims()));
+  const float* src = in.data<float>();
+  auto* dst = out.data<uint16_t>();
+  for (int64_t i = 0; i < in.desc().numel(); ++i) dst[i] = f32_to_bf16(src[i]);
+  return out;
+}
+
 // Each of the B rows of `in` (any rank >= 1) repeated `times` times: [B * times, ...].
 Result<Tensor> repeat_rows(const Tensor& in, int64_t times) {
   std::vector<int64_t> dims(in.desc().dims().begin(), in.desc().dims().end());
@@ -177,9 +192,14 @@ Result<GenerateResult> Generator::generate(const TensorView& ids, const TensorVi
       }
       for (int64_t j = 0; j < k; ++j) enc_mask.data<uint8_t>()[(b * k + j) * n + i] = on;
     }
-  std::vector<Tensor> cross;  // per layer: key, value, repeated per beam
+  // Per layer: key, value, repeated per beam (in the cache dtype); then the selection keys.
+  const DType cache_dtype = kv_cache_dtype(m.options);
+  std::vector<Tensor> cross;
   for (NamedTensor& t : enc_out) {
     LR_ASSIGN_OR_RETURN(Tensor r, repeat_rows(t.tensor, k));
+    if (cache_dtype == DType::bf16 && int64_t(cross.size()) < 2 * g.decoder_layers) {
+      LR_ASSIGN_OR_RETURN(r, to_bf16(r));
+    }
     cross.push_back(std::move(r));
   }
 
@@ -189,7 +209,7 @@ Result<GenerateResult> Generator::generate(const TensorView& ids, const TensorVi
   result.step_shapes = 1;
   std::vector<Tensor> past;  // per layer: key, value [R, H, S, hd]; per selection group [R, 1, S, ds]
   for (int64_t i = 0; i < 2 * g.decoder_layers; ++i) {
-    LR_ASSIGN_OR_RETURN(Tensor z, zeros(DType::f32, {rows, g.heads, slots, g.head_dim}));
+    LR_ASSIGN_OR_RETURN(Tensor z, zeros(cache_dtype, {rows, g.heads, slots, g.head_dim}));
     past.push_back(std::move(z));
   }
   for (int64_t i = 0; i < g.selection_groups; ++i) {
@@ -257,6 +277,8 @@ Result<GenerateResult> Generator::generate(const TensorView& ids, const TensorVi
     }
   }
   result.cache_slots = slots;
+  for (const Tensor& t : past) result.cache_bytes += t.nbytes();
+  for (const Tensor& t : cross) result.cache_bytes += t.nbytes();
   search.take_results(o.num_return_sequences, &result.sequences, &result.scores);
   return result;
 }

@@ -23,9 +23,10 @@ struct AttentionScratch {
   std::shared_ptr<const host::SharedScratch> data;
 };
 
-bool rank4_f32_rows(const TensorView& t) {
-  return t.desc.dtype() == DType::f32 && t.desc.rank() == 4 && (t.desc.dim(3) <= 1 || t.desc.stride(3) == 1);
+bool rank4_rows(const TensorView& t, DType dtype) {
+  return t.desc.dtype() == dtype && t.desc.rank() == 4 && (t.desc.dim(3) <= 1 || t.desc.stride(3) == 1);
 }
+bool rank4_f32_rows(const TensorView& t) { return rank4_rows(t, DType::f32); }
 
 void copy_strides(const TensorView& t, int64_t* s) {
   for (int i = 0; i < 3; ++i) s[i] = t.desc.stride(i);
@@ -73,7 +74,8 @@ Status run_attention(const KernelArgs& args, AttentionItemsFn fn) {
   AttentionProblem p;
   if (!attention_problem(args, &p)) return reference_attention(args);
   if (p.hv == 0) return {};
-  run_attention_items(args, p, attention_items(p), attention_scratch_layout(p.Nk, p.hd, p.hv).floats, fn);
+  run_attention_items(args, p, attention_items(p),
+                      attention_scratch_layout(p.Nk, p.hd, p.hv, p.k16 != nullptr).floats, fn);
   return {};
 }
 
@@ -81,7 +83,9 @@ Status run_attention(const KernelArgs& args, AttentionItemsFn fn) {
 
 bool take_qkvy(const TensorView& q, const TensorView& k, const TensorView& v, const TensorView& y,
                AttentionProblem* p) {
-  if (!rank4_f32_rows(q) || !rank4_f32_rows(k) || !rank4_f32_rows(v) || !rank4_f32_rows(y)) return false;
+  const bool kv_bf16 = k.desc.dtype() == DType::bf16;
+  const DType kv = kv_bf16 ? DType::bf16 : DType::f32;
+  if (!rank4_f32_rows(q) || !rank4_rows(k, kv) || !rank4_rows(v, kv) || !rank4_f32_rows(y)) return false;
   p->B = q.desc.dim(0);
   p->H = q.desc.dim(1);
   p->Nq = q.desc.dim(2);
@@ -93,8 +97,13 @@ bool take_qkvy(const TensorView& q, const TensorView& k, const TensorView& v, co
   for (int i = 0; i < 4; ++i)
     if (k.desc.dim(i) != kd[i] || v.desc.dim(i) != vd[i] || y.desc.dim(i) != yd[i]) return false;
   p->q = static_cast<const float*>(q.data);
-  p->k = static_cast<const float*>(k.data);
-  p->v = static_cast<const float*>(v.data);
+  if (kv_bf16) {
+    p->k16 = static_cast<const uint16_t*>(k.data);
+    p->v16 = static_cast<const uint16_t*>(v.data);
+  } else {
+    p->k = static_cast<const float*>(k.data);
+    p->v = static_cast<const float*>(v.data);
+  }
   p->y = static_cast<float*>(y.data);
   copy_strides(q, p->qs);
   copy_strides(k, p->ks);
@@ -103,7 +112,7 @@ bool take_qkvy(const TensorView& q, const TensorView& k, const TensorView& v, co
   return true;
 }
 
-AttentionScratchLayout attention_scratch_layout(int64_t Nk, int64_t hd, int64_t hv) {
+AttentionScratchLayout attention_scratch_layout(int64_t Nk, int64_t hd, int64_t hv, bool kv_bf16) {
   AttentionScratchLayout s;
   int64_t at = 0;
   auto take = [&](int64_t n) {
@@ -120,6 +129,7 @@ AttentionScratchLayout attention_scratch_layout(int64_t Nk, int64_t hd, int64_t 
   s.alpha = take(kAttnBlockQ);
   s.keys = take(Nk);  // int32 key list, stored in float-sized slots
   s.nvis = take(kAttnBlockQ);
+  s.kp = take(kv_bf16 ? int64_t(kAttnBlockK) * attention_hd_pad(hd) : 0);
   s.floats = at;
   return s;
 }
@@ -206,7 +216,8 @@ Result<std::shared_ptr<void>> prepare_attention(const Graph& graph, const Node& 
   const TensorDesc& k = graph.value(node.inputs[1]).desc;
   const TensorDesc& v = graph.value(node.inputs[2]).desc;
   const int64_t items = q.dim(0) * q.dim(1) * ((q.dim(2) + kAttnBlockQ - 1) / kAttnBlockQ);
-  return make_attention_scratch(items, attention_scratch_layout(k.dim(2), q.dim(3), v.dim(3)).floats, pool);
+  return make_attention_scratch(
+      items, attention_scratch_layout(k.dim(2), q.dim(3), v.dim(3), k.dtype() == DType::bf16).floats, pool);
 }
 
 // ---- axial_attention ------------------------------------------------------------------------

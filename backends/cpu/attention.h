@@ -1,4 +1,5 @@
-// The cpu backend's fused attention and sparse_attention kernels (f32, AVX2 and AVX-512).
+// The cpu backend's fused attention and sparse_attention kernels (f32, AVX2 and AVX-512;
+// K and V may be bf16, widened exactly to f32 as they are read).
 //
 // attention: flash-style. A work item is one (batch, head, block of kAttnBlockQ queries);
 // it walks the visible keys in blocks of kAttnBlockK, computes S = scale * Q K^T for the
@@ -29,8 +30,10 @@ inline constexpr int kAttnBlockK = 64;  // keys per online-softmax step
 // elements for dims 0..2; dim 3 (hd or hv, kk) is contiguous (stride 1) for q, k, v, y.
 struct AttentionProblem {
   const float* q = nullptr;
-  const float* k = nullptr;
+  const float* k = nullptr;  // f32 K and V; null when they are bf16
   const float* v = nullptr;
+  const uint16_t* k16 = nullptr;  // bf16 K and V (attention, sparse_attention); else null
+  const uint16_t* v16 = nullptr;
   float* y = nullptr;
   const uint8_t* mask = nullptr;  // attention: key padding mask [B, Nk], null when absent
   const int32_t* idx = nullptr;   // sparse_attention: indices [B|1, H|1, Nq, kk]
@@ -53,8 +56,9 @@ struct AttentionProblem {
 };
 
 // Both ops' q [B, H, Nq, hd], k [B, H, Nk, hd], v [B, H, Nk, hv] and y [B, H, Nq, hv] into p:
-// sizes, pointers and strides. False when any is not f32 of rank 4 with rows of stride 1, or
-// k, v or y disagree with q's B, H, Nq and k's Nk.
+// sizes, pointers and strides. False when any is not of rank 4 with rows of stride 1, q or y
+// is not f32, k and v are not both f32 or both bf16 (then k16 / v16 are set), or k, v or y
+// disagree with q's B, H, Nq and k's Nk.
 bool take_qkvy(const TensorView& q, const TensorView& k, const TensorView& v, const TensorView& y,
                AttentionProblem* p);
 
@@ -82,12 +86,16 @@ void axial_attention_items_f32_avx2(const AxialProblem& a, int pass, int64_t beg
 void axial_attention_items_f32_avx512(const AxialProblem& a, int pass, int64_t begin, int64_t end,
                                       float* scratch);
 
-// The per-chunk scratch of a dense attention call, carved from one float buffer.
+// The per-chunk scratch of a dense attention call, carved from one float buffer. kp (bf16
+// K only, else 0 floats): the key block's K rows widened to f32, rows of attention_hd_pad(hd).
 struct AttentionScratchLayout {
-  int64_t qt = 0, s = 0, o = 0, vp = 0, m = 0, l = 0, alpha = 0, keys = 0, nvis = 0;  // offsets, floats
-  int64_t floats = 0;                                                                 // per chunk
+  int64_t qt = 0, s = 0, o = 0, vp = 0, m = 0, l = 0, alpha = 0, keys = 0, nvis = 0,
+          kp = 0;      // offsets, floats
+  int64_t floats = 0;  // per chunk
 };
-AttentionScratchLayout attention_scratch_layout(int64_t Nk, int64_t hd, int64_t hv);
+AttentionScratchLayout attention_scratch_layout(int64_t Nk, int64_t hd, int64_t hv, bool kv_bf16 = false);
+// hd rounded up to a multiple of 16 (a widened K row's length in the kp scratch).
+inline int64_t attention_hd_pad(int64_t hd) { return (hd + 15) / 16 * 16; }
 // hv rounded up to a multiple of 16 (the packed V and accumulator row length).
 inline int64_t attention_hv_pad(int64_t hv) { return (hv + 15) / 16 * 16; }
 

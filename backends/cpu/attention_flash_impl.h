@@ -11,6 +11,9 @@
 //  - V rows of the key block are read in place when hv is whole vectors and the keys are
 //    consecutive, else packed (zero-padded to whole vectors), so that the P V tile needs no
 //    tail masking; P V is O[i][e-vector] += P^T[j][i] (broadcast) * Vp[j][e-vector].
+//  - bf16 K and V (a bf16 KV cache) are widened exactly to f32 once per key block: K rows
+//    into a packed block (the tile reads them as f32 rows), V rows into the packed V. The
+//    widening is O(block * (hd + hv)) per 64 queries; the arithmetic is then the f32 one.
 //  - Masked keys are never multiplied: a padding mask removes keys from the key list, and a
 //    causal mask leaves each query a prefix of that list (its visible count nvis[i]); the
 //    P V step stops every row at its own count, so no masked V row meets a zero weight.
@@ -181,6 +184,17 @@ struct FlashAttention {
     pv_group_tail<R - 1>(rows - r, nev, o + r * ldo, ldo, p + r, vp, vis + r);
   }
 
+  // dst[0, padded) = the n bf16 values of src widened, then zeros (padded: whole vectors).
+  static void widen_row(const uint16_t* src, int64_t n, float* dst, int64_t padded) {
+    int64_t e = 0;
+    for (; e + L <= n; e += L) V::store(dst + e, V::load_bf16(src + e));
+    if (e < n) {
+      V::store(dst + e, V::load_bf16_n(src + e, int(n - e)));
+      e += L;
+    }
+    for (; e < padded; e += L) V::store(dst + e, V::zero());
+  }
+
   // ---- One work item: queries [i0, i0 + rows) of (b, h), keys keys[0..nk).
   // Rows to prefetch while this item packs its queries: up to 5 tensors' rows [0, count),
   // row r of each fetched with query row r (the next axial column; see run_axial).
@@ -207,8 +221,14 @@ struct FlashAttention {
     auto* nvis = reinterpret_cast<int32_t*>(scratch + lay.nvis);
 
     const float* qb = p.q + b * p.qs[0] + h * p.qs[1] + i0 * p.qs[2];
-    const float* kbase = p.k + b * p.ks[0] + h * p.ks[1];
-    const float* vbase = p.v + b * p.vs[0] + h * p.vs[1];
+    // f32 K and V are read in place; bf16 ones (kv16) are widened block by block.
+    const bool kv16 = p.k16 != nullptr;
+    const float* kbase = kv16 ? nullptr : p.k + b * p.ks[0] + h * p.ks[1];
+    const float* vbase = kv16 ? nullptr : p.v + b * p.vs[0] + h * p.vs[1];
+    const uint16_t* kbase16 = kv16 ? p.k16 + b * p.ks[0] + h * p.ks[1] : nullptr;
+    const uint16_t* vbase16 = kv16 ? p.v16 + b * p.vs[0] + h * p.vs[1] : nullptr;
+    float* kp = scratch + lay.kp;
+    const int64_t ldk = attention_hd_pad(hd);
     float* yb = p.y + b * p.ys[0] + h * p.ys[1] + i0 * p.ys[2];
 
     // Qt[d][i], zero in the padding lanes of the last vector: whole vectors of queries by
@@ -268,11 +288,21 @@ struct FlashAttention {
     int vis[BQ];
     for (int64_t j0 = 0; j0 < nk_used; j0 += BK) {
       const int kb = int(std::min<int64_t>(BK, nk_used - j0));
-      for (int j = 0; j < kb; ++j) kr[j] = kbase + keys[j0 + j] * p.ks[2];
-      // V rows in place when they are whole vectors and the block's keys consecutive (no
-      // padding mask in it); else packed, zero-padded to whole vectors.
+      if (kv16) {
+        for (int j = 0; j < kb; ++j) {
+          widen_row(kbase16 + keys[j0 + j] * p.ks[2], hd, kp + j * ldk, (hd + L - 1) / L * L);
+          kr[j] = kp + j * ldk;
+        }
+      } else {
+        for (int j = 0; j < kb; ++j) kr[j] = kbase + keys[j0 + j] * p.ks[2];
+      }
+      // V rows in place when they are f32, whole vectors and the block's keys consecutive (no
+      // padding mask in it); else packed (bf16: widened), zero-padded to whole vectors.
       VRows vrows{vp, ldo};
-      if (hv % L == 0 && keys[j0 + kb - 1] - keys[j0] == kb - 1) {
+      if (kv16) {
+        for (int j = 0; j < kb; ++j)
+          widen_row(vbase16 + keys[j0 + j] * p.vs[2], hv, vp + j * ldo, int64_t(nev) * L);
+      } else if (hv % L == 0 && keys[j0 + kb - 1] - keys[j0] == kb - 1) {
         vrows = {vbase + keys[j0] * p.vs[2], p.vs[2]};
       } else {
         for (int j = 0; j < kb; ++j) {
@@ -323,7 +353,7 @@ struct FlashAttention {
   // Work items [begin, end) with one chunk's scratch. The key list (all keys, or those the
   // padding mask keeps, ascending) is rebuilt only when the batch changes.
   static bool run(const AttentionProblem& p, int64_t begin, int64_t end, float* scratch) {
-    const AttentionScratchLayout lay = attention_scratch_layout(p.Nk, p.hd, p.hv);
+    const AttentionScratchLayout lay = attention_scratch_layout(p.Nk, p.hd, p.hv, p.k16 != nullptr);
     auto* keys = reinterpret_cast<int32_t*>(scratch + lay.keys);
     const int64_t nqb = (p.Nq + BQ - 1) / BQ;
     int64_t keys_b = -1, nk = 0;

@@ -11,6 +11,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <cstring>
 
 #include "cpu/vec_avx2.h"
 
@@ -26,6 +27,20 @@ struct Vec : avx2::Vec {
   static T load_n(const float* p, int n) { return _mm256_maskload_ps(p, first_n_mask(n)); }
   static void store_n(float* p, T v, int n) {
     avx2::Vec::store_n(p, _mm256_castsi256_ps(first_n_mask(n)), v);
+  }
+
+  // L bf16 values widened exactly to f32 (vpmovzxwd, then vpslld 16: the bf16 bits become
+  // the high half of the f32).
+  static T load_bf16(const uint16_t* p) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  }
+  // The first n bf16 values (0 <= n <= L) widened; the rest read as zero and are never
+  // touched in memory (AVX2 has no 16-bit masked load: they pass through a zeroed copy).
+  static T load_bf16_n(const uint16_t* p, int n) {
+    alignas(16) uint16_t tmp[L] = {};
+    std::memcpy(tmp, p, sizeof(uint16_t) * size_t(n));
+    return load_bf16(tmp);
   }
 
   // Lanes whose visible-key count nvis[lane] is <= j become -inf (causal mask of key j).

@@ -27,6 +27,19 @@ struct Vec : avx512::Vec {
   static T load_n(const float* p, int n) { return _mm512_maskz_loadu_ps(__mmask16((1u << n) - 1u), p); }
   static void store_n(float* p, T v, int n) { _mm512_mask_storeu_ps(p, __mmask16((1u << n) - 1u), v); }
 
+  // L bf16 values widened exactly to f32 (vpmovzxwd, then vpslld 16: the bf16 bits become
+  // the high half of the f32).
+  static T load_bf16(const uint16_t* p) {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  }
+  // The first n bf16 values (0 <= n <= L) widened; the rest read as zero and are never
+  // touched in memory (a masked 16-bit load, AVX-512 BW + VL).
+  static T load_bf16_n(const uint16_t* p, int n) {
+    const __m256i h = _mm256_maskz_loadu_epi16(__mmask16((1u << n) - 1u), p);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  }
+
   // Lanes whose visible-key count nvis[lane] is <= j become -inf (causal mask of key j).
   static T mask_invisible(T s, const int32_t* nvis, int32_t j) {
     const __mmask16 vis = _mm512_cmpgt_epi32_mask(_mm512_loadu_si512(nvis), _mm512_set1_epi32(j));

@@ -39,8 +39,10 @@ Status run_sparse(const KernelArgs& args, AttentionItemsFn fn) {
   if (p.hv == 0) return reference_sparse_attention(args);  // nothing to write: only validation
   // Indices are validated while the kernel runs; on a bad one the reference kernel (which
   // checks before writing) produces the error naming the first bad index.
-  if (!run_attention_items(args, p, sparse_items(p.B, p.H, p.Nq, p.Nk, p.kk, p.hd),
-                           sparse_scratch_layout(p.Nq, p.Nk, p.kk, p.hd).floats, fn, kSparseChunksPerThread))
+  const int64_t kv_bytes = p.k16 != nullptr ? 2 : 4;
+  if (!run_attention_items(args, p, sparse_items(p.B, p.H, p.Nq, p.Nk, p.kk, p.hd, kv_bytes),
+                           sparse_scratch_layout(p.Nq, p.Nk, p.kk, p.hd, kv_bytes).floats, fn,
+                           kSparseChunksPerThread))
     return reference_sparse_attention(args);
   return {};
 }
@@ -57,9 +59,11 @@ Result<std::shared_ptr<void>> prepare_sparse_attention(const Graph& graph, const
   const TensorDesc& q = graph.value(node.inputs[0]).desc;
   const TensorDesc& k = graph.value(node.inputs[1]).desc;
   const TensorDesc& ix = graph.value(node.inputs[3]).desc;
-  return make_attention_scratch(sparse_items(q.dim(0), q.dim(1), q.dim(2), k.dim(2), ix.dim(3), q.dim(3)),
-                                sparse_scratch_layout(q.dim(2), k.dim(2), ix.dim(3), q.dim(3)).floats, pool,
-                                kSparseChunksPerThread);
+  const int64_t kv_bytes = int64_t(dtype_size(k.dtype()));
+  return make_attention_scratch(
+      sparse_items(q.dim(0), q.dim(1), q.dim(2), k.dim(2), ix.dim(3), q.dim(3), kv_bytes),
+      sparse_scratch_layout(q.dim(2), k.dim(2), ix.dim(3), q.dim(3), kv_bytes).floats, pool,
+      kSparseChunksPerThread);
 }
 
 Status cpu_sparse_attention_f32_avx2(const KernelArgs& args) {

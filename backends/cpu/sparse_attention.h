@@ -30,9 +30,10 @@ inline constexpr int64_t kSparseWholeHeadBudget = int64_t(1) << 20;
 // sets it (sparse_attention.cpp).
 int64_t& sparse_l2_bytes();
 
-// Whether the lines of Nk key rows of hd floats take at most half of sparse_l2_bytes().
-inline bool sparse_k_fits_l2(int64_t Nk, int64_t hd) {
-  const int64_t row_bytes = (std::max<int64_t>(hd, 1) * int64_t(sizeof(float)) + 63) / 64 * 64;
+// Whether the lines of Nk key rows of hd elements of kv_bytes (4: f32, 2: bf16) take at most
+// half of sparse_l2_bytes().
+inline bool sparse_k_fits_l2(int64_t Nk, int64_t hd, int64_t kv_bytes = 4) {
+  const int64_t row_bytes = (std::max<int64_t>(hd, 1) * kv_bytes + 63) / 64 * 64;
   return Nk <= sparse_l2_bytes() / 2 / row_bytes;
 }
 
@@ -42,15 +43,16 @@ inline constexpr int kSparseChunksPerThread = 1;
 
 inline int64_t sparse_round16(int64_t n) { return (n + 15) / 16 * 16; }
 
-// Queries per work item for kk index slots over Nk keys of hd floats (at least 1, at most
-// Nq). Each query's result is the same whatever its block.
-inline int64_t sparse_block_q(int64_t Nq, int64_t Nk, int64_t kk, int64_t hd) {
-  const int64_t budget = sparse_k_fits_l2(Nk, hd) ? kSparseWholeHeadBudget : kSparseWeightsBudget;
+// Queries per work item for kk index slots over Nk keys of hd elements of kv_bytes (at least
+// 1, at most Nq). Each query's result is the same whatever its block.
+inline int64_t sparse_block_q(int64_t Nq, int64_t Nk, int64_t kk, int64_t hd, int64_t kv_bytes = 4) {
+  const int64_t budget = sparse_k_fits_l2(Nk, hd, kv_bytes) ? kSparseWholeHeadBudget : kSparseWeightsBudget;
   return std::max<int64_t>(1, std::min(Nq, budget / sparse_round16(std::max<int64_t>(kk, 1))));
 }
 
-inline int64_t sparse_items(int64_t B, int64_t H, int64_t Nq, int64_t Nk, int64_t kk, int64_t hd) {
-  const int64_t bq = sparse_block_q(Nq, Nk, kk, hd);
+inline int64_t sparse_items(int64_t B, int64_t H, int64_t Nq, int64_t Nk, int64_t kk, int64_t hd,
+                            int64_t kv_bytes = 4) {
+  const int64_t bq = sparse_block_q(Nq, Nk, kk, hd, kv_bytes);
   return B * H * ((Nq + bq - 1) / bq);
 }
 
@@ -61,9 +63,10 @@ inline int64_t sparse_items(int64_t B, int64_t H, int64_t Nq, int64_t Nk, int64_
 struct SparseScratchLayout {
   int64_t keys = 0, q = 0, weights = 0, wstride = 0, sums = 0, counts = 0, floats = 0;
 };
-inline SparseScratchLayout sparse_scratch_layout(int64_t Nq, int64_t Nk, int64_t kk, int64_t hd) {
+inline SparseScratchLayout sparse_scratch_layout(int64_t Nq, int64_t Nk, int64_t kk, int64_t hd,
+                                                 int64_t kv_bytes = 4) {
   SparseScratchLayout s;
-  const int64_t bq = sparse_block_q(Nq, Nk, kk, hd);
+  const int64_t bq = sparse_block_q(Nq, Nk, kk, hd, kv_bytes);
   s.keys = 0;
   s.q = sparse_round16(kk) + 16;
   s.weights = s.q + sparse_round16(hd);

@@ -6,7 +6,8 @@ namespace longrun::cpu {
 
 bool sparse_attention_items_f32_avx512(const AttentionProblem& p, int64_t begin, int64_t end,
                                        float* scratch) {
-  return SparseAttention<attn_avx512::Vec>::run(p, begin, end, scratch);
+  if (p.k16 != nullptr) return SparseAttention<attn_avx512::Vec, uint16_t>::run(p, begin, end, scratch);
+  return SparseAttention<attn_avx512::Vec, float>::run(p, begin, end, scratch);
 }
 
 }  // namespace longrun::cpu

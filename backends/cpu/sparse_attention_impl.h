@@ -9,11 +9,14 @@
 // V rows of the list are summed with those weights. Keys outside the list are never read,
 // so the cost is O(kk * (hd + hv)) per query. A block of queries runs the logits/weights of
 // all its queries first and the V sums after (sparse_attention.h: one matrix hot at a time).
+// KV is the element type of K and V: float, or uint16_t for bf16, whose gathered rows are
+// half the bytes and are widened exactly to f32 in registers as they are loaded.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "cpu/attention.h"
 #include "cpu/sparse_attention.h"
@@ -21,10 +24,24 @@
 namespace longrun::cpu {
 namespace {  // internal linkage: each ISA file owns its instantiations
 
-template <class V>
+template <class V, class KV>
 struct SparseAttention {
   using T = typename V::T;
   static constexpr int L = V::L;
+  static_assert(std::is_same_v<KV, float> || std::is_same_v<KV, uint16_t>);
+  // L elements of a K or V row as f32 (bf16: widened), and the first n of them.
+  static T ld(const KV* r) {
+    if constexpr (std::is_same_v<KV, float>)
+      return V::load(r);
+    else
+      return V::load_bf16(r);
+  }
+  static T ld_n(const KV* r, int n) {
+    if constexpr (std::is_same_v<KV, float>)
+      return V::load_n(r, n);
+    else
+      return V::load_bf16_n(r, n);
+  }
   // hv vectors per pass over the key list: 64 floats, so a head of 64 reads each V row once
   // (one pass, one accumulator set per 64 floats) at both ISAs.
   static constexpr int kPvVecs = 64 / L;
@@ -39,7 +56,7 @@ struct SparseAttention {
   // at compile time (q stays in registers); kTail adds one partial vector, read with a
   // partial load so no row is read past its end. DV < 0: any hd, q read from memory.
   template <int DV, bool kTail>
-  static T dots(const float* q, const float* kbase, int64_t kstride, const int32_t* keys, int64_t hd) {
+  static T dots(const float* q, const KV* kbase, int64_t kstride, const int32_t* keys, int64_t hd) {
     T acc[L];
     if constexpr (DV >= 0) {
       T qv[DV + 1];
@@ -47,43 +64,43 @@ struct SparseAttention {
       const int tail = int(hd - int64_t(DV) * L);
       // Vector d of every key before vector d + 1 of any: the group's L rows are all
       // requested within its first L loads, so their cache misses overlap from the start.
-      const float* r[L];
+      const KV* r[L];
 #pragma GCC unroll 16
       for (int s = 0; s < L; ++s) r[s] = kbase + int64_t(keys[s]) * kstride;
       if constexpr (DV > 0) {
 #pragma GCC unroll 16
-        for (int s = 0; s < L; ++s) acc[s] = V::mul(qv[0], V::load(r[s]));
+        for (int s = 0; s < L; ++s) acc[s] = V::mul(qv[0], ld(r[s]));
       } else if constexpr (kTail) {
 #pragma GCC unroll 16
-        for (int s = 0; s < L; ++s) acc[s] = V::mul(qv[0], V::load_n(r[s], tail));
+        for (int s = 0; s < L; ++s) acc[s] = V::mul(qv[0], ld_n(r[s], tail));
       } else {
         for (int s = 0; s < L; ++s) acc[s] = V::zero();  // hd = 0
       }
 #pragma GCC unroll 8
       for (int d = 1; d < DV; ++d)
 #pragma GCC unroll 16
-        for (int s = 0; s < L; ++s) acc[s] = V::fmadd(qv[d], V::load(r[s] + d * L), acc[s]);
+        for (int s = 0; s < L; ++s) acc[s] = V::fmadd(qv[d], ld(r[s] + d * L), acc[s]);
       if constexpr (kTail && DV > 0) {
 #pragma GCC unroll 16
-        for (int s = 0; s < L; ++s) acc[s] = V::fmadd(qv[DV], V::load_n(r[s] + DV * L, tail), acc[s]);
+        for (int s = 0; s < L; ++s) acc[s] = V::fmadd(qv[DV], ld_n(r[s] + DV * L, tail), acc[s]);
       }
     } else {
       for (int s = 0; s < L; ++s) {
-        const float* r = kbase + int64_t(keys[s]) * kstride;
+        const KV* r = kbase + int64_t(keys[s]) * kstride;
         T a0 = V::zero(), a1 = V::zero();
         int64_t d = 0;
         for (; d + 2 * L <= hd; d += 2 * L) {
-          a0 = V::fmadd(V::load(q + d), V::load(r + d), a0);
-          a1 = V::fmadd(V::load(q + d + L), V::load(r + d + L), a1);
+          a0 = V::fmadd(V::load(q + d), ld(r + d), a0);
+          a1 = V::fmadd(V::load(q + d + L), ld(r + d + L), a1);
         }
-        for (; d + L <= hd; d += L) a0 = V::fmadd(V::load(q + d), V::load(r + d), a0);
-        if (d < hd) a1 = V::fmadd(V::load(q + d), V::load_n(r + d, int(hd - d)), a1);
+        for (; d + L <= hd; d += L) a0 = V::fmadd(V::load(q + d), ld(r + d), a0);
+        if (d < hd) a1 = V::fmadd(V::load(q + d), ld_n(r + d, int(hd - d)), a1);
         acc[s] = V::add(a0, a1);
       }
     }
     return V::transpose_sum(acc);
   }
-  using DotsFn = T (*)(const float*, const float*, int64_t, const int32_t*, int64_t);
+  using DotsFn = T (*)(const float*, const KV*, int64_t, const int32_t*, int64_t);
   template <int DV>
   static DotsFn pick_dots(int dv, bool tail) {
     if constexpr (DV > kMaxDotVecs) {
@@ -102,22 +119,22 @@ struct SparseAttention {
   // sum over the list of w_s * V[key_s] (two interleaved accumulator sets when kTwoSets<E>),
   // then divided by the softmax sum l.
   template <int E, bool kTail>
-  static void pv(int cnt, const int32_t* keys, const float* w, const float* vbase, int64_t vstride, int last,
+  static void pv(int cnt, const int32_t* keys, const float* w, const KV* vbase, int64_t vstride, int last,
                  float l, float* y) {
     T a0[E], a1[E];
     for (int e = 0; e < E; ++e) a0[e] = a1[e] = V::zero();
-    auto row = [&](const float* r, int e) {
-      return (kTail && e == E - 1) ? V::load_n(r + e * L, last) : V::load(r + e * L);
+    auto row = [&](const KV* r, int e) {
+      return (kTail && e == E - 1) ? ld_n(r + e * L, last) : ld(r + e * L);
     };
     int s = 0;
     for (; !kTwoSets<E> && s < cnt; ++s) {
-      const float* r0 = vbase + keys[s] * vstride;
+      const KV* r0 = vbase + keys[s] * vstride;
       const T w0 = V::set1(w[s]);
       for (int e = 0; e < E; ++e) a0[e] = V::fmadd(w0, row(r0, e), a0[e]);
     }
     for (; s + 2 <= cnt; s += 2) {
-      const float* r0 = vbase + keys[s] * vstride;
-      const float* r1 = vbase + keys[s + 1] * vstride;
+      const KV* r0 = vbase + keys[s] * vstride;
+      const KV* r1 = vbase + keys[s + 1] * vstride;
       const T w0 = V::set1(w[s]), w1 = V::set1(w[s + 1]);
       for (int e = 0; e < E; ++e) {
         a0[e] = V::fmadd(w0, row(r0, e), a0[e]);
@@ -125,7 +142,7 @@ struct SparseAttention {
       }
     }
     if (s < cnt) {
-      const float* r0 = vbase + keys[s] * vstride;
+      const KV* r0 = vbase + keys[s] * vstride;
       const T w0 = V::set1(w[s]);
       for (int e = 0; e < E; ++e) a0[e] = V::fmadd(w0, row(r0, e), a0[e]);
     }
@@ -141,7 +158,7 @@ struct SparseAttention {
     }
   }
   template <int E>
-  static void pv_width(int width, bool tail, int cnt, const int32_t* keys, const float* w, const float* vbase,
+  static void pv_width(int width, bool tail, int cnt, const int32_t* keys, const float* w, const KV* vbase,
                        int64_t vstride, int last, float l, float* y) {
     if constexpr (E > 0) {
       if (width != E) return pv_width<E - 1>(width, tail, cnt, keys, w, vbase, vstride, last, l, y);
@@ -181,8 +198,8 @@ struct SparseAttention {
   // count of valid slots into *count. False when its index row holds an index outside
   // [-1, Nk).
   static bool weights(const AttentionProblem& p, DotsFn dots, const float* qrow, const int32_t* irow,
-                      const float* kbase, const SparseScratchLayout& lay, float* scratch, float* w,
-                      float* sum, int32_t* count) {
+                      const KV* kbase, const SparseScratchLayout& lay, float* scratch, float* w, float* sum,
+                      int32_t* count) {
     auto* keys = reinterpret_cast<int32_t*>(scratch + lay.keys);
     int32_t* pad = keys + sparse_round16(p.kk);  // L slots after the longest list
     float* q = scratch + lay.q;
@@ -231,8 +248,8 @@ struct SparseAttention {
   // Pass 2 for one query: y = sum of w_s V[key_s] / l. The key list is the index row itself
   // when that is contiguous and has no -1 slot (the usual top-k output), else it is
   // compacted again (pass 1 validated it).
-  static void output(const AttentionProblem& p, const int32_t* irow, const float* vbase, const float* w,
-                     float l, int cnt, int32_t* scratch_keys, float* yrow) {
+  static void output(const AttentionProblem& p, const int32_t* irow, const KV* vbase, const float* w, float l,
+                     int cnt, int32_t* scratch_keys, float* yrow) {
     if (cnt == 0) {
       std::memset(yrow, 0, sizeof(float) * size_t(p.hv));
       return;
@@ -268,16 +285,23 @@ struct SparseAttention {
   // pointer chosen once per run by hd) is inlined into one body, so the per-query loops
   // keep their state in registers.
   [[gnu::flatten]] static bool run(const AttentionProblem& p, int64_t begin, int64_t end, float* scratch) {
-    const SparseScratchLayout lay = sparse_scratch_layout(p.Nq, p.Nk, p.kk, p.hd);
-    const int64_t bq = sparse_block_q(p.Nq, p.Nk, p.kk, p.hd);
+    const int64_t kv_bytes = int64_t(sizeof(KV));
+    const SparseScratchLayout lay = sparse_scratch_layout(p.Nq, p.Nk, p.kk, p.hd, kv_bytes);
+    const int64_t bq = sparse_block_q(p.Nq, p.Nk, p.kk, p.hd, kv_bytes);
+    const KV* k = nullptr;
+    const KV* v = nullptr;
+    if constexpr (std::is_same_v<KV, float>)
+      k = p.k, v = p.v;
+    else
+      k = p.k16, v = p.v16;
     const int64_t nqb = (p.Nq + bq - 1) / bq;
     const DotsFn dots = dots_for(p.hd);
     float* sums = scratch + lay.sums;
     auto* counts = reinterpret_cast<int32_t*>(scratch + lay.counts);
     for (int64_t it = begin; it < end; ++it) {
       const int64_t qblk = it % nqb, bh = it / nqb, h = bh % p.H, b = bh / p.H;
-      const float* kbase = p.k + b * p.ks[0] + h * p.ks[1];
-      const float* vbase = p.v + b * p.vs[0] + h * p.vs[1];
+      const KV* kbase = k + b * p.ks[0] + h * p.ks[1];
+      const KV* vbase = v + b * p.vs[0] + h * p.vs[1];
       const int32_t* ibase = p.idx + b * p.is[0] + h * p.is[1];
       const int64_t i0 = qblk * bq, iend = std::min(p.Nq, i0 + bq);
       for (int64_t i = i0; i < iend; ++i) {

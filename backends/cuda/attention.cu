@@ -193,7 +193,8 @@ struct LaunchAxial {
 };
 
 bool sparse_attention_supports(const Graph& graph, const Node& node, std::string* why) {
-  return dims_supported("sparse_attention", in_dim(graph, node, 0, 3), kMaxGatherHeadDim,
+  return kv_dtype_supported("sparse_attention", graph, node, why) &&
+         dims_supported("sparse_attention", in_dim(graph, node, 0, 3), kMaxGatherHeadDim,
                         in_dim(graph, node, 2, 3), why);
 }
 
@@ -228,6 +229,7 @@ Status check_indices(const KernelArgs& args) {
 }
 
 Status run_sparse_attention(const KernelArgs& args) {
+  LR_RETURN_IF_ERROR(check_kv_dtype("sparse_attention", args));
   LR_RETURN_IF_ERROR(check_contiguous(args, "sparse_attention"));
   LR_RETURN_IF_ERROR(check_indices(args));
   if (outputs_empty(args)) return {};

@@ -145,4 +145,25 @@ inline int64_t in_dim(const Graph& graph, const Node& node, int input, int axis)
   return graph.value(node.inputs[size_t(input)]).desc.dim(axis);
 }
 
+// Whether k (input 1) and v (input 2) are f32: the kernels read f32 K and V only, so a bf16
+// KV (which the op allows) is refused, naming the op and the dtype.
+inline bool kv_dtype_supported(const char* op, DType k, DType v, std::string* why) {
+  if (k == DType::f32 && v == DType::f32) return true;
+  if (why != nullptr)
+    *why = std::string(op) + ": k/v dtype " + std::string(dtype_name(k)) + "/" + std::string(dtype_name(v)) +
+           " is not supported by the cuda backend (f32 only; bf16 K and V run on the cpu and reference "
+           "backends)";
+  return false;
+}
+inline bool kv_dtype_supported(const char* op, const Graph& graph, const Node& node, std::string* why) {
+  return kv_dtype_supported(op, graph.value(node.inputs[1]).desc.dtype(),
+                            graph.value(node.inputs[2]).desc.dtype(), why);
+}
+inline Status check_kv_dtype(const char* op, const KernelArgs& args) {
+  std::string why;
+  if (!kv_dtype_supported(op, args.inputs[1].desc.dtype(), args.inputs[2].desc.dtype(), &why))
+    return unsupported(why);
+  return {};
+}
+
 }  // namespace longrun::cuda::attention_detail

@@ -565,10 +565,12 @@ Status run_warp(const KernelArgs& args) {
 }
 
 bool attention_supports(const Graph& graph, const Node& node, std::string* why) {
-  return dims_supported("attention", in_dim(graph, node, 0, 3), kMaxHeadDim, in_dim(graph, node, 2, 3), why);
+  return kv_dtype_supported("attention", graph, node, why) &&
+         dims_supported("attention", in_dim(graph, node, 0, 3), kMaxHeadDim, in_dim(graph, node, 2, 3), why);
 }
 
 Status run_attention(const KernelArgs& args) {
+  LR_RETURN_IF_ERROR(check_kv_dtype("attention", args));
   LR_RETURN_IF_ERROR(check_contiguous(args, "attention"));
   if (outputs_empty(args)) return {};
   const int64_t hd = args.inputs[0].desc.dim(3), hv = args.inputs[2].desc.dim(3);

@@ -27,12 +27,13 @@ Result<Tensor> gather_rows(const Tensor& in, const std::vector<int64_t>& rows, i
   const TensorDesc& d = in.desc();
   const int64_t h = d.dim(1), s_in = d.dim(2), hd = d.dim(3);
   LR_ASSIGN_OR_RETURN(Tensor out,
-                      Tensor::zeros(TensorDesc(DType::f32, {int64_t(rows.size()), h, slots_out, hd})));
-  const size_t block = size_t(s_in * hd) * sizeof(float);
+                      Tensor::zeros(TensorDesc(d.dtype(), {int64_t(rows.size()), h, slots_out, hd})));
+  const size_t es = dtype_size(d.dtype());
+  const size_t block = size_t(s_in * hd) * es;
   for (size_t r = 0; r < rows.size(); ++r)
     for (int64_t j = 0; j < h; ++j)
-      std::memcpy(out.data<float>() + (int64_t(r) * h + j) * slots_out * hd,
-                  in.data<float>() + (rows[r] * h + j) * s_in * hd, block);
+      std::memcpy(out.bytes().data() + size_t((int64_t(r) * h + j) * slots_out * hd) * es,
+                  in.bytes().data() + size_t((rows[r] * h + j) * s_in * hd) * es, block);
   return out;
 }
 
@@ -125,6 +126,11 @@ class CachedSteps {
   }
   int64_t slots() const { return slots_; }
   int shapes() const { return shapes_; }
+  int64_t bytes() const {
+    int64_t n = 0;
+    for (const Tensor& t : caches_) n += t.nbytes();
+    return n;
+  }
 
   // Feeds tokens[r] at position p; returns the logits [R, 1, V] (valid until the next call).
   Result<const float*> run(int64_t p, const std::vector<int64_t>& tokens) {
@@ -269,6 +275,7 @@ Result<GenerateResult> generate_causal_lm(const CausalLmSpec& spec, const Model&
   }
   result.step_shapes = cached.shapes();
   result.cache_slots = cached.slots();
+  result.cache_bytes = cached.bytes();
   search.take_results(o.num_return_sequences, &result.sequences, &result.scores);
   return result;
 }

@@ -33,7 +33,7 @@ Result<GenerateResult> generate_causal_lm(const CausalLmSpec& spec, const Model&
                                           const TensorView& input_ids, const GenerateOptions& options);
 
 // out[r] = in[rows[r]] along axis 0 of a rank-4 [R, H, S_in, hd] tensor, each [H, S_in, hd]
-// block placed in [H, S_out, hd] (S_out >= S_in; the new slots are zero).
+// block placed in [H, S_out, hd] (S_out >= S_in; the new slots are zero). Any dtype.
 Result<Tensor> gather_rows(const Tensor& in, const std::vector<int64_t>& rows, int64_t slots_out);
 
 // Element i of an integer (or 0/1 float) tensor as int64.

@@ -99,6 +99,13 @@ ValueId decoder_layer(GraphContext& c, ValueId x, const std::string& p, const La
       const ValueId selected = select ? select(attn, h, h, true, self.padding_mask) : kNoValue;
       return attend_and_project(c, q, k, v, attn, s, true, self.padding_mask, selected);
     }
+    // The cache's dtype is the past inputs' (bf16 in a bf16 session, generate.h): the step's
+    // key and value are rounded to it before they are written.
+    const DType cache = c.desc(self.past_k).dtype();
+    if (cache != DType::f32) {
+      k = c.b.cast({k}, {.to = cache}, attn + ".k_to_cache");
+      v = c.b.cast({v}, {.to = cache}, attn + ".v_to_cache");
+    }
     // where() broadcasts the step's [B, H, 1, hd] over the S slots and keeps the past elsewhere.
     self.present_k = c.b.where({self.write_slot, k, self.past_k}, {}, attn + ".cache_k");
     self.present_v = c.b.where({self.write_slot, v, self.past_v}, {}, attn + ".cache_v");

@@ -77,11 +77,11 @@ ValueId encoder_layer(GraphContext& c, ValueId x, const std::string& p, const La
 struct DecoderSelfAttention {
   // Whole prefix: causal attention over x itself, plus an optional u8 [B, N] padding mask.
   ValueId padding_mask = kNoValue;
-  // One step with a KV cache of capacity S (all set, or all kNoValue): past_k/past_v f32
-  // [B, H, S, hd]; write_slot u8 [1, 1, S, 1] is 1 at the slot of this step; slot_mask u8
-  // [B, S] is 1 for the slots written so far including this one. The step writes its key
-  // and value into the slot (present_* = where(write_slot, new, past)) and attends over the
-  // valid slots: a fixed-shape graph for every step up to S.
+  // One step with a KV cache of capacity S (all set, or all kNoValue): past_k/past_v f32 or
+  // bf16 (both the same; the step's key and value are cast to it) [B, H, S, hd]; write_slot u8 [1, 1, S, 1]
+  // is 1 at the slot of this step; slot_mask u8 [B, S] is 1 for the slots written so far including this one.
+  // The step writes its key and value into the slot (present_* = where(write_slot, new, past)) and attends
+  // over the valid slots: a fixed-shape graph for every step up to S.
   ValueId past_k = kNoValue, past_v = kNoValue, write_slot = kNoValue, slot_mask = kNoValue;
   // Out (step mode): the updated caches [B, H, S, hd].
   ValueId present_k = kNoValue, present_v = kNoValue;

@@ -4,6 +4,8 @@
 //   y[b,h,i,:] = sum over visible keys j of softmax_j(scale * q_i . k_j) * v_j
 // and a query with no visible key gets zeros. Masked keys are skipped outright (never
 // multiplied by a zero weight), so a non-finite value behind a mask cannot leak in.
+// bf16 k and v (attention, sparse_attention) are read through ref::load, which widens each
+// element exactly; the arithmetic is the same double arithmetic as for f32.
 #include <algorithm>
 #include <cmath>
 #include <limits>

@@ -1,21 +1,32 @@
 // Shape/dtype inference of attention (fused, dense), sparse_attention (gathered keys) and
 // axial_attention (row keys + column slots). All take q [B, H, Nq, hd], k [B, H, Nk, hd],
-// v [B, H, Nk, hv] and give [B, H, Nq, hv]; axial_attention has Nq = Nk = N.
+// v [B, H, Nk, hv] and give [B, H, Nq, hv] f32; axial_attention has Nq = Nk = N. k and v
+// are f32, or both bf16 for attention and sparse_attention (axial_attention: f32 only).
 #include "longrun/ops/schema.h"
 #include "shape/shape_util.h"
 
 namespace longrun {
 namespace {
 
-// The q/k/v checks both ops share. B and H do not broadcast between q, k and v.
-Status check_qkv(std::span<const TensorDesc> in, std::span<TensorDesc> out) {
-  for (int i = 0; i < 3; ++i) {
-    LR_RETURN_IF_ERROR(shape::expect_dtype(i, in[size_t(i)], {DType::f32}));
-    LR_RETURN_IF_ERROR(shape::expect_rank(i, in[size_t(i)], 4, 4));
+// The q/k/v checks the ops share. B and H do not broadcast between q, k and v. q is f32;
+// with kv_bf16_ok, k and v may instead both be bf16 (attention and sparse_attention widen
+// them exactly to f32 on load), else they are f32 too.
+Status check_qkv(std::span<const TensorDesc> in, std::span<TensorDesc> out, bool kv_bf16_ok) {
+  LR_RETURN_IF_ERROR(shape::expect_dtype(0, in[0], {DType::f32}));
+  for (int i = 1; i < 3; ++i) {
+    if (kv_bf16_ok)
+      LR_RETURN_IF_ERROR(shape::expect_dtype(i, in[size_t(i)], {DType::f32, DType::bf16}));
+    else
+      LR_RETURN_IF_ERROR(shape::expect_dtype(i, in[size_t(i)], {DType::f32}));
   }
+  for (int i = 0; i < 3; ++i) LR_RETURN_IF_ERROR(shape::expect_rank(i, in[size_t(i)], 4, 4));
   const TensorDesc& q = in[0];
   const TensorDesc& k = in[1];
   const TensorDesc& v = in[2];
+  if (k.dtype() != v.dtype())
+    return invalid_argument(shape::describe_input(2, v) + ": expected the dtype of input 1 (" +
+                            std::string(dtype_name(k.dtype())) + "), found " +
+                            std::string(dtype_name(v.dtype())));
   LR_RETURN_IF_ERROR(shape::expect_dim(1, k, 0, q.dim(0), "B, from input 0"));
   LR_RETURN_IF_ERROR(shape::expect_dim(1, k, 1, q.dim(1), "H, from input 0"));
   LR_RETURN_IF_ERROR(shape::expect_dim(1, k, 3, q.dim(3), "head dim, from input 0"));
@@ -35,7 +46,7 @@ Status infer_attention_impl(const OpAttrs& attrs, std::span<const TensorDesc> in
     return invalid_argument(
         "has_key_padding_mask=" + std::string(a->has_key_padding_mask ? "true" : "false") + " needs " +
         std::to_string(expected) + " inputs, found " + std::to_string(in.size()));
-  LR_RETURN_IF_ERROR(check_qkv(in, out));
+  LR_RETURN_IF_ERROR(check_qkv(in, out, true));
   if (a->has_key_padding_mask) {
     const TensorDesc& mask = in[3];
     LR_RETURN_IF_ERROR(shape::expect_dtype(3, mask, {DType::u8}));
@@ -51,7 +62,7 @@ Status infer_attention_impl(const OpAttrs& attrs, std::span<const TensorDesc> in
 }
 
 Status infer_sparse_attention_impl(std::span<const TensorDesc> in, std::span<TensorDesc> out) {
-  LR_RETURN_IF_ERROR(check_qkv(in, out));
+  LR_RETURN_IF_ERROR(check_qkv(in, out, true));
   // indices [B or 1, H or 1, Nq, kk]: broadcast over batch and heads only.
   const TensorDesc& idx = in[3];
   LR_RETURN_IF_ERROR(shape::expect_dtype(3, idx, {DType::i32}));
@@ -97,7 +108,7 @@ Status infer_axial_attention_impl(const OpAttrs& attrs, std::span<const TensorDe
     for (int axis = 0; axis < 3; ++axis) LR_RETURN_IF_ERROR(like_q(4, vs, axis));
     LR_ASSIGN_OR_RETURN(out[0], shape::make_desc(DType::f32, vs.dims()));
   } else {
-    LR_RETURN_IF_ERROR(check_qkv(in, out));
+    LR_RETURN_IF_ERROR(check_qkv(in, out, false));
     LR_RETURN_IF_ERROR(
         shape::expect_dim(1, in[1], 2, n_pos, "N, from input 0 (keys are the query positions)"));
     for (int i = 3; i < 5; ++i) {

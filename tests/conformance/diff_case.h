@@ -90,6 +90,9 @@ struct DiffCase {
   // The reference rejects the case at run time (an id out of range, a cast that does not
   // fit): the backend under test must fail with the same status code.
   bool expect_error = false;
+  // Non-empty: a backend may refuse the case at plan time (supports() false) with a reason
+  // containing this text (bf16 K/V on the cuda backend); the case is then not run there.
+  std::string may_refuse;
 };
 
 class CaseList {

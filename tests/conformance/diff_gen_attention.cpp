@@ -3,7 +3,8 @@
 // model shapes), sparse_attention (unused slots, repeats, broadcast indices, rows with
 // no valid index, out-of-range indices) and axial_attention (segment 1 and segment = N,
 // segments and row counts around the 64-query/64-key blocks, key padding, model shapes;
-// the same with has_direct_state, lse0 with -inf entries).
+// the same with has_direct_state, lse0 with -inf entries). attention and sparse_attention
+// also run with bf16 K and V (a bf16 KV cache) on the same kinds of shapes.
 #include <cmath>
 #include <limits>
 #include <string>
@@ -48,6 +49,7 @@ struct Att {
   int padding = 0;  // 0: none; 1: tail padding per batch; 2: batch 0 fully padded, others random
   float scale = 0;  // 0: 1/sqrt(hd)
   Fill fill = kUniform;
+  DType kv = DType::f32;  // K and V dtype (bf16: the values drawn, rounded to bf16)
 };
 
 void add_att(CaseList& L, const std::string& tag, const Att& a) {
@@ -55,13 +57,15 @@ void add_att(CaseList& L, const std::string& tag, const Att& a) {
   const float scale = scale_or_default(a.scale, a.hd);
   AttentionAttrs attrs{.scale = scale, .causal = a.causal, .has_key_padding_mask = a.padding != 0};
   std::vector<HostTensor> in{random(r, DType::f32, {a.B, a.H, a.Nq, a.hd}, a.fill),
-                             random(r, DType::f32, {a.B, a.H, a.Nk, a.hd}, a.fill),
-                             random(r, DType::f32, {a.B, a.H, a.Nk, a.hv}, a.fill)};
+                             random(r, a.kv, {a.B, a.H, a.Nk, a.hd}, a.fill),
+                             random(r, a.kv, {a.B, a.H, a.Nk, a.hv}, a.fill)};
   if (a.padding) in.push_back(padding_mask(r, a.B, a.Nk, a.padding));
-  const std::string name = tag + "_b" + std::to_string(a.B) + "h" + std::to_string(a.H) + "_q" +
-                           std::to_string(a.Nq) + "k" + std::to_string(a.Nk) + "_hd" + std::to_string(a.hd) +
-                           "hv" + std::to_string(a.hv) + flags_suffix(a.causal, a.padding);
-  L.add(name, attrs, std::move(in));
+  const std::string name = (a.kv == DType::bf16 ? "bf16kv_" : "") + tag + "_b" + std::to_string(a.B) + "h" +
+                           std::to_string(a.H) + "_q" + std::to_string(a.Nq) + "k" + std::to_string(a.Nk) +
+                           "_hd" + std::to_string(a.hd) + "hv" + std::to_string(a.hv) +
+                           flags_suffix(a.causal, a.padding);
+  DiffCase& c = L.add(name, attrs, std::move(in));
+  if (a.kv == DType::bf16) c.may_refuse = "bf16";  // the cuda backend reads f32 K/V only
 }
 
 // axial_attention: N = n * segment positions; q, k, ks [B, H, N, hd], v, vs [B, H, N, hv].
@@ -170,6 +174,30 @@ void generate_attention(CaseList& L) {
   add_att(L, "model", {.B = 1, .H = 2, .Nq = 257, .Nk = 257, .hd = 64, .hv = 64});
   add_att(L, "model",
           {.B = 1, .H = 1, .Nq = 257, .Nk = 257, .hd = 64, .hv = 64, .causal = true, .padding = 1});
+
+  // bf16 K and V: head dims across the vector widths (odd ones: partial widening loads),
+  // Nk not a multiple of the 64-key block, causal (Nq < Nk: decode; Nq > Nk), key padding
+  // with a fully padded batch, large logits, and a model-shaped decode step on a long cache.
+  constexpr DType bf = DType::bf16;
+  for (int64_t hd : hds) add_att(L, "hd", {.B = 2, .H = 1, .Nq = 9, .Nk = 33, .hd = hd, .hv = hd, .kv = bf});
+  add_att(L, "hv", {.B = 1, .H = 2, .Nq = 17, .Nk = 31, .hd = 16, .hv = 5, .kv = bf});
+  add_att(L, "hv", {.B = 1, .H = 1, .Nq = 8, .Nk = 65, .hd = 7, .hv = 33, .kv = bf});
+  add_att(L, "n", {.B = 1, .H = 2, .Nq = 63, .Nk = 63, .hd = 17, .hv = 17, .kv = bf});
+  add_att(L, "n", {.B = 1, .H = 1, .Nq = 130, .Nk = 130, .hd = 33, .hv = 33, .causal = true, .kv = bf});
+  add_att(L, "causal", {.B = 1, .H = 2, .Nq = 1, .Nk = 129, .hd = 16, .hv = 16, .causal = true, .kv = bf});
+  add_att(L, "causal", {.B = 2, .H = 1, .Nq = 33, .Nk = 17, .hd = 16, .hv = 16, .causal = true, .kv = bf});
+  add_att(L, "causal", {.B = 1, .H = 1, .Nq = 100, .Nk = 257, .hd = 32, .hv = 32, .causal = true, .kv = bf});
+  add_att(L, "pad", {.B = 3, .H = 2, .Nq = 17, .Nk = 33, .hd = 16, .hv = 16, .padding = 1, .kv = bf});
+  add_att(L, "pad", {.B = 2, .H = 2, .Nq = 9, .Nk = 64, .hd = 32, .hv = 32, .padding = 2, .kv = bf});
+  add_att(L, "pad",
+          {.B = 2, .H = 1, .Nq = 31, .Nk = 31, .hd = 8, .hv = 8, .causal = true, .padding = 1, .kv = bf});
+  add_att(L, "pad", {.B = 2, .H = 1, .Nq = 65, .Nk = 200, .hd = 65, .hv = 65, .padding = 2, .kv = bf});
+  add_att(L, "big_logits",
+          {.B = 1, .H = 1, .Nq = 16, .Nk = 40, .hd = 16, .hv = 16, .scale = 4.0f, .fill = {-2, 2}, .kv = bf});
+  add_att(L, "finite", {.B = 1, .H = 2, .Nq = 15, .Nk = 17, .hd = 16, .hv = 16, .fill = kFinite, .kv = bf});
+  add_att(L, "decode", {.B = 1, .H = 4, .Nq = 1, .Nk = 2047, .hd = 64, .hv = 64, .causal = true, .kv = bf});
+  add_att(L, "model",
+          {.B = 1, .H = 1, .Nq = 257, .Nk = 257, .hd = 64, .hv = 64, .causal = true, .padding = 1, .kv = bf});
 }
 
 void generate_sparse_attention(CaseList& L) {
@@ -177,6 +205,7 @@ void generate_sparse_attention(CaseList& L) {
   // indices batch/head extents: full, broadcast over batch, over heads, over both.
   const std::pair<bool, bool> bcast[] = {{false, false}, {true, false}, {false, true}, {true, true}};
   int i = 0;
+  DType kv = DType::f32;  // K and V dtype of the cases added
   auto add = [&](const std::string& tag, int64_t B, int64_t H, int64_t Nq, int64_t Nk, int64_t kk, int64_t hd,
                  double unused) {
     const auto [bb, bh] = bcast[size_t(i++) % 4];
@@ -188,12 +217,14 @@ void generate_sparse_attention(CaseList& L) {
     if (Nq > 1)
       for (int64_t s = 0; s < kk; ++s) set(ix, kk + s, s % 2 ? Nk - 1 : 0);
     const float scale = float(1.0 / std::sqrt(double(hd)));
-    L.add(tag + "_b" + std::to_string(B) + "h" + std::to_string(H) + "_q" + std::to_string(Nq) + "k" +
-              std::to_string(Nk) + "_kk" + std::to_string(kk) + "_hd" + std::to_string(hd) + "_ix" +
-              std::to_string(bb) + std::to_string(bh),
-          SparseAttentionAttrs{.scale = scale},
-          {random(r, DType::f32, {B, H, Nq, hd}), random(r, DType::f32, {B, H, Nk, hd}),
-           random(r, DType::f32, {B, H, Nk, hd + i % 3}), ix});
+    DiffCase& c = L.add((kv == DType::bf16 ? "bf16kv_" : "") + tag + "_b" + std::to_string(B) + "h" +
+                            std::to_string(H) + "_q" + std::to_string(Nq) + "k" + std::to_string(Nk) + "_kk" +
+                            std::to_string(kk) + "_hd" + std::to_string(hd) + "_ix" + std::to_string(bb) +
+                            std::to_string(bh),
+                        SparseAttentionAttrs{.scale = scale},
+                        {random(r, DType::f32, {B, H, Nq, hd}), random(r, kv, {B, H, Nk, hd}),
+                         random(r, kv, {B, H, Nk, hd + i % 3}), ix});
+    if (kv == DType::bf16) c.may_refuse = "bf16";
   };
   const int64_t kks[] = {1, 7, 8, 16, 17, 33};
   const int64_t hds[] = {1, 8, 16, 17, 64};
@@ -212,6 +243,27 @@ void generate_sparse_attention(CaseList& L) {
   };
   bad("error_index_high", 10);
   bad("error_index_negative", -2);
+
+  // bf16 K and V (gathered rows of half the bytes): kk and hd across the vector widths (odd
+  // hd: partial widening loads; hd > 8 vectors: the generic dot product), a single slot,
+  // every slot used, and a model-shaped case.
+  kv = DType::bf16;
+  for (int64_t kk : {int64_t(1), int64_t(8), int64_t(17)})
+    for (int64_t hd :
+         {int64_t(1), int64_t(7), int64_t(16), int64_t(17), int64_t(64), int64_t(65), int64_t(130)})
+      add("kk", 2, 2, 9, 40, kk, hd, 0.2);
+  add("dense", 1, 1, 33, 33, 33, 16, 0.0);
+  add("model", 1, 4, 257, 257, 32, 64, 0.1);
+  auto bad16 = [&](const std::string& tag, int32_t value) {
+    HostTensor ix = random_int(r, DType::i32, {1, 1, 5, 4}, -1, 9);
+    set(ix, 13, value);
+    DiffCase& c = L.add(tag, SparseAttentionAttrs{.scale = 0.5f},
+                        {random(r, DType::f32, {1, 1, 5, 8}), random(r, DType::bf16, {1, 1, 10, 8}),
+                         random(r, DType::bf16, {1, 1, 10, 8}), ix});
+    c.expect_error = true;
+    c.may_refuse = "bf16";
+  };
+  bad16("bf16kv_error_index_high", 10);
 }
 
 void generate_axial_attention(CaseList& L) {

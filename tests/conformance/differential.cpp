@@ -41,6 +41,15 @@ std::vector<std::string> run_diff_case(OpKind op, const DiffCase& c, const DiffB
   auto fail = [&](const std::string& where, const std::string& what) {
     fails.push_back("[" + where + "] " + what);
   };
+  if (!c.may_refuse.empty()) {  // a documented refusal: the backend says why, or runs the case
+    PreparedCase p;
+    const std::string e = prepare_case(*b.one, oc, Mode::inputs, &p);
+    if (e.find("does not support node") != std::string::npos) {
+      if (e.find(c.may_refuse) == std::string::npos)
+        fail(under, "refused without naming '" + c.may_refuse + "': " + e);
+      return fails;
+    }
+  }
 
   // The oracle's output.
   RunOutcome want;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -112,6 +113,30 @@ class Saboteur final : public Backend {
   int runs_ = 0;
 };
 
+// A backend wrapper whose supports() refuses every node with a bf16 input 1, saying `why`.
+class Refuser final : public Backend {
+ public:
+  Refuser(Backend& inner, std::string why) : inner_(inner), why_(std::move(why)) {}
+  std::string_view name() const override { return "refuser"; }
+  bool supports(const Graph& g, const Node& n, std::string* why) const override {
+    if (n.inputs.size() > 1 && g.value(n.inputs[1]).desc.dtype() == DType::bf16) {
+      if (why != nullptr) *why = why_;
+      return false;
+    }
+    return inner_.supports(g, n, why);
+  }
+  Result<std::unique_ptr<Prepared>> prepare(const Graph& g, const Plan& p, const PrepareOptions& o) override {
+    return inner_.prepare(g, p, o);
+  }
+  Status execute(Prepared& p, const Bindings& b, RunHooks* h) override { return inner_.execute(p, b, h); }
+  Status synchronize() override { return inner_.synchronize(); }
+  std::string description() const override { return "refuser"; }
+
+ private:
+  Backend& inner_;
+  std::string why_;
+};
+
 TEST_CASE("harness.run_case: guard bytes, inputs, accuracy and determinism are checked") {
   Result<GoldenFile> file = load_golden_file(OpKind::add);
   REQUIRE(file.ok());
@@ -171,6 +196,20 @@ TEST_CASE("harness.differential: sabotage is caught, the honest backend passes")
     CHECK(failures(OpKind::embedding, *err, under, nullptr).empty());
     Saboteur bad(under, Saboteur::Kind::ignore_errors);
     CHECK_FALSE(failures(OpKind::embedding, *err, bad, nullptr).empty());
+  }
+  {  // a documented refusal (may_refuse) is accepted only with its reason, and only there
+    const diff::DiffCase* kv16 = nullptr;
+    std::vector<diff::DiffCase> cases = diff::generate_cases(OpKind::attention);
+    for (const diff::DiffCase& c : cases)
+      if (c.may_refuse == "bf16" && kv16 == nullptr) kv16 = &c;
+    REQUIRE(kv16 != nullptr);
+    Refuser says_why(under, "attention: k/v dtype bf16/bf16 is not supported");
+    Refuser mute(under, "no reason");
+    CHECK(failures(OpKind::attention, *kv16, says_why, nullptr).empty());
+    CHECK_FALSE(failures(OpKind::attention, *kv16, mute, nullptr).empty());
+    diff::DiffCase strict = *kv16;
+    strict.may_refuse.clear();
+    CHECK_FALSE(failures(OpKind::attention, strict, says_why, nullptr).empty());
   }
 }
 

@@ -134,6 +134,124 @@ TEST_CASE("generation: cached decoder steps equal the full forward, across cache
   }
 }
 
+// A bf16 session (linear layers in bf16, a bf16 KV cache and cross K/V) against the f32
+// session on the greedy goldens and the cache-growth models: while the two runs share a
+// prefix, every step's logits are within kBf16LogitError of the f32 ones, so every step whose
+// f32 decision wins by more than twice that (the chosen logit over every other token not
+// above it: those were banned) must choose the same token; the first near tie ends the
+// comparison. The caches must be bf16: half the bytes of the f32 ones (Lasformer's selection
+// keys stay f32).
+// kBf16LogitError: a linear layer rounds its input and weight to bf16 (relative 2^-9 each,
+// ~4e-3 on a product), compounded over a few layers on O(1) activations and scaled by the
+// output projection: a few 1e-2 absolute on these models' logits (|logit| < 10).
+constexpr double kBf16LogitError = 0.1;
+
+TEST_CASE("generation: a bf16 session keeps a bf16 KV cache and chooses the f32 tokens") {
+  if (backend_name() == "cuda") return;  // the cuda backend is f32 only
+  struct Case {
+    std::string model;
+    Tensor ids, mask;
+    int64_t steps = 20, min_length = 0, no_repeat = 0;
+  };
+  std::vector<Case> cases;  // the greedy goldens' inputs, then two models across cache growth
+  for (const std::string& path : gen_files()) {
+    auto io = SafetensorsFile::open(path);
+    REQUIRE(io.ok());
+    const auto& meta = (*io)->metadata();
+    const nlohmann::json opt = nlohmann::json::parse(meta.at("longrun.generate"));
+    if (opt.at("num_beams").get<int>() != 1) continue;
+    Case c{meta.at("longrun.model"),
+           {},
+           {},
+           opt.at("max_new_tokens").get<int64_t>(),
+           opt.at("min_length").get<int64_t>(),
+           opt.at("no_repeat_ngram_size").get<int64_t>()};
+    for (const SafetensorsEntry& e : (*io)->tensors()) {
+      if (e.name == "input/input_ids") c.ids = Tensor::from_bytes(e.desc, e.bytes).value();
+      if (e.name == "input/attention_mask") c.mask = Tensor::from_bytes(e.desc, e.bytes).value();
+    }
+    cases.push_back(std::move(c));
+  }
+  for (const char* name : {"bart_tiny.safetensors", "transformer_base_tiny.safetensors"})
+    cases.push_back({name,
+                     ids_tensor(2, 11, [](int64_t b, int64_t i) { return 3 + (b * 13 + i * 7) % 60; }),
+                     {},
+                     40,
+                     39});  // every step runs: the cache grows 16 -> 32 -> 40
+  REQUIRE(cases.size() >= 4);
+  int64_t compared_all = 0;
+  for (const Case& c : cases) {
+    const std::string& name = c.model;
+    CAPTURE(name);
+    auto model = load_golden(name);
+    const int64_t batch = c.ids.desc().dim(0), steps = c.steps;
+    const TensorView mask_view = c.mask.view();
+    struct Run {
+      std::vector<Tensor> logits;
+      GenerateResult result;
+    };
+    auto run = [&](Precision precision) {
+      Run out;
+      GenerateOptions o;
+      o.max_new_tokens = steps;
+      o.min_length = c.min_length;
+      o.no_repeat_ngram_size = c.no_repeat;
+      o.on_step_logits = [&](int64_t, const Tensor& l) { out.logits.push_back(l.clone().value()); };
+      SessionOptions so = session_options();
+      so.precision = precision;
+      auto r = generate(model, so, c.ids.view(), c.mask.empty() ? nullptr : &mask_view, o);
+      REQUIRE_MESSAGE(r.ok(), r.status().to_string());
+      out.result = std::move(*r);
+      return out;
+    };
+    const Run f32 = run(Precision::f32);
+    const Run bf16 = run(Precision::bf16);
+    const bool selection = std::string(name).starts_with("lasformer");
+    if (selection)
+      CHECK(bf16.result.cache_bytes < f32.result.cache_bytes);
+    else
+      CHECK(2 * bf16.result.cache_bytes == f32.result.cache_bytes);
+    double worst = 0, closest = 1e30;
+    int64_t compared = 0;
+    for (int64_t b = 0; b < batch; ++b) {
+      const std::vector<int64_t>& want = f32.result.sequences[size_t(b)][0];
+      const std::vector<int64_t>& got = bf16.result.sequences[size_t(b)][0];
+      const int64_t v = f32.logits[0].desc().dim(1);
+      for (size_t t = 0; t < want.size() && t < f32.logits.size() && t < bf16.logits.size(); ++t) {
+        const float* lf = f32.logits[t].data<float>() + b * v;
+        const float* lb = bf16.logits[t].data<float>() + b * v;
+        double diff = 0, others = -1e30;
+        for (int64_t j = 0; j < v; ++j) {
+          diff = std::max(diff, std::abs(double(lf[j]) - double(lb[j])));
+          // A token above the chosen one was banned (greedy takes the best allowed logit),
+          // in both runs alike (the bans depend on the shared prefix only): not a rival.
+          if (j != want[t] && lf[j] <= lf[want[t]]) others = std::max(others, double(lf[j]));
+        }
+        worst = std::max(worst, diff);
+        CHECK(diff <= kBf16LogitError);
+        const double margin = double(lf[want[t]]) - others;
+        if (margin <= 2 * kBf16LogitError) break;  // a near tie: stop
+        closest = std::min(closest, margin);
+        REQUIRE(t < got.size());
+        CHECK(got[t] == want[t]);
+        ++compared;
+        if (got[t] != want[t]) break;
+      }
+    }
+    compared_all += compared;
+    int identical = 0;  // whole sequences, near ties included: reported, not required
+    for (int64_t b = 0; b < batch; ++b)
+      identical += bf16.result.sequences[size_t(b)][0] == f32.result.sequences[size_t(b)][0];
+    std::printf(
+        "models.%s %s: bf16 vs f32 greedy: %lld decisions compared (smallest margin %.3f), %d of %lld "
+        "sequences identical, worst logit difference %.2e; cache %lld bytes bf16, %lld f32\n",
+        backend_name().c_str(), name.c_str(), static_cast<long long>(compared), compared ? closest : 0.0,
+        identical, static_cast<long long>(batch), worst, static_cast<long long>(bf16.result.cache_bytes),
+        static_cast<long long>(f32.result.cache_bytes));
+  }
+  CHECK(compared_all >= 20);  // not vacuous
+}
+
 TEST_CASE("generation: errors") {
   const Tensor ids = ids_tensor(1, 5, [](int64_t, int64_t i) { return 3 + i; });
   SUBCASE("an encoder-only model cannot generate") {

@@ -212,6 +212,33 @@ TEST_CASE("attention and sparse_attention: q/k/v, mask and index shapes") {
               StatusCode::invalid_argument, {"input 3", "Nq"});
 }
 
+TEST_CASE("attention and sparse_attention: bf16 k and v (a bf16 KV cache), f32 q and output") {
+  TensorDesc y;
+  const TensorDesc q = f32({2, 4, 5, 8}), k = f32({2, 4, 7, 8}), v = f32({2, 4, 7, 3});
+  const TensorDesc kb(DType::bf16, {2, 4, 7, 8}), vb(DType::bf16, {2, 4, 7, 3});
+  REQUIRE(infer(OpKind::attention, AttentionAttrs{}, {q, kb, vb}, &y).ok());
+  CHECK(y == f32({2, 4, 5, 3}));
+  const TensorDesc ix(DType::i32, {1, 4, 5, 2});
+  REQUIRE(infer(OpKind::sparse_attention, SparseAttentionAttrs{}, {q, kb, vb, ix}, &y).ok());
+  CHECK(y == f32({2, 4, 5, 3}));
+  // k and v share one dtype; q stays f32; f16 is not a KV dtype.
+  check_error(infer(OpKind::attention, AttentionAttrs{}, {q, kb, v}), StatusCode::invalid_argument,
+              {"attention", "input 2", "dtype of input 1"});
+  check_error(infer(OpKind::sparse_attention, SparseAttentionAttrs{}, {q, k, vb, ix}),
+              StatusCode::invalid_argument, {"sparse_attention", "input 2", "dtype of input 1"});
+  check_error(infer(OpKind::attention, AttentionAttrs{}, {TensorDesc(DType::bf16, {2, 4, 5, 8}), kb, vb}),
+              StatusCode::invalid_argument, {"input 0", "f32"});
+  check_error(infer(OpKind::attention, AttentionAttrs{},
+                    {q, TensorDesc(DType::f16, {2, 4, 7, 8}), TensorDesc(DType::f16, {2, 4, 7, 3})}),
+              StatusCode::invalid_argument, {"input 1", "f16"});
+  // axial_attention keeps f32 keys and values.
+  AxialAttentionAttrs a;
+  a.segment = 4;
+  const TensorDesc qa = f32({1, 1, 8, 8}), ka(DType::bf16, {1, 1, 8, 8}), va(DType::bf16, {1, 1, 8, 8});
+  check_error(infer(OpKind::axial_attention, a, {qa, ka, va, f32({1, 1, 8, 8}), f32({1, 1, 8, 8})}),
+              StatusCode::invalid_argument, {"axial_attention", "input 1"});
+}
+
 TEST_CASE("axial_attention: q/k/v/ks/vs, segment and mask shapes") {
   TensorDesc y;
   AxialAttentionAttrs a;

@@ -126,8 +126,10 @@ int run_generation(const std::shared_ptr<const longrun::Model>& model,
       flags.options.num_beams, static_cast<long long>(flags.options.max_new_tokens),
       static_cast<long long>(flags.options.min_length),
       static_cast<long long>(flags.options.no_repeat_ngram_size), flags.options.length_penalty);
-  std::printf("time     %.2f ms for %lld decoder steps (KV cache %lld slots, %d step-graph shapes)\n", ms,
-              static_cast<long long>(r->steps), static_cast<long long>(r->cache_slots), r->step_shapes);
+  std::printf(
+      "time     %.2f ms for %lld decoder steps (KV cache %lld slots, %lld bytes, %d step-graph shapes)\n", ms,
+      static_cast<long long>(r->steps), static_cast<long long>(r->cache_slots),
+      static_cast<long long>(r->cache_bytes), r->step_shapes);
   for (size_t b = 0; b < r->sequences.size(); ++b)
     for (size_t k = 0; k < r->sequences[b].size(); ++k) {
       std::string s;

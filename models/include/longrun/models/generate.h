@@ -32,6 +32,10 @@
 //     is a graph build + memory plan + kernel preparation, ~ms), at the cost of attending
 //     over at most 2x the valid slots. The session's plan cache keeps the plans across calls
 //     of one Generator.
+//   - in a bf16 session (SessionOptions::precision) the encoder-decoders' self-attention KV
+//     cache and cross K/V are bf16 (half the bytes): each step rounds its new key and value
+//     to bf16 (cast) before writing them, and attention widens them exactly to f32. The
+//     causal LM's caches and the selection keys stay f32.
 //
 // Search (per source sentence, beam size K; greedy = K = 1), as fairseq:
 //   tokens start with the decoder start token; at step s = 0, 1, ... (tokens generated so far)
@@ -82,6 +86,7 @@ struct GenerateResult {
   std::vector<std::vector<double>> scores;
   int64_t steps = 0;        // decoder steps run
   int64_t cache_slots = 0;  // final KV-cache capacity S
+  int64_t cache_bytes = 0;  // bytes of the final caches (self-attention K/V, cross K/V, selection keys)
   int step_shapes = 0;      // distinct step-graph shapes used (plans)
 };
 

@@ -266,6 +266,8 @@ using WhereAttrs = NoAttrs<OpKind::where>;
 // A query with no visible key gets zeros. with_lse adds a second output, f32 [B, H, Nq]: the
 // log-sum-exp log sum_j exp(scale q_i . k_j) over the visible keys (-inf where there is none),
 // with which a softmax over further keys can continue (axial_attention's direct state).
+// q and y are f32; k and v are f32, or both bf16 (a bf16 KV cache): their values are the
+// bf16 numbers widened exactly to f32, and logits, softmax statistics and sums stay f32.
 struct AttentionAttrs {
   float scale = 1.0f;
   bool causal = false;
@@ -298,6 +300,7 @@ struct AxialAttentionAttrs {
 // indices [B or 1, H or 1, Nq, kk] (i32, broadcast over batch/heads). -1 marks an unused
 // slot; a repeated index counts once per occurrence. Output [B, H, Nq, hv]. A query with no
 // valid index gets zeros. Cost O(Nq * kk * hd).
+// k and v may both be bf16, as for attention (the gathered rows are then half the bytes).
 struct SparseAttentionAttrs {
   float scale = 1.0f;
   bool operator==(const SparseAttentionAttrs&) const = default;

@@ -1,0 +1,130 @@
+// attention and sparse_attention with bf16 K and V (a bf16 KV cache; attrs.h): the
+// differential generators' bf16kv_* cases (odd head dims, Nk around the 64-key block, causal
+// decode and Nq > Nk, key padding with a fully padded batch, large logits, sparse index rows
+// with unused and repeated slots, kk and hd across the vector widths).
+//   bf16kv.widening: on the backend under test, bf16 K and V give bit for bit the output of
+//     the same values widened to f32 K and V. A bf16 value widens exactly, so this is the
+//     whole contract of the bf16 path (it may differ from the f32 path only in what it
+//     loads); its error against the reference is then the f32 kernel's, which
+//     differential.attention / differential.sparse_attention check on the same cases under
+//     the f32 bounds of tolerances.cpp. Also reported here: the worst error of the bf16
+//     cases against the reference backend (on bf16 inputs).
+// A backend that refuses bf16 K and V (cuda: unsupported) is checked to say so, naming the op.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "conformance/case_runner.h"
+#include "conformance/diff_case.h"
+#include "conformance/run_case.h"
+#include "conformance/tolerances.h"
+#include "longrun/ops/schema.h"
+
+namespace longrun::conformance {
+namespace {
+
+using diff::DiffCase;
+using diff::HostTensor;
+
+OpCase op_case(OpKind op, const DiffCase& c, const std::vector<HostTensor>& inputs) {
+  OpCase oc{op, c.attrs, {}, {}};
+  for (const HostTensor& t : inputs) {
+    oc.descs.push_back(t.desc);
+    oc.bytes.push_back(t.bytes());
+  }
+  return oc;
+}
+
+// The run of `oc` on `backend` (inputs mode).
+RunOutcome run(Backend& backend, const OpCase& oc) {
+  PreparedCase p;
+  const std::string why = prepare_case(backend, oc, Mode::inputs, &p);
+  RunOutcome r;
+  if (!why.empty()) {
+    r.status = unsupported(why);
+    return r;
+  }
+  r = execute_case(backend, oc, p, std::byte{0x7f});
+  REQUIRE_MESSAGE(r.violation.empty(), r.violation);
+  return r;
+}
+
+// A bf16 tensor's values in f32 (exact).
+HostTensor widened(const HostTensor& t) {
+  HostTensor w = diff::zeros(DType::f32, t.desc.dims());
+  for (int64_t i = 0; i < t.desc.numel(); ++i) diff::set(w, i, diff::get(t, i));
+  return w;
+}
+
+void check_op(OpKind op) {
+  Backend& backend = conformance_backend();
+  const bool is_reference = conformance_backend_name().empty() || conformance_backend_name() == "reference";
+  std::unique_ptr<Backend> reference;
+  if (!is_reference) {
+    auto r = create_backend("reference");
+    REQUIRE_MESSAGE(r.ok(), r.status().to_string());
+    reference = std::move(r).value();
+  }
+  int n = 0;
+  ErrorStats worst;
+  std::string worst_case;
+  for (const DiffCase& c : diff::generate_cases(op)) {
+    if (!c.name.starts_with("bf16kv_")) continue;
+    CAPTURE(c.name);
+    REQUIRE(c.inputs[1].desc.dtype() == DType::bf16);
+    REQUIRE(c.inputs[2].desc.dtype() == DType::bf16);
+    std::vector<HostTensor> wide = c.inputs;
+    wide[1] = widened(c.inputs[1]);
+    wide[2] = widened(c.inputs[2]);
+    const OpCase bf = op_case(op, c, c.inputs), f32 = op_case(op, c, wide);
+    const RunOutcome got = run(backend, bf);
+    if (got.status.code() == StatusCode::unsupported) {  // a backend without bf16 K/V
+      CHECK_MESSAGE(conformance_backend_name() == "cuda", got.status.to_string());
+      CHECK(got.status.message().find(std::string(op_name(op))) != std::string::npos);
+      CHECK(got.status.message().find("bf16") != std::string::npos);
+      continue;
+    }
+    const RunOutcome want = run(backend, f32);
+    if (c.expect_error) {
+      CHECK_FALSE(got.status.ok());
+      CHECK(got.status.code() == want.status.code());
+      continue;
+    }
+    REQUIRE_MESSAGE(got.status.ok(), got.status.to_string());
+    REQUIRE_MESSAGE(want.status.ok(), want.status.to_string());
+    std::vector<TensorDesc> outs;
+    REQUIRE(infer_op(op, c.attrs, bf.descs, &outs).ok());
+    const std::string diff = bitwise_difference(outs[0], want.bytes, got.bytes);
+    CHECK_MESSAGE(diff.empty(), "bf16 K/V vs the same values in f32: " << diff);
+    ++n;
+    if (reference) {
+      const RunOutcome oracle = run(*reference, bf);
+      REQUIRE_MESSAGE(oracle.status.ok(), oracle.status.to_string());
+      ErrorStats e;
+      const std::string far =
+          compare_outputs(outs[0], oracle.bytes, got.bytes, tolerance_for(op, DType::f32), &e);
+      CHECK_MESSAGE(far.empty(), "against the reference: " << far);
+      if (e.norm_err >= worst.norm_err) worst.norm_err = e.norm_err, worst_case = c.name;
+      worst.elem_err = std::max(worst.elem_err, e.elem_err);
+    }
+  }
+  std::printf(
+      "bf16kv.%s: %d cases bit for bit as on widened f32 K/V; against the reference: norm %.3g (%s), "
+      "elem %.3g\n",
+      std::string(op_name(op)).c_str(), n, worst.norm_err, worst_case.c_str(), worst.elem_err);
+}
+
+TEST_CASE("bf16kv.widening: attention with bf16 K/V equals attention on the widened values") {
+  check_op(OpKind::attention);
+}
+
+TEST_CASE("bf16kv.widening: sparse_attention with bf16 K/V equals sparse_attention on the widened values") {
+  check_op(OpKind::sparse_attention);
+}
+
+}  // namespace
+}  // namespace longrun::conformance
