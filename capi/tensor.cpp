@@ -13,7 +13,7 @@ lr_status lr_tensor_create(lr_dtype dtype, const int64_t* dims, size_t rank, con
                            lr_ownership ownership, lr_tensor** out_tensor) {
   return guarded("lr_tensor_create", [&] {
     LR_CAPI_REQUIRE(out_tensor, "lr_tensor_create");
-    if (int(dtype) < 0 || int(dtype) >= longrun::kNumDTypes)
+    if (int(dtype) < 0 || int(dtype) > int(longrun::DType::u8))  // i8 is a quantized weight's only
       return fail(LR_INVALID_ARGUMENT, "lr_tensor_create: unknown dtype code " + std::to_string(int(dtype)) +
                                            " (LR_F32 .. LR_U8)");
     if (ownership != LR_COPY && ownership != LR_BORROW)

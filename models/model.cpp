@@ -8,7 +8,6 @@
 #include "common/architecture.h"
 #include "common/weights.h"
 #include "longrun/models/linear_weights.h"
-#include "longrun/ops/stored_int8.h"
 #include "registry.h"
 
 namespace longrun {
@@ -33,25 +32,31 @@ std::string join(const std::vector<std::string>& v) {
 }
 
 // A weight quantized in the file must be used by linear layers of the layout it was quantized
-// in (the int8 backends use its stored q and scales there; anywhere else it would silently
-// run on the dequantized values).
+// in (its scales are per output channel of that layout; anywhere else they would mean
+// something else).
 Status check_quantized_layouts(const Graph& g, const std::string& path) {
   std::map<std::string, ops::LinearWeight> linear;
   bool computed = false;
   for (const Value& v : g.values()) {
     if (v.role != ValueRole::weight) continue;
-    const auto stored = ops::s8::find_stored_weight(v.weight_data);
-    if (stored == nullptr) continue;
+    if (v.desc.dtype() != DType::i8) continue;
     if (!computed) linear = linear_layer_weights(g), computed = true;
     const auto it = linear.find(v.name);
-    const char* want = stored->layout == ops::LinearWeight::nk ? "nk" : "kn";
-    if (it == linear.end() || it->second != stored->layout)
-      return format_error(path + ": tensor '" + v.name +
-                          "': field layout: quantized as a linear layer's weight " + want + " (" +
-                          models::kQuantizationMetadataKey + "), but the graph uses it " +
-                          (it == linear.end() ? std::string("other than as a linear layer")
-                                              : std::string("as a linear layer's weight ") +
-                                                    (it->second == ops::LinearWeight::nk ? "nk" : "kn")));
+    // Its scales are per output channel of the layout it was quantized in (WeightStore::bind).
+    const bool rank2 = v.desc.rank() == 2;
+    const bool used_so =
+        it != linear.end() && rank2 &&
+        ops::s8::scales_match(v.scales, it->second, v.desc.dim(it->second == ops::LinearWeight::nk ? 0 : 1),
+                              v.desc.dim(it->second == ops::LinearWeight::nk ? 1 : 0));
+    if (used_so) continue;
+    const char* want =
+        rank2 && v.scales.channels == v.desc.dim(0) && v.scales.stride == v.desc.dim(1) ? "nk" : "kn";
+    return format_error(path + ": tensor '" + v.name +
+                        "': field layout: quantized as a linear layer's weight " + want + " (" +
+                        models::kQuantizationMetadataKey + "), but the graph uses it " +
+                        (it == linear.end() ? std::string("other than as a linear layer")
+                                            : std::string("as a linear layer's weight ") +
+                                                  (it->second == ops::LinearWeight::nk ? "nk" : "kn")));
   }
   return Status::ok_status();
 }

@@ -21,6 +21,7 @@
 #include "cpu/gemm_blocks.h"
 #include "cpu/gemm_weight_cache.h"
 #include "longrun/file_pages.h"
+#include "longrun/ops/reduced_precision.h"
 
 namespace longrun::cpu {
 namespace gemm {
@@ -451,6 +452,8 @@ Status matmul_run(const GemmIsaKernels& isa, const KernelArgs& args) {
   TensorDesc in[4];
   const size_t n_in = std::min<size_t>(args.inputs.size(), 4);
   for (size_t i = 0; i < n_in; ++i) in[i] = args.inputs[i].desc;
+  // A quantized B is read only through its packed f32 copy (matmul_prepare, checked below).
+  if (n_in >= 2 && in[1].dtype() == DType::i8) in[1] = in[1].with_dtype(DType::f32);
   Problem p;
   if (args.inputs.size() > 4 ||
       !describe(at, std::span<const TensorDesc>(in, n_in), args.outputs[0].desc, &p))
@@ -510,6 +513,8 @@ Status matmul_run(const GemmIsaKernels& isa, const KernelArgs& args) {
             nullptr, shared_a());
     return {};
   }
+  if (bdesc.dtype() == DType::i8)  // read only through its packed copy (matmul_prepare)
+    return invalid_argument("matmul: a quantized (i8) B that was not packed at prepare");
   if (direct_b(isa, p)) {
     compute(isa, at, p, bl, 0, p.batch, args.inputs[1].ptr<const float>(), 0, a_scratch, a_floats, pool,
             &bdesc, shared_a());
@@ -595,9 +600,16 @@ Result<std::shared_ptr<void>> matmul_prepare(const GemmIsaKernels& isa, const Gr
   std::vector<TensorDesc> in;
   for (ValueId v : node.inputs) in.push_back(graph.value(v).desc);
   Problem p;
+  const Value& b = graph.value(node.inputs[1]);
+  const bool quantized = b.desc.dtype() == DType::i8;   // a quantized weight: dequantized while packing
+  if (quantized) in[1] = in[1].with_dtype(DType::f32);  // described as the f32 values it packs
   if (in.size() > 4 ||
-      !describe(std::get<MatmulAttrs>(node.attrs), in, graph.value(node.outputs[0]).desc, &p))
+      !describe(std::get<MatmulAttrs>(node.attrs), in, graph.value(node.outputs[0]).desc, &p)) {
+    if (quantized)
+      return unsupported("matmul '" + node.name + "': the cpu f32 kernel cannot take quantized weight '" +
+                         b.name + "' " + b.desc.to_string() + " in this call's shape");
     return std::shared_ptr<void>();  // the run falls back to the reference kernel
+  }
   auto state = std::make_shared<MatmulState>();
   const int threads = pool != nullptr ? pool->num_threads() : 1;
   const Blocking bl = choose_blocking(isa, p, threads);
@@ -607,21 +619,31 @@ Result<std::shared_ptr<void>> matmul_prepare(const GemmIsaKernels& isa, const Gr
   state->a_region_floats = state->a_floats_per_chunk * state->chunks +
                            (threads > 1 && shares_a(isa, p, bl) ? shared_a_floats(isa, bl, p.batch) : 0);
 
-  const Value& b = graph.value(node.inputs[1]);
   state->b_desc = b.desc;
   const int64_t per_b = packed_b_floats(isa, p);
   if (b.role == ValueRole::weight && b.weight_data != nullptr && p.K > 0) {
     p.b = static_cast<const char*>(b.weight_data);
     const int64_t floats = p.b_batches * per_b;
     bool created = false;
+    // A quantized weight's f32 values exist only while it is packed (on a miss).
+    std::vector<float> dequantized;
+    const TensorDesc b_read = quantized ? b.desc.with_dtype(DType::f32) : b.desc;
     LR_ASSIGN_OR_RETURN(
         state->packed_weight,
         packed_weight(
             weight_key(isa, p, b), floats,
-            [&] { return host::reserve_weight_copy_bytes(floats * int64_t(sizeof(float))); },
-            [&](float* dst) { pack_b(isa, p, b.desc, 0, p.b_batches, dst, pool); }, &created));
+            [&]() -> Status {
+              LR_RETURN_IF_ERROR(host::reserve_weight_copy_bytes(floats * int64_t(sizeof(float))));
+              if (!quantized) return {};
+              LR_ASSIGN_OR_RETURN(dequantized, ops::dequantized_copy(b));
+              p.b = reinterpret_cast<const char*>(dequantized.data());
+              return {};
+            },
+            [&](float* dst) { pack_b(isa, p, b_read, 0, p.b_batches, dst, pool); }, &created));
     if (created) release_packed_weight_pages(graph, node.inputs[1]);
     state->weight = b.weight_data;
+  } else if (quantized && p.K > 0) {
+    return unsupported("matmul '" + node.name + "': quantized B '" + b.name + "' is not a weight with data");
   } else if (!direct_b(isa, p)) {
     const bool all_b = p.b_batches * per_b * 4 <= kPackedBCap;
     state->b_floats = all_b ? p.b_batches * per_b : ceil_div(b_slab_columns(isa, p), isa.nr) * p.K * isa.nr;

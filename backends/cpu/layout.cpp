@@ -128,6 +128,7 @@ Status cpu_pad(const KernelArgs& args) {
     case DType::i32: *reinterpret_cast<int32_t*>(fill) = int32_t(v); break;
     case DType::i64: *reinterpret_cast<int64_t*>(fill) = int64_t(v); break;
     case DType::u8: *reinterpret_cast<uint8_t*>(fill) = uint8_t(v); break;
+    case DType::i8: *reinterpret_cast<int8_t*>(fill) = int8_t(v); break;
   }
   const int64_t n = x.desc.dim(axis), len = y.dim(axis);
   const int64_t row = inner * es;

@@ -24,8 +24,15 @@ using BF16State = linear::Prepared<bf16::PackedWeightBF16>;
 
 Result<std::shared_ptr<const bf16::PackedWeightBF16>> round_and_pack(const Value& w, ops::LinearWeight layout,
                                                                      int64_t n, int64_t k) {
+  // A quantized weight: its f32 values q · scale, rounded like any f32 weight.
+  const bool deq = w.desc.dtype() == DType::i8;
+  std::vector<float> dequantized;
+  if (deq) {
+    LR_ASSIGN_OR_RETURN(dequantized, ops::dequantized_copy(w));
+  }
   LR_ASSIGN_OR_RETURN(ops::bf16::RoundedWeight rounded,
-                      ops::bf16::round_weight(w.weight_data, w.desc.dtype(), layout, n, k));
+                      ops::bf16::round_weight(deq ? dequantized.data() : w.weight_data,
+                                              deq ? DType::f32 : w.desc.dtype(), layout, n, k));
   LR_ASSIGN_OR_RETURN(bf16::PackedWeightBF16 packed, bf16::pack_weight_bf16x16(rounded));
   return std::make_shared<const bf16::PackedWeightBF16>(std::move(packed));
 }

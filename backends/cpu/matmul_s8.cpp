@@ -18,7 +18,6 @@
 #include "backends/cpu/matmul_linear.h"
 #include "longrun/dtype.h"
 #include "longrun/ops/reduced_precision.h"
-#include "longrun/ops/stored_int8.h"
 
 namespace longrun::cpu {
 namespace {
@@ -37,9 +36,8 @@ int64_t packed_weight_bytes(int64_t n, int64_t k) {
 Result<std::shared_ptr<const s8::PackedWeightS8>> quantize_and_pack(const Value& w, ops::LinearWeight layout,
                                                                     int64_t n, int64_t k, ThreadPool* pool) {
   // A weight quantized in the model file: its stored q and scales, packed as they are.
-  if (const auto stored = ops::s8::find_stored_weight(w.weight_data)) {
-    LR_ASSIGN_OR_RETURN(const ops::s8::QuantizedWeight qw,
-                        ops::s8::stored_to_quantized(*stored, layout, n, k));
+  if (w.desc.dtype() == DType::i8) {
+    LR_ASSIGN_OR_RETURN(const ops::s8::QuantizedWeight qw, ops::s8::stored_weight(w, layout, n, k));
     LR_ASSIGN_OR_RETURN(s8::PackedWeightS8 packed, s8::pack_weight_s8x16(qw));
     return std::make_shared<const s8::PackedWeightS8>(std::move(packed));
   }

@@ -22,6 +22,7 @@ __device__ __forceinline__ float load_as_float(const void* p, DType t, int64_t i
     case DType::i32: return float(static_cast<const int32_t*>(p)[i]);
     case DType::i64: return float(static_cast<const long long*>(p)[i]);
     case DType::u8: return float(static_cast<const uint8_t*>(p)[i]);
+    case DType::i8: return float(static_cast<const int8_t*>(p)[i]);
   }
   return 0.0f;
 }
@@ -32,6 +33,7 @@ __device__ __forceinline__ long long load_as_int(const void* p, DType t, int64_t
     case DType::i32: return static_cast<const int32_t*>(p)[i];
     case DType::i64: return static_cast<const long long*>(p)[i];
     case DType::u8: return static_cast<const uint8_t*>(p)[i];
+    case DType::i8: return static_cast<const int8_t*>(p)[i];
     default: return (long long)load_as_float(p, t, i);
   }
 }

@@ -210,6 +210,7 @@ __device__ void store_int(void* p, DType t, int64_t i, long long v) {
     case DType::i32: static_cast<int32_t*>(p)[i] = int32_t(v); return;
     case DType::i64: static_cast<long long*>(p)[i] = v; return;
     case DType::u8: static_cast<uint8_t*>(p)[i] = uint8_t(v); return;
+    case DType::i8: static_cast<int8_t*>(p)[i] = int8_t(v); return;
     default: return;
   }
 }

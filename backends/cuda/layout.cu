@@ -210,6 +210,7 @@ unsigned long long fill_bits(DType t, float value) {
     case DType::i32: put(int32_t(v)); break;
     case DType::i64: put(int64_t(v)); break;
     case DType::u8: put(uint8_t(v)); break;
+    case DType::i8: put(int8_t(v)); break;
   }
   return bits;
 }

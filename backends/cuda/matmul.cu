@@ -174,6 +174,9 @@ Result<const float*> b_as_f32(const KernelArgs& args) {
   if (state != nullptr && state->b_f32 != nullptr && state->numel == b.desc.numel())
     return static_cast<const float*>(state->b_f32.get());
   const int64_t n = b.desc.numel();
+  // A quantized weight is read only through its f32 copy (matmul_prepare): widening would drop the scales.
+  if (b.desc.dtype() == DType::i8)
+    return invalid_argument("cuda matmul: a quantized (i8) B that was not dequantized at prepare");
   LR_ASSIGN_OR_RETURN(void* buf, args.ctx->scratch(std::max<int64_t>(n, 1) * 4));
   widen_kernel<<<grid_for(n, kThreads, args.ctx->props.multiProcessorCount), kThreads, 0, args.ctx->stream>>>(
       b.data, b.desc.dtype(), static_cast<float*>(buf), n);
@@ -267,7 +270,8 @@ Status matmul_run(const KernelArgs& args) {
   return epilogue(args, d);
 }
 
-// A f16/bf16 weight B: widened on the host once and uploaded; the run reads the copy.
+// A f16/bf16 weight B: widened on the host once and uploaded; the run reads the copy. A
+// quantized weight (i8 with scales, graph.h) is dequantized on the host (q · scale) the same way.
 Result<std::shared_ptr<void>> matmul_prepare(const Graph& graph, const Node& node, Context& ctx,
                                              int64_t* device_bytes) {
   if (device_bytes != nullptr) *device_bytes = 0;
@@ -278,11 +282,15 @@ Result<std::shared_ptr<void>> matmul_prepare(const Graph& graph, const Node& nod
     return std::shared_ptr<void>();
   if (!b.desc.is_contiguous()) return unsupported("cuda matmul: non-contiguous weight " + b.desc.to_string());
   std::vector<float> host(size_t(n), 0.0f);
-  const auto* bytes = static_cast<const unsigned char*>(b.weight_data);
-  for (int64_t i = 0; i < n; ++i) {
-    uint16_t h;
-    std::memcpy(&h, bytes + 2 * i, 2);  // mapped weights need not be 2-byte aligned
-    host[size_t(i)] = t == DType::f16 ? f16_to_f32(h) : bf16_to_f32(h);
+  if (t == DType::i8) {
+    dequantize_weight(b, host.data());
+  } else {
+    const auto* bytes = static_cast<const unsigned char*>(b.weight_data);
+    for (int64_t i = 0; i < n; ++i) {
+      uint16_t h;
+      std::memcpy(&h, bytes + 2 * i, 2);  // mapped weights need not be 2-byte aligned
+      host[size_t(i)] = t == DType::f16 ? f16_to_f32(h) : bf16_to_f32(h);
+    }
   }
   auto state = std::make_shared<MatmulState>();
   LR_ASSIGN_OR_RETURN(state->b_f32, device_alloc(n * 4, "matmul " + b.name + " widened to f32"));

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "longrun/ops/reduced_precision.h"
-#include "longrun/ops/stored_int8.h"
 #include "ops/reference/access.h"
 
 namespace longrun::reference {
@@ -35,13 +34,18 @@ Result<std::shared_ptr<void>> matmul_int8_prepare(const Graph& graph, const Node
   for (ValueId v : node.inputs) in.push_back(graph.value(v).desc);
   const ops::LinearWeight layout =
       ops::linear_weight_layout(std::get<MatmulAttrs>(node.attrs), in, graph.value(node.outputs[0]).desc);
-  if (layout == ops::LinearWeight::none) return std::shared_ptr<void>();
+  if (layout == ops::LinearWeight::none) {
+    if (w.desc.dtype() == DType::i8)
+      return unsupported("matmul '" + node.name + "': quantized weight '" + w.name +
+                         "' is used other than as a linear layer's weight");
+    return std::shared_ptr<void>();
+  }
   const bool nk = layout == ops::LinearWeight::nk;
   const int64_t n = nk ? w.desc.dim(0) : w.desc.dim(1), k = nk ? w.desc.dim(1) : w.desc.dim(0);
   LR_RETURN_IF_ERROR(host::reserve_weight_copy_bytes(n * k + n * int64_t(sizeof(float))));
   auto state = std::make_shared<Int8State>();
-  if (const auto stored = ops::s8::find_stored_weight(w.weight_data)) {  // quantized in the model file
-    LR_ASSIGN_OR_RETURN(state->qw, ops::s8::stored_to_quantized(*stored, layout, n, k));
+  if (w.desc.dtype() == DType::i8) {  // quantized in the model file: its q and scales as they are
+    LR_ASSIGN_OR_RETURN(state->qw, ops::s8::stored_weight(w, layout, n, k));
   } else {
     LR_ASSIGN_OR_RETURN(state->qw, ops::s8::quantize_weight(w.weight_data, w.desc.dtype(), layout, n, k));
   }

@@ -32,16 +32,28 @@ Result<std::shared_ptr<void>> prepare_bf16(const Graph& graph, const Node& node,
   if (!std::holds_alternative<MatmulAttrs>(node.attrs) || node.outputs.size() != 1 || w == nullptr ||
       w->role != ValueRole::weight || w->weight_data == nullptr ||
       ops::linear_weight_layout(std::get<MatmulAttrs>(node.attrs), in, graph.value(node.outputs[0]).desc) ==
-          ops::LinearWeight::none)
+          ops::LinearWeight::none) {
+    if (w != nullptr && w->desc.dtype() == DType::i8)
+      return unsupported("matmul '" + node.name + "': quantized weight '" + w->name +
+                         "' is used other than as a linear layer's weight");
     return std::shared_ptr<void>(state);
+  }
   state->weight = w->weight_data;
   state->w_desc = w->desc;
   if (w->desc.dtype() != DType::bf16) {
     const int64_t n = w->desc.numel();
     LR_RETURN_IF_ERROR(host::reserve_weight_copy_bytes(n * int64_t(sizeof(float))));
     // Rounded in the stored order: as an [n·k] "nk" matrix of one channel.
-    LR_ASSIGN_OR_RETURN(ops::bf16::RoundedWeight r, ops::bf16::round_weight(w->weight_data, w->desc.dtype(),
-                                                                            ops::LinearWeight::nk, 1, n));
+    // A quantized weight: its f32 values q · scale, rounded like any f32 weight.
+    const bool deq = w->desc.dtype() == DType::i8;
+    std::vector<float> dequantized;
+    if (deq) {
+      LR_ASSIGN_OR_RETURN(dequantized, ops::dequantized_copy(*w));
+    }
+    LR_ASSIGN_OR_RETURN(
+        ops::bf16::RoundedWeight r,
+        ops::bf16::round_weight(deq ? dequantized.data() : w->weight_data, deq ? DType::f32 : w->desc.dtype(),
+                                ops::LinearWeight::nk, 1, n));
     try {
       state->w_rounded.resize(size_t(n));
     } catch (const std::bad_alloc&) {

@@ -1,11 +1,13 @@
 // The reference backend: the scalar oracle kernels of ops/, single-threaded. It exists to
 // be compared against. At int8 precision its matmuls run matmul_int8.cpp (the format's scalar
-// definition for linear layers, f32 otherwise).
+// definition for linear layers, f32 otherwise); at f32 a matmul with a quantized weight reads
+// its dequantized values (matmul_dequantized.cpp).
 #include <string>
 
 #include "backend_factories.h"
 #include "host/host_executor.h"
 #include "longrun/op_subset.h"  // generated from LONGRUN_OPS
+#include "reference/matmul_dequantized.h"
 #include "reference/matmul_int8.h"
 #include "reference/precision_bf16.h"
 
@@ -23,6 +25,8 @@ host::HostKernel pick_reference(const Node& node, const void* state, std::string
 #if LONGRUN_OP_ENABLED_matmul
   if (node.kind == OpKind::matmul && s != nullptr && s->precision == Precision::int8)
     return reference::matmul_int8_with_prepare;
+  // f32: a quantized B is read as its f32 values, made at prepare.
+  if (node.kind == OpKind::matmul) return reference::matmul_dequantized_with_prepare;
 #endif
   KernelFn fn = op_schema(node.kind).reference;
   if (!fn) *why = "the op has no reference kernel";

@@ -34,7 +34,10 @@ ValueId GraphContext::weight(std::string_view name) {
                         "', which its parameter table does not list"));
     return kNoValue;
   }
-  const ValueId v = b.weight(std::string(name), w->desc, w->data, w->owner);
+  const ValueId v = w->desc.dtype() == DType::i8
+                        ? b.quantized_weight(std::string(name), w->desc, static_cast<const int8_t*>(w->data),
+                                             w->scales, w->owner)
+                        : b.weight(std::string(name), w->desc, w->data, w->owner);
   bound_.emplace(std::string(name), v);
   return v;
 }

@@ -10,7 +10,7 @@
 
 #include "longrun/checked_math.h"
 #include "longrun/dtype.h"
-#include "longrun/ops/stored_int8.h"
+#include "longrun/ops/reduced_precision.h"
 
 namespace longrun::models {
 namespace {
@@ -86,13 +86,13 @@ Status parse_quantization(const SafetensorsFile& file, std::map<std::string, ops
   return Status::ok_status();
 }
 
-// Checks a quantized weight (q `e`, scales `s`) and binds its dequantized f32 copy with the
-// stored values registered under it. Problems go to `problems`; errors are allocation ones.
+// Checks a quantized weight (q `e`, scales `s`) and binds q in the file with a copy of its
+// scales. Problems go to `problems`; errors are allocation ones.
 Result<bool> bind_quantized(const std::shared_ptr<const SafetensorsFile>& file, const ParamSpec& p,
                             const SafetensorsEntry& e, const SafetensorsEntry* s, ops::LinearWeight layout,
                             std::vector<std::string>* problems, BoundWeight* out) {
   const std::string name = "tensor '" + p.name + "'";
-  if (!e.int8) {
+  if (e.desc.dtype() != DType::i8) {
     problems->push_back(name + ": listed in " + kQuantizationMetadataKey + ", expected dtype I8, found " +
                         std::string(dtype_safetensors_name(e.desc.dtype())));
     return false;
@@ -111,20 +111,18 @@ Result<bool> bind_quantized(const std::shared_ptr<const SafetensorsFile>& file, 
                         " (expected F32[" + std::to_string(n) + "])");
     return false;
   }
-  if (s->int8 || s->desc.dtype() != DType::f32 || s->desc.rank() != 1 || s->desc.dim(0) != n) {
+  if (s->desc.dtype() != DType::f32 || s->desc.rank() != 1 || s->desc.dim(0) != n) {
     problems->push_back(scale_name + ": expected F32[" + std::to_string(n) +
                         "] (one scale per output channel, " + (nk ? "nk" : "kn") + " layout), found " +
-                        std::string(s->int8 ? "I8" : dtype_safetensors_name(s->desc.dtype())) +
-                        dims_string(s->desc.dims()));
+                        std::string(dtype_safetensors_name(s->desc.dtype())) + dims_string(s->desc.dims()));
     return false;
   }
-  std::shared_ptr<float[]> scale, w;
+  std::shared_ptr<float[]> scale;
   try {
     scale = std::shared_ptr<float[]>(new float[size_t(std::max<int64_t>(n, 1))]);
-    w = std::shared_ptr<float[]>(new float[size_t(std::max<int64_t>(n * k, 1))]);
   } catch (const std::bad_alloc&) {
-    return out_of_memory("weight '" + p.name + "': cannot allocate " + std::to_string(n * k * 4) +
-                         " bytes for its dequantized f32 copy");
+    return out_of_memory("weight '" + p.name + "': cannot allocate " + std::to_string(n * 4) +
+                         " bytes for its scales");
   }
   std::memcpy(scale.get(), s->bytes.data(), size_t(n) * 4);
   for (int64_t c = 0; c < n; ++c) {
@@ -142,38 +140,19 @@ Result<bool> bind_quantized(const std::shared_ptr<const SafetensorsFile>& file, 
                           ", expected a value in [-127, 127]");
       return false;
     }
-    const int64_t c = nk ? i / k : i % n;
-    w[size_t(i)] = float(q[i]) * scale[size_t(c)];
   }
-  ops::s8::StoredWeight stored;
-  stored.layout = layout;
-  stored.n = n;
-  stored.k = k;
-  stored.q = q;
-  stored.scale = scale.get();
-  stored.owner = std::shared_ptr<const void>(
-      std::make_shared<std::pair<std::shared_ptr<const void>, std::shared_ptr<float[]>>>(file->owner(),
-                                                                                         scale));
-  LR_ASSIGN_OR_RETURN(std::shared_ptr<const void> handle,
-                      ops::s8::register_stored_weight(w.get(), std::move(stored)));
-  // The copy and its registration live and die together; the registration goes first.
-  struct Dequantized {
-    std::shared_ptr<float[]> w;
-    std::shared_ptr<const void> handle;  // declared last: destroyed first
-  };
-  std::shared_ptr<Dequantized> owner;
+  // The mapping (q) and the scales live together.
+  std::shared_ptr<std::pair<std::shared_ptr<const void>, std::shared_ptr<float[]>>> owner;
   try {
-    owner = std::make_shared<Dequantized>();
+    owner = std::make_shared<std::pair<std::shared_ptr<const void>, std::shared_ptr<float[]>>>(file->owner(),
+                                                                                               scale);
   } catch (const std::bad_alloc&) {
     return out_of_memory("weight '" + p.name + "': out of memory");
   }
-  owner->w = w;
-  owner->handle = std::move(handle);
-  out->desc = TensorDesc(DType::f32, dims);
-  out->data = w.get();
-  out->owner = std::shared_ptr<const void>(owner, w.get());
-  out->copied = true;
-  out->quantized = true;
+  out->desc = e.desc;
+  out->data = q;
+  out->owner = std::shared_ptr<const void>(owner, q);
+  out->scales = ChannelScales{scale.get(), n, nk ? k : 1};
   return true;
 }
 
@@ -222,12 +201,13 @@ Result<WeightStore> WeightStore::bind(const std::shared_ptr<const SafetensorsFil
       LR_ASSIGN_OR_RETURN(const bool ok, bind_quantized(file, p, *e, file->find(p.name + kScaleSuffix),
                                                         q->second, &problems, &w));
       if (!ok) continue;
-      store.bytes_copied_ += w.desc.nbytes();
-      store.bytes_ += w.desc.nbytes();
+      const int64_t scale_bytes = w.scales.channels * int64_t(sizeof(float));
+      store.bytes_copied_ += scale_bytes;
+      store.bytes_ += w.desc.nbytes() + scale_bytes;
       store.weights_.emplace(p.name, std::move(w));
       continue;
     }
-    if (e->int8) {
+    if (e->desc.dtype() == DType::i8) {
       problems.push_back("tensor '" + p.name + "': dtype I8 but not listed in " + kQuantizationMetadataKey +
                          " (a quantized weight needs its layout there and its \"" + p.name + kScaleSuffix +
                          "\" scales)");

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "longrun/graph.h"
 #include "longrun/safetensors.h"
 #include "longrun/status.h"
 #include "longrun/tensor_desc.h"
@@ -37,13 +38,13 @@ void add_embedding(std::vector<ParamSpec>* table, const std::string& prefix, int
 
 // One weight as the graph will see it.
 struct BoundWeight {
-  TensorDesc desc;                    // contiguous; f32, or f16/bf16 where half_ok
+  TensorDesc desc;                    // contiguous; f32, f16/bf16 where half_ok, or i8 (quantized)
   const void* data = nullptr;         // into the mapped file, or into `owner`'s copy
-  std::shared_ptr<const void> owner;  // keeps the mapping (or the copy) alive
+  std::shared_ptr<const void> owner;  // keeps the mapping (or the copy) alive, and the scales
   bool copied = false;
-  // A weight stored quantized (docs/checkpoints.md#quantized-weights): data is its dequantized
-  // f32 copy, whose address carries the stored q and scales (longrun/ops/stored_int8.h).
-  bool quantized = false;
+  // A weight stored quantized (docs/checkpoints.md#quantized-weights): desc is i8, data its q
+  // in the mapped file, and these its per-output-channel scales (a checked copy).
+  ChannelScales scales;
 };
 
 // The metadata key listing a file's quantized weights, and its one scheme.
@@ -60,7 +61,8 @@ class WeightStore {
   // f32 weights aligned to 4 bytes are used in place; half weights stay as stored where
   // half_ok (aligned to 2 bytes); anything else is copied (widened to f32) once. A weight
   // listed in the file's longrun.quantization is checked (I8 q of the table's shape, in
-  // [-127, 127]; "<name>.scale" F32 [channels], finite, >= 0) and dequantized once.
+  // [-127, 127]; "<name>.scale" F32 [channels], finite, >= 0) and bound as it is stored: i8
+  // values in the file and their scales (backends dequantize where they need f32).
   static Result<WeightStore> bind(const std::shared_ptr<const SafetensorsFile>& file,
                                   std::span<const ParamSpec> table);
 

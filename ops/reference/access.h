@@ -48,6 +48,7 @@ inline double load(const TensorView& v, int64_t offset) {
       return double(i);
     }
     case DType::u8: return double(*reinterpret_cast<const uint8_t*>(p));
+    case DType::i8: return double(*reinterpret_cast<const int8_t*>(p));
   }
   return 0.0;
 }
@@ -67,6 +68,7 @@ inline int64_t load_int(const TensorView& v, int64_t offset) {
       return i;
     }
     case DType::u8: return *reinterpret_cast<const uint8_t*>(p);
+    case DType::i8: return *reinterpret_cast<const int8_t*>(p);
     default: return int64_t(load(v, offset));
   }
 }
@@ -102,6 +104,7 @@ inline void store(const TensorView& v, int64_t offset, double x) {
       return;
     }
     case DType::u8: *reinterpret_cast<uint8_t*>(p) = uint8_t(x); return;
+    case DType::i8: *reinterpret_cast<int8_t*>(p) = int8_t(x); return;
   }
 }
 
@@ -115,6 +118,7 @@ inline void store_int(const TensorView& v, int64_t offset, int64_t x) {
     }
     case DType::i64: std::memcpy(p, &x, 8); return;
     case DType::u8: *reinterpret_cast<uint8_t*>(p) = uint8_t(x); return;
+    case DType::i8: *reinterpret_cast<int8_t*>(p) = int8_t(x); return;
     default: store(v, offset, double(x));
   }
 }

@@ -16,7 +16,8 @@ LinearWeight linear_weight_layout(const MatmulAttrs& at, std::span<const TensorD
   const TensorDesc& w = in[1];
   if (x.dtype() != DType::f32 || out.dtype() != DType::f32 || x.rank() < 2 || w.rank() != 2)
     return LinearWeight::none;
-  if (w.dtype() != DType::f32 && w.dtype() != DType::f16 && w.dtype() != DType::bf16)
+  if (w.dtype() != DType::f32 && w.dtype() != DType::f16 && w.dtype() != DType::bf16 &&
+      w.dtype() != DType::i8)
     return LinearWeight::none;
   if (!x.is_contiguous() || !out.is_contiguous() || !w.is_contiguous()) return LinearWeight::none;
   const int64_t K = x.dim(x.rank() - 1);
@@ -134,7 +135,57 @@ void gemm_s8_reference(const int8_t* qa, int64_t ldqa, const float* sa, int64_t 
     }
 }
 
+bool scales_match(const ChannelScales& s, LinearWeight layout, int64_t n, int64_t k) {
+  if (layout == LinearWeight::none) return false;
+  return s.data != nullptr && s.channels == n && s.stride == (layout == LinearWeight::nk ? k : 1);
+}
+
+Result<QuantizedWeight> stored_weight(const Value& w, LinearWeight layout, int64_t n, int64_t k) {
+  if (w.desc.dtype() != DType::i8 || w.weight_data == nullptr || !scales_match(w.scales, layout, n, k) ||
+      w.desc.numel() != n * k)
+    return format_error("quantized weight '" + w.name + "' " + w.desc.to_string() + ": its scales are " +
+                        std::to_string(w.scales.channels) + " channels of stride " +
+                        std::to_string(w.scales.stride) + ", but the graph uses it as a linear layer " +
+                        (layout == LinearWeight::nk ? "nk" : "kn") + " with " + std::to_string(n) +
+                        " channels of " + std::to_string(k) + " (stride " +
+                        std::to_string(layout == LinearWeight::nk ? k : 1) + ")");
+  const auto* q = static_cast<const int8_t*>(w.weight_data);
+  QuantizedWeight qw;
+  qw.n = n;
+  qw.k = k;
+  try {
+    qw.scale.assign(w.scales.data, w.scales.data + n);
+    qw.q.resize(size_t(n * k));
+  } catch (const std::bad_alloc&) {
+    return out_of_memory("quantized weight '" + w.name + "': cannot allocate [" + std::to_string(n) + ", " +
+                         std::to_string(k) + "] int8");
+  }
+  if (layout == LinearWeight::nk) {
+    std::copy(q, q + n * k, qw.q.begin());
+  } else {
+    for (int64_t j = 0; j < k; ++j)
+      for (int64_t c = 0; c < n; ++c) qw.q[size_t(c * k + j)] = q[j * n + c];
+  }
+  return qw;
+}
+
 }  // namespace s8
+
+Result<std::vector<float>> dequantized_copy(const Value& w) {
+  if (w.desc.dtype() != DType::i8 || !scales_tile(w.desc, w.scales))
+    return internal_error("dequantized_copy: '" + w.name + "' " + w.desc.to_string() +
+                          " is not a quantized weight");
+  std::vector<float> out;
+  try {
+    out.resize(size_t(w.desc.numel()));
+  } catch (const std::bad_alloc&) {
+    return out_of_memory("quantized weight '" + w.name + "': cannot allocate " +
+                         std::to_string(w.desc.numel() * 4) + " bytes for its f32 values");
+  }
+  dequantize_weight(w, out.data());
+  return out;
+}
+
 }  // namespace longrun::ops
 
 namespace longrun::ops::bf16 {

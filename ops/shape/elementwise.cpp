@@ -63,6 +63,9 @@ Status infer_cast(const OpAttrs& attrs, std::span<const TensorDesc> in, std::spa
   if (a == nullptr) return invalid_argument("cast: attribute struct does not belong to this op");
   if (int(a->to) >= kNumDTypes)
     return invalid_argument("cast: attribute to: unknown dtype code " + std::to_string(int(a->to)));
+  if (a->to == DType::i8)
+    return invalid_argument(
+        "cast: attribute to: i8 holds only a quantized weight's values, not a cast's result");
   auto d = shape::make_desc(a->to, in[0].dims());
   if (!d.ok()) return d.status().with_context("cast");
   out[0] = *d;

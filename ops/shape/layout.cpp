@@ -39,6 +39,7 @@ Status expect_representable(const TensorDesc& x, float value) {
     case DType::i32: lo = -2147483648.0, hi = 2147483647.0; break;
     case DType::i64: lo = -9223372036854775808.0, hi = 9223372036854775807.0; break;
     case DType::u8: lo = 0, hi = 255; break;
+    case DType::i8: lo = -128, hi = 127; break;
     default: return {};
   }
   const double v = value;

@@ -27,7 +27,8 @@ Status infer_matmul_impl(const OpAttrs& attrs, std::span<const TensorDesc> in, s
   const TensorDesc& A = in[0];
   const TensorDesc& B = in[1];
   LR_RETURN_IF_ERROR(shape::expect_dtype(0, A, {DType::f32}));
-  LR_RETURN_IF_ERROR(shape::expect_dtype(1, B, {DType::f32, DType::f16, DType::bf16}));
+  // i8: a quantized weight (graph.h ChannelScales), which backends read dequantized.
+  LR_RETURN_IF_ERROR(shape::expect_dtype(1, B, {DType::f32, DType::f16, DType::bf16, DType::i8}));
   LR_RETURN_IF_ERROR(shape::expect_rank(0, A, 2, kMaxRank));
   LR_RETURN_IF_ERROR(shape::expect_rank(1, B, 2, kMaxRank));
 

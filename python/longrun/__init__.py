@@ -404,15 +404,17 @@ class Session:
 def convert(src: Union[str, "os.PathLike[str]"], dst: Union[str, "os.PathLike[str]"], arch: Optional[str] = None,
             config: Optional[Mapping[str, Any]] = None, set: Optional[Union[Mapping[str, Any], Sequence[str]]] = None,
             dtype: Optional[str] = None, *, source_format: str = "auto", tokenizer: Optional[str] = None,
-            no_tokenizer: bool = False) -> Dict[str, Any]:
+            no_tokenizer: bool = False, quantize: Optional[str] = None) -> Dict[str, Any]:
     """Converts a checkpoint to a native model file, as ``longrun-convert SRC -o DST``.
 
     ``src``: a Hugging Face directory, a PyTorch/safetensors/flax/fairseq checkpoint or a
     native file; ``arch``: the architecture (default: from the source's config); ``config``:
     a config dict replacing the source's; ``set``: overrides, ``{"filter_ratio": 0.5}`` or
     ``["filter_ratio=0.5"]``; ``dtype``: ``"f32"``, ``"f16"`` or ``"bf16"`` for every float
-    weight (default: keep). Returns a summary dict (arch, layout, mapped, ignored, retied,
-    bytes, tokenizer).
+    weight (default: keep); ``quantize``: ``"int8"`` stores every linear-layer weight as int8
+    per output channel with f32 scales (``--quantize int8``; int8 sessions use them as stored,
+    f32/bf16 sessions their values q * scale). Returns a summary dict (arch, layout, mapped,
+    ignored, retied, bytes, tokenizer, quantized: None or {weights, bytes_before, bytes_after}).
     """
     sets: List[str] = []
     if set is not None:
@@ -424,4 +426,4 @@ def convert(src: Union[str, "os.PathLike[str]"], dst: Union[str, "os.PathLike[st
             sets = [str(s) for s in set]
     config_json = None if config is None else json.dumps(dict(config))
     return _longrun.convert(os.fspath(src), os.fspath(dst), arch or "", config_json, sets, dtype or "",
-                            source_format, tokenizer or "", bool(no_tokenizer))
+                            source_format, tokenizer or "", bool(no_tokenizer), quantize or "")

@@ -125,4 +125,5 @@ def convert(
     source_format: str = "auto",
     tokenizer: Optional[str] = None,
     no_tokenizer: bool = False,
+    quantize: Optional[str] = None,
 ) -> Dict[str, Any]: ...

@@ -111,6 +111,7 @@ nb::object to_numpy(Tensor&& t) {
     case DType::i32: dt = nb::dtype<int32_t>(); break;
     case DType::i64: dt = nb::dtype<int64_t>(); break;
     case DType::u8: dt = nb::dtype<uint8_t>(); break;
+    case DType::i8: dt = nb::dtype<int8_t>(); break;
     case DType::f16: dt = {uint8_t(nb::dlpack::dtype_code::Float), 16, 1}; break;
     case DType::bf16: dt = {uint8_t(nb::dlpack::dtype_code::Bfloat), 16, 1}; break;
   }
@@ -341,7 +342,8 @@ std::unique_ptr<PySession> make_session(const PyModel& m, const std::string& bac
 nb::dict convert_checkpoint(const std::string& src, const std::string& dst, const std::string& arch,
                             std::optional<std::string> config_json, const std::vector<std::string>& sets,
                             const std::string& dtype, const std::string& from,
-                            const std::string& tokenizer_dir, bool no_tokenizer) {
+                            const std::string& tokenizer_dir, bool no_tokenizer,
+                            const std::string& quantize) {
   convert::ConvertFileOptions o;
   o.from = from;
   o.arch = arch;
@@ -349,6 +351,9 @@ nb::dict convert_checkpoint(const std::string& src, const std::string& dst, cons
   o.sets = sets;
   o.tokenizer_dir = tokenizer_dir;
   o.no_tokenizer = no_tokenizer;
+  if (!quantize.empty() && quantize != "int8")
+    raise(invalid_argument("quantize: expected 'int8', found '" + quantize + "'"));
+  o.quantize = quantize;
   if (!dtype.empty()) {
     o.dtype = parse_dtype(dtype);
     if (!o.dtype || !dtype_is_float(*o.dtype))
@@ -367,6 +372,15 @@ nb::dict convert_checkpoint(const std::string& src, const std::string& dst, cons
   d["retied"] = r.summary.retied;
   d["bytes"] = r.summary.bytes;
   d["tokenizer"] = !r.tokenizer_metadata.empty();
+  if (r.quantized) {
+    nb::dict q;
+    q["weights"] = r.quantized->weights;
+    q["bytes_before"] = r.quantized->bytes_before;
+    q["bytes_after"] = r.quantized->bytes_after;
+    d["quantized"] = q;
+  } else {
+    d["quantized"] = nb::none();
+  }
   return d;
 }
 
@@ -465,5 +479,5 @@ NB_MODULE(_longrun, m) {
       .def("close", &PySession::close);
 
   m.def("convert", &convert_checkpoint, "src"_a, "dst"_a, "arch"_a, "config_json"_a.none(), "sets"_a,
-        "dtype"_a, "from_"_a, "tokenizer_dir"_a, "no_tokenizer"_a);
+        "dtype"_a, "from_"_a, "tokenizer_dir"_a, "no_tokenizer"_a, "quantize"_a);
 }

@@ -210,6 +210,30 @@ def test_convert_options_and_errors(hf_bert_dir, tmp_path):
         longrun.convert(tmp_path / "missing", out)
 
 
+def test_convert_quantize_int8(hf_bert_dir, tmp_path):
+    plain, quantized = tmp_path / "plain.safetensors", tmp_path / "int8.safetensors"
+    assert longrun.convert(hf_bert_dir, plain)["quantized"] is None
+    summary = longrun.convert(hf_bert_dir, quantized, quantize="int8")
+    q = summary["quantized"]
+    assert q["weights"] > 0 and q["bytes_after"] < q["bytes_before"]
+    assert q["bytes_after"] == quantized.stat().st_size
+    a, b = longrun.Model(plain), longrun.Model(quantized)
+    ids = np.array([[2, 7, 11, 3]], dtype=np.int64)
+    # int8 sessions: the stored values are what the source's weights quantize to, bit for bit.
+    ra = a.session(threads=1, precision="int8").run({"input_ids": ids})
+    rb = b.session(threads=1, precision="int8").run({"input_ids": ids})
+    assert ra.keys() == rb.keys()
+    for k in ra:
+        assert ra[k].tobytes() == rb[k].tobytes(), k
+    # f32 runs the dequantized weights: close to the source, not equal.
+    fa = a.session(threads=1).run({"input_ids": ids})
+    fb = b.session(threads=1).run({"input_ids": ids})
+    for k in fa:
+        assert np.all(np.isfinite(fb[k])) and np.allclose(fa[k], fb[k], atol=0.2), k
+    with pytest.raises(longrun.InvalidArgumentError, match="quantize"):
+        longrun.convert(hf_bert_dir, tmp_path / "x.safetensors", quantize="int4")
+
+
 def test_two_threads_run_concurrently_with_equal_results(bert, bert_inputs):
     ref = bert.session(threads=1).run(bert_inputs)["last_hidden_state"].tobytes()
     errors = []

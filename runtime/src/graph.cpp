@@ -22,6 +22,9 @@ Status Graph::verify() const {
       if (val.role == ValueRole::intermediate && (producer[size_t(v)] < 0))
         return invalid_argument(where + ": input '" + val.name + "' is used before it is produced");
       in.push_back(val.desc);
+      if (val.desc.dtype() == DType::i8 && !(node.kind == OpKind::matmul && in.size() == 2))
+        return invalid_argument(where + ": input " + std::to_string(in.size() - 1) + " '" + val.name +
+                                "' is i8, a quantized weight, which only a matmul reads (as B)");
     }
     std::vector<TensorDesc> out;
     LR_RETURN_IF_ERROR(infer_op(node.kind, node.attrs, in, &out).with_context(where));
@@ -61,10 +64,32 @@ Status Graph::verify() const {
     const Value& val = values_[v];
     if (val.role == ValueRole::weight && val.weight_data == nullptr && val.desc.numel() > 0)
       return invalid_argument("weight '" + val.name + "' has no data");
+    if (val.desc.dtype() == DType::i8) {
+      if (val.role != ValueRole::weight || !val.desc.is_contiguous() || !scales_tile(val.desc, val.scales))
+        return invalid_argument(
+            "value '" + val.name + "' " + val.desc.to_string() +
+            ": an i8 value must be a contiguous quantized weight whose channel scales tile it");
+    } else if (val.scales.data != nullptr) {
+      return invalid_argument("value '" + val.name + "' " + val.desc.to_string() +
+                              " has channel scales but is not i8");
+    }
     if (val.role == ValueRole::intermediate && producer[v] < 0)
       return invalid_argument("value '" + val.name + "' has no producer");
   }
   return {};
+}
+
+bool scales_tile(const TensorDesc& desc, const ChannelScales& s) {
+  const int64_t n = desc.numel();
+  if (s.data == nullptr || s.channels <= 0 || s.stride <= 0) return false;
+  if (n == 0) return true;
+  return s.channels <= n / s.stride && n % (s.channels * s.stride) == 0;
+}
+
+void dequantize_weight(const Value& w, float* dst) {
+  const auto* q = static_cast<const int8_t*>(w.weight_data);
+  const int64_t n = w.desc.numel(), stride = w.scales.stride, channels = w.scales.channels;
+  for (int64_t i = 0; i < n; ++i) dst[i] = float(q[i]) * w.scales.data[(i / stride) % channels];
 }
 
 ValueId Graph::find_input(std::string_view name) const {

@@ -21,6 +21,10 @@ ValueId GraphBuilder::input(std::string name, const TensorDesc& desc) {
     fail(invalid_argument("graph input '" + name + "' must be contiguous, found " + desc.to_string()));
     return kNoValue;
   }
+  if (desc.dtype() == DType::i8) {
+    fail(invalid_argument("graph input '" + name + "': dtype i8 is only a quantized weight's"));
+    return kNoValue;
+  }
   const ValueId id = ValueId(g_.values_.size());
   g_.values_.push_back(Value{std::move(name), desc, ValueRole::input, false, -1, nullptr});
   g_.inputs_.push_back(id);
@@ -34,8 +38,29 @@ ValueId GraphBuilder::weight(std::string name, const TensorDesc& desc, const voi
     fail(invalid_argument("weight '" + name + "' has no data"));
     return kNoValue;
   }
+  if (desc.dtype() == DType::i8) {
+    fail(invalid_argument("weight '" + name + "': an i8 weight is a quantized one, with scales"));
+    return kNoValue;
+  }
   const ValueId id = ValueId(g_.values_.size());
   g_.values_.push_back(Value{std::move(name), desc, ValueRole::weight, false, -1, data});
+  if (owner) g_.keepalive_.push_back(std::move(owner));
+  return id;
+}
+
+ValueId GraphBuilder::quantized_weight(std::string name, const TensorDesc& desc, const int8_t* q,
+                                       ChannelScales scales, std::shared_ptr<const void> owner) {
+  if (!status_.ok()) return kNoValue;
+  if (desc.dtype() != DType::i8 || !desc.is_contiguous() || (q == nullptr && desc.numel() > 0) ||
+      !scales_tile(desc, scales)) {
+    fail(invalid_argument("quantized weight '" + name + "' " + desc.to_string() +
+                          ": expected contiguous i8 data and " + std::to_string(scales.channels) +
+                          " channel scales of stride " + std::to_string(scales.stride) +
+                          " that tile its elements"));
+    return kNoValue;
+  }
+  const ValueId id = ValueId(g_.values_.size());
+  g_.values_.push_back(Value{std::move(name), desc, ValueRole::weight, false, -1, q, scales});
   if (owner) g_.keepalive_.push_back(std::move(owner));
   return id;
 }
@@ -72,6 +97,13 @@ ValueId GraphBuilder::op(OpKind kind, const OpAttrs& attrs, const std::vector<Va
       return kNoValue;
     }
     in.push_back(g_.values_[size_t(v)].desc);
+    // A quantized weight is a matmul's B, or reshaped (folded into a weight at build).
+    if (in.back().dtype() == DType::i8 && !(kind == OpKind::matmul && i == 1) && kind != OpKind::reshape) {
+      fail(invalid_argument("node '" + name + "' (" + std::string(op_name(kind)) + "): input " +
+                            std::to_string(i) + " '" + g_.values_[size_t(v)].name +
+                            "' is i8, a quantized weight, which only a matmul reads (as B)"));
+      return kNoValue;
+    }
   }
   std::vector<TensorDesc> out;
   Status st = infer_op(kind, attrs, in, &out);
@@ -146,6 +178,7 @@ void GraphBuilder::fold_weight_views() {
       out.role = ValueRole::weight;
       out.producer = -1;
       out.weight_data = in.weight_data;
+      out.scales = in.scales;
       continue;
     }
     new_index[i] = int(kept.size());

@@ -49,7 +49,6 @@ struct ParsedTensor {
   std::string name;
   std::string code;  // dtype as written ("BOOL" stays "BOOL" for messages)
   DType dtype = DType::u8;
-  bool int8 = false;  // "I8": stored as u8 (SafetensorsEntry::int8)
   int rank = 0;
   std::array<int64_t, kMaxRank> dims{};
   uint64_t begin = 0;
@@ -174,11 +173,6 @@ class HeaderParser {
     LR_RETURN_IF_ERROR(cur_.read_string(&t->code));
     if (const auto d = parse_safetensors_dtype(t->code)) {
       t->dtype = *d;
-      return Status::ok_status();
-    }
-    if (t->code == "I8") {
-      t->dtype = DType::u8;
-      t->int8 = true;
       return Status::ok_status();
     }
     if (is_other_safetensors_dtype(t->code))
@@ -332,7 +326,6 @@ Result<std::shared_ptr<SafetensorsFile>> SafetensorsFile::parse(std::span<const 
       e.data_begin = t.begin;
       e.data_end = t.end;
       e.bytes = data.subspan(size_t(t.begin), size_t(t.end - t.begin));
-      e.int8 = t.int8;
       e.name = std::move(t.name);
       file->tensors_.push_back(std::move(e));
     }

@@ -52,8 +52,6 @@ Status check_entry(const SafetensorsWriteEntry& t) {
   LR_RETURN_IF_ERROR(check_utf8(t.name, "tensor name"));
   if (t.name == fmt::kMetadataKey || fmt::is_pad_name(t.name))
     return invalid_argument(name + ": names '__metadata__' and '__pad*' are reserved");
-  if (t.int8 && t.desc.dtype() != DType::u8)
-    return invalid_argument(name + ": an I8 tensor's desc must say u8, found " + t.desc.to_string());
   if (!t.desc.is_contiguous())
     return invalid_argument(name + ": desc " + t.desc.to_string() + " is not contiguous");
   for (int64_t d : t.desc.dims())
@@ -119,8 +117,7 @@ Result<Layout> plan_layout(std::span<const SafetensorsWriteEntry> tensors,
     if (!checked_add(aligned, t.bytes.size(), &end) || end > fmt::kMaxInteger)
       return out_of_range("tensor " + quote_for_message(t.name) +
                           ": data section exceeds the format's offset limit 2^48-1");
-    append_tensor_json(&h, t.name, t.int8 ? std::string_view("I8") : dtype_safetensors_name(t.desc.dtype()),
-                       t.desc.dims(), aligned, end);
+    append_tensor_json(&h, t.name, dtype_safetensors_name(t.desc.dtype()), t.desc.dims(), aligned, end);
     layout.slots.push_back({reinterpret_cast<const std::byte*>(t.bytes.data()), t.bytes.size()});
     cursor = end;
   }

@@ -20,6 +20,7 @@ HostTensor any(Rng& r, DType t, std::vector<int64_t> dims) {
     case DType::i32: return random_int(r, t, dims, INT32_MIN, INT32_MAX);
     case DType::i64: return random_int(r, t, dims, INT64_MIN, INT64_MAX);
     case DType::u8: return random_int(r, t, dims, 0, 255);
+    case DType::i8: return random_int(r, t, dims, -128, 127);
     default: return random(r, t, dims, kSpecial);
   }
 }

@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "longrun/models/model.h"
-#include "longrun/ops/stored_int8.h"
 #include "longrun/safetensors.h"
 #include "quantize.h"
 
@@ -29,7 +28,6 @@ struct Edited {
     std::string name;
     TensorDesc desc;
     std::vector<std::byte> bytes;
-    bool int8 = false;
   };
   std::vector<Entry> tensors;
   std::map<std::string, std::string> metadata;
@@ -39,7 +37,7 @@ struct Edited {
     REQUIRE_MESSAGE(f.ok(), f.status().to_string());
     Edited e;
     for (const SafetensorsEntry& t : (*f)->tensors())
-      e.tensors.push_back({t.name, t.desc, std::vector<std::byte>(t.bytes.begin(), t.bytes.end()), t.int8});
+      e.tensors.push_back({t.name, t.desc, std::vector<std::byte>(t.bytes.begin(), t.bytes.end())});
     e.metadata = (*f)->metadata();
     e.metadata.erase("format");
     return e;
@@ -58,7 +56,7 @@ struct Edited {
   // Model::from_file of the serialised tensors, then a graph for input_ids [1, 4].
   Status load() const {
     std::vector<SafetensorsWriteEntry> entries;
-    for (const Entry& t : tensors) entries.push_back({t.name, t.desc, t.bytes, t.int8});
+    for (const Entry& t : tensors) entries.push_back({t.name, t.desc, t.bytes});
     auto bytes = serialize_safetensors(entries, metadata);
     REQUIRE_MESSAGE(bytes.ok(), bytes.status().to_string());
     auto buffer = std::make_shared<std::vector<std::byte>>(std::move(*bytes));
@@ -105,12 +103,12 @@ TEST_CASE("quantized file: what --quantize int8 writes loads; the listing matche
   CHECK(j["weights"][kSquare] == "nk");
   for (const auto& [name, layout] : j["weights"].items()) {
     CAPTURE(name);
-    CHECK(f.at(name).int8);
+    CHECK(f.at(name).desc.dtype() == DType::i8);
     CHECK(f.at(name + ".scale").desc.dtype() == DType::f32);
   }
   // A tied or non-linear use is never quantized: the word embeddings stay float.
   CHECK_FALSE(j["weights"].contains("embeddings.word_embeddings.weight"));
-  // The graph's weight values carry the stored q and scales (what the int8 matmuls pack).
+  // The graph's weight values are the stored q (i8, in the file) and their scales: no f32 copy.
   auto model = Model::load(q.path);
   REQUIRE_MESSAGE(model.ok(), model.status().to_string());
   const std::string names[] = {"input_ids"};
@@ -120,18 +118,25 @@ TEST_CASE("quantized file: what --quantize int8 writes loads; the listing matche
   int stored = 0;
   for (const Value& v : g->values()) {
     if (v.role != ValueRole::weight) continue;
-    const auto s = ops::s8::find_stored_weight(v.weight_data);
-    CHECK_MESSAGE((s != nullptr) == j["weights"].contains(v.name), v.name);
-    if (s == nullptr) continue;
+    const bool quantized = v.desc.dtype() == DType::i8;
+    CHECK_MESSAGE(quantized == j["weights"].contains(v.name), v.name);
+    CHECK_MESSAGE(quantized == (v.scales.data != nullptr), v.name);
+    if (!quantized) continue;
     ++stored;
-    CHECK(v.desc.dtype() == DType::f32);
-    // The stored values are the file's bytes.
+    // The stored values are the file's bytes; the scales are per output channel (nk: stride K).
     const auto& qb = f.at(v.name).bytes;
     const auto& sb = f.at(v.name + ".scale").bytes;
-    CHECK(std::memcmp(s->q, qb.data(), qb.size()) == 0);
-    CHECK(std::memcmp(s->scale, sb.data(), sb.size()) == 0);
+    CHECK(std::memcmp(v.weight_data, qb.data(), qb.size()) == 0);
+    REQUIRE(v.scales.channels * 4 == int64_t(sb.size()));
+    CHECK(std::memcmp(v.scales.data, sb.data(), sb.size()) == 0);
+    CHECK(v.scales.stride == (j["weights"][v.name] == "nk" ? v.desc.dim(1) : 1));
   }
   CHECK(stored == int(j["weights"].size()));
+  // The model binds q as it is stored: no f32 copy of any quantized weight (only the scales are copied).
+  int64_t scale_bytes = 0;
+  for (const auto& [name, layout] : j["weights"].items())
+    scale_bytes += int64_t(f.at(name + ".scale").bytes.size());
+  CHECK((*model)->weight_bytes_copied() == scale_bytes);
   // Already quantized: refused.
   auto again = convert::quantize_native_file(q.path, q.path + ".2");
   check_error(again.status(), {"already quantized"});
@@ -223,22 +228,21 @@ TEST_CASE("quantized file: corrupted scales, values and listings are refused by 
   }
 }
 
-TEST_CASE("safetensors I8: read as one-byte elements flagged int8, written back as I8") {
+TEST_CASE("safetensors I8: read as DType::i8, written back as I8") {
   auto f = SafetensorsFile::open(std::string(LONGRUN_SOURCE_DIR) +
                                  "/tests/fuzz/seeds/safetensors/quantized.safetensors");
   REQUIRE_MESSAGE(f.ok(), f.status().to_string());
   const SafetensorsEntry* w = (*f)->find("w");
   REQUIRE(w != nullptr);
-  CHECK(w->int8);
-  CHECK(w->desc == TensorDesc(DType::u8, {2, 3}));
+  CHECK(w->desc == TensorDesc(DType::i8, {2, 3}));
   CHECK(int8_t(w->bytes[1]) == -127);
-  CHECK_FALSE((*f)->find("w.scale")->int8);
-  const SafetensorsWriteEntry entries[] = {{"w", w->desc, w->bytes, true}};
+  CHECK((*f)->find("w.scale")->desc.dtype() == DType::f32);
+  const SafetensorsWriteEntry entries[] = {{"w", w->desc, w->bytes}};
   auto bytes = serialize_safetensors(entries, {});
   REQUIRE(bytes.ok());
   const std::string text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
   CHECK(text.find("\"dtype\":\"I8\"") != std::string::npos);
-  const SafetensorsWriteEntry wrong[] = {{"w", TensorDesc(DType::f16, {3}), w->bytes, true}};
+  const SafetensorsWriteEntry wrong[] = {{"w", TensorDesc(DType::i8, {4}), w->bytes}};  // 6 bytes
   CHECK_FALSE(serialize_safetensors(wrong, {}).ok());
 }
 

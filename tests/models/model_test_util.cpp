@@ -42,7 +42,7 @@ EditableFile EditableFile::read(const std::string& path) {
   if (!file.ok()) return f;
   f.metadata = (*file)->metadata();
   for (const SafetensorsEntry& e : (*file)->tensors())
-    f.tensors.push_back({e.name, e.desc, std::vector<std::byte>(e.bytes.begin(), e.bytes.end()), e.int8});
+    f.tensors.push_back({e.name, e.desc, std::vector<std::byte>(e.bytes.begin(), e.bytes.end())});
   return f;
 }
 
@@ -68,7 +68,7 @@ Result<std::shared_ptr<const Model>> EditableFile::load_with_config_edit(const s
 
 Result<std::shared_ptr<const Model>> EditableFile::load(const ModelOptions& options) const {
   std::vector<SafetensorsWriteEntry> entries;
-  for (const Entry& e : tensors) entries.push_back({e.name, e.desc, e.bytes, e.int8});
+  for (const Entry& e : tensors) entries.push_back({e.name, e.desc, e.bytes});
   LR_ASSIGN_OR_RETURN(std::vector<std::byte> bytes, serialize_safetensors(entries, metadata));
   auto buffer = std::make_shared<std::vector<std::byte>>(std::move(bytes));
   LR_ASSIGN_OR_RETURN(auto file, SafetensorsFile::parse(*buffer, buffer, "edited.safetensors"));
@@ -81,10 +81,9 @@ Result<std::shared_ptr<const Model>> EditableFile::load_misaligned(const ModelOp
   header["__pad.0"] = {{"dtype", "U8"}, {"shape", {1}}, {"data_offsets", {0, 1}}};
   uint64_t offset = 1;
   for (const Entry& e : tensors) {
-    header[e.name] = {
-        {"dtype", e.int8 ? std::string("I8") : std::string(dtype_safetensors_name(e.desc.dtype()))},
-        {"shape", std::vector<int64_t>(e.desc.dims().begin(), e.desc.dims().end())},
-        {"data_offsets", {offset, offset + e.bytes.size()}}};
+    header[e.name] = {{"dtype", std::string(dtype_safetensors_name(e.desc.dtype()))},
+                      {"shape", std::vector<int64_t>(e.desc.dims().begin(), e.desc.dims().end())},
+                      {"data_offsets", {offset, offset + e.bytes.size()}}};
     offset += e.bytes.size();
   }
   std::string text = header.dump();

@@ -39,7 +39,6 @@ struct EditableFile {
     std::string name;
     TensorDesc desc;
     std::vector<std::byte> bytes;
-    bool int8 = false;  // dtype "I8" (SafetensorsEntry::int8)
   };
   std::vector<Entry> tensors;
   std::map<std::string, std::string> metadata;

@@ -1,8 +1,9 @@
 // Native files with int8 weights (`longrun-convert --quantize int8`, docs/checkpoints.md#quantized-weights)
 // on golden models: an int8 session on the quantized file gives the same bytes as an int8
 // session on the source file (the stored q and scales are what the session would compute),
-// and an f32 or bf16 session runs the dequantized weights w = q · scale, the same bytes as
-// the source file with those weights written out as f32.
+// without an f32 copy of the quantized weights, and an f32 or bf16 session runs the
+// dequantized weights w = q · scale, the same bytes as the source file with those weights
+// written out as f32.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -51,7 +52,6 @@ EditableFile dequantized(const EditableFile& q) {
     }
     w->desc = w->desc.with_dtype(DType::f32);
     w->bytes = std::move(f);
-    w->int8 = false;
     out.remove(name + ".scale");
   }
   out.metadata.erase("longrun.quantization");
@@ -89,9 +89,22 @@ TEST_CASE("quantized file: int8 sessions match the source bit for bit; f32 and b
     const std::shared_ptr<const Model> source = load_golden(name + ".safetensors");
     auto quantized = Model::load(out.path);
     REQUIRE_MESSAGE(quantized.ok(), quantized.status().to_string());
-    // The dequantized copies are memory the model owns, and counted as such.
-    CHECK((*quantized)->weight_bytes_copied() > source->weight_bytes_copied());
+    // No f32 copy of a quantized weight: the model copies only its scales.
+    EditableFile stored = EditableFile::read(out.path);
+    const auto listing = nlohmann::json::parse(stored.metadata.at("longrun.quantization"))["weights"];
+    int64_t scale_bytes = 0, quantized_elements = 0;
+    for (const auto& [w, layout] : listing.items()) {
+      REQUIRE(stored.find(w) != nullptr);
+      REQUIRE(stored.find(w + ".scale") != nullptr);
+      CHECK(stored.find(w)->desc.dtype() == DType::i8);
+      quantized_elements += stored.find(w)->desc.numel();
+      scale_bytes += int64_t(stored.find(w + ".scale")->bytes.size());
+    }
+    CHECK((*quantized)->weight_bytes_copied() == source->weight_bytes_copied() + scale_bytes);
     const std::vector<NamedTensor> in = inputs_for(*source);
+    std::vector<std::string> names;
+    std::vector<TensorDesc> descs;
+    for (const NamedTensor& t : in) names.push_back(t.name), descs.push_back(t.tensor.desc());
 
     SessionOptions int8 = session_options();
     int8.precision = Precision::int8;
@@ -103,6 +116,18 @@ TEST_CASE("quantized file: int8 sessions match the source bit for bit; f32 and b
       auto b = run_model(**quantized, in, nullptr, &int8);
       REQUIRE_MESSAGE(b.ok(), b.status().to_string());
       check_same_bytes(*a, *b);
+      // The int8 plan reads q in place (1 byte per element where the source maps 4) and
+      // makes the same packed copies as on the source: nothing holds an f32 copy.
+      auto sa = source->create_session(int8, names);
+      auto sb = (*quantized)->create_session(int8, names);
+      REQUIRE_MESSAGE(sa.ok(), sa.status().to_string());
+      REQUIRE_MESSAGE(sb.ok(), sb.status().to_string());
+      auto ra = (*sa)->memory_report(descs);
+      auto rb = (*sb)->memory_report(descs);
+      REQUIRE_MESSAGE(ra.ok(), ra.status().to_string());
+      REQUIRE_MESSAGE(rb.ok(), rb.status().to_string());
+      CHECK(rb->weight_bytes_mapped == ra->weight_bytes_mapped - 3 * quantized_elements);
+      CHECK(rb->weight_bytes_copied <= ra->weight_bytes_copied);
     }
 
     auto plain = dequantized(EditableFile::read(out.path)).load();

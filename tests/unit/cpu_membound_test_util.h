@@ -100,6 +100,7 @@ inline void set(const In& x, int64_t i, float v) {
     case DType::i32: x.ptr<int32_t>()[i] = int32_t(v); break;
     case DType::i64: x.ptr<int64_t>()[i] = int64_t(v); break;
     case DType::u8: x.ptr<uint8_t>()[i] = uint8_t(v); break;
+    case DType::i8: x.ptr<int8_t>()[i] = int8_t(v); break;
   }
 }
 

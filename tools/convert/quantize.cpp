@@ -62,11 +62,11 @@ Result<QuantizeSummary> quantize_native_file(const std::string& in_path, const s
   for (const SafetensorsEntry& e : file->tensors()) {
     const auto it = linear.find(e.name);
     if (it == linear.end()) {
-      entries.push_back({e.name, e.desc, e.bytes, e.int8});
+      entries.push_back({e.name, e.desc, e.bytes});
       continue;
     }
     const bool nk = it->second == ops::LinearWeight::nk;
-    if (e.int8 || e.desc.rank() != 2)
+    if (!dtype_is_float(e.desc.dtype()) || e.desc.rank() != 2)
       return internal_error("quantize: tensor '" + e.name + "' is " + e.desc.to_string() +
                             ", not the float matrix its graph uses");
     const int64_t n = e.desc.dim(nk ? 0 : 1), k = e.desc.dim(nk ? 1 : 0);
@@ -78,9 +78,9 @@ Result<QuantizeSummary> quantize_native_file(const std::string& in_path, const s
         q[size_t(nk ? c * k + j : j * n + c)] = std::byte(uint8_t(qw->q[size_t(c * k + j)]));
     std::memcpy(scale.data(), qw->scale.data(), scale.size());
     buffers.push_back(std::move(q));
-    entries.push_back({e.name, e.desc.with_dtype(DType::u8), buffers.back(), true});
+    entries.push_back({e.name, e.desc.with_dtype(DType::i8), buffers.back()});
     buffers.push_back(std::move(scale));
-    entries.push_back({e.name + models::kScaleSuffix, TensorDesc(DType::f32, {n}), buffers.back(), false});
+    entries.push_back({e.name + models::kScaleSuffix, TensorDesc(DType::f32, {n}), buffers.back()});
     weights[e.name] = nk ? "nk" : "kn";
     ++summary.weights;
   }

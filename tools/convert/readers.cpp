@@ -19,7 +19,7 @@ void add_safetensors(const std::shared_ptr<SafetensorsFile>& f, SourceCheckpoint
   for (const SafetensorsEntry& e : f->tensors()) {
     SourceTensor t;
     t.name = e.name;
-    t.dtype = e.int8 ? SourceDType::i8 : from_runtime_dtype(e.desc.dtype());
+    t.dtype = from_runtime_dtype(e.desc.dtype());
     t.sizes.assign(e.desc.dims().begin(), e.desc.dims().end());
     t.strides.assign(t.sizes.size(), 1);
     for (size_t i = t.sizes.size(); i-- > 1;) t.strides[i - 1] = t.strides[i] * t.sizes[i];

@@ -55,6 +55,7 @@ SourceDType from_runtime_dtype(DType t) {
     case DType::i32: return SourceDType::i32;
     case DType::i64: return SourceDType::i64;
     case DType::u8: return SourceDType::u8;
+    case DType::i8: return SourceDType::i8;
   }
   return SourceDType::u8;
 }

@@ -9,8 +9,9 @@
 
 namespace longrun {
 
-enum class DType : uint8_t { f32 = 0, f16, bf16, i32, i64, u8 };
-inline constexpr int kNumDTypes = 6;
+// i8: signed bytes; only a quantized weight's values (docs/checkpoints.md#quantized-weights).
+enum class DType : uint8_t { f32 = 0, f16, bf16, i32, i64, u8, i8 };
+inline constexpr int kNumDTypes = 7;
 
 constexpr size_t dtype_size(DType t) {
   switch (t) {
@@ -20,18 +21,21 @@ constexpr size_t dtype_size(DType t) {
     case DType::i32: return 4;
     case DType::i64: return 8;
     case DType::u8: return 1;
+    case DType::i8: return 1;
   }
   return 0;
 }
 
 constexpr bool dtype_is_float(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
-constexpr bool dtype_is_int(DType t) { return t == DType::i32 || t == DType::i64 || t == DType::u8; }
+constexpr bool dtype_is_int(DType t) {
+  return t == DType::i32 || t == DType::i64 || t == DType::u8 || t == DType::i8;
+}
 
-// "f32", "f16", "bf16", "i32", "i64", "u8".
+// "f32", "f16", "bf16", "i32", "i64", "u8", "i8".
 std::string_view dtype_name(DType t);
 // Accepts our names; nullopt for anything else.
 std::optional<DType> parse_dtype(std::string_view name);
-// safetensors dtype codes ("F32", "F16", "BF16", "I32", "I64", "U8", "BOOL" -> u8).
+// safetensors dtype codes ("F32", "F16", "BF16", "I32", "I64", "U8", "I8", "BOOL" -> u8).
 std::string_view dtype_safetensors_name(DType t);
 std::optional<DType> parse_safetensors_dtype(std::string_view code);
 

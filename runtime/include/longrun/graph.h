@@ -19,6 +19,17 @@ inline constexpr ValueId kNoValue = -1;
 
 enum class ValueRole : uint8_t { input, weight, intermediate };
 
+// The per-channel scales of a quantized weight (dtype i8, docs/checkpoints.md#quantized-weights):
+// element i of the weight, in row-major order, stands for float(q[i]) · data[(i / stride) %
+// channels] (one f32 multiply). A linear layer's W[N, K] (nk) has N channels of stride K, its
+// W[K, N] (kn) N channels of stride 1. A reshape keeps the row-major order, so a reshaped
+// weight keeps its scales as they are.
+struct ChannelScales {
+  const float* data = nullptr;  // [channels], finite and >= 0
+  int64_t channels = 0;
+  int64_t stride = 0;
+};
+
 struct Value {
   std::string name;
   TensorDesc desc;
@@ -26,7 +37,16 @@ struct Value {
   bool is_output = false;
   int producer = -1;                  // node index, -1 for inputs and weights
   const void* weight_data = nullptr;  // weights only: host bytes laid out as desc says
+  ChannelScales scales;               // i8 weights only: what their values are multiplied by
 };
+
+// Whether `s` describes the channels of an i8 weight of `desc`: scales present, channels and
+// stride >= 1, channels · stride dividing the element count (any count when it is 0).
+bool scales_tile(const TensorDesc& desc, const ChannelScales& s);
+
+// The f32 values of a quantized weight `w` (dtype i8): dst[i] = float(q[i]) · scale of i's
+// channel, for all w.desc.numel() elements (w is contiguous).
+void dequantize_weight(const Value& w, float* dst);
 
 struct Node {
   OpKind kind = OpKind::matmul;
@@ -45,7 +65,8 @@ class Graph {
   const std::vector<ValueId>& outputs() const { return outputs_; }
 
   // Checks structure (ids in range, topological order, one producer per value, unique
-  // input/output names, weights have data) and re-runs every op's shape/dtype inference
+  // input/output names, weights have data, an i8 value is a quantized weight with scales that
+  // only matmuls read, as their B) and re-runs every op's shape/dtype inference
   // against the stored descs. Errors name the node and value.
   Status verify() const;
 
@@ -76,6 +97,10 @@ class GraphBuilder {
   // graph.
   ValueId weight(std::string name, const TensorDesc& desc, const void* data,
                  std::shared_ptr<const void> owner = nullptr);
+  // A quantized weight: i8 values q (desc's shape, contiguous) and their scales, which `owner`
+  // keeps alive with q. Errors: another dtype, scales that do not tile desc's elements.
+  ValueId quantized_weight(std::string name, const TensorDesc& desc, const int8_t* q, ChannelScales scales,
+                           std::shared_ptr<const void> owner);
   // Marks a value as a graph output under `name`.
   void output(ValueId v, std::string name);
 
@@ -97,7 +122,7 @@ class GraphBuilder {
   void fail(Status s);
 
   // Verifies and returns the graph; the builder is left empty. A reshape of a weight (not
-  // a graph output) becomes a weight itself, the same bytes under the new desc, and its node
+  // a graph output) becomes a weight itself, the same bytes (and scales) under the new desc, and its node
   // goes: backends see every reshaped model constant as a constant operand (the cpu backend
   // prepacks it as a matmul's B; at int8 and bf16 it is a linear layer's weight).
   Result<Graph> build();

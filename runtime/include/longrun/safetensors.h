@@ -26,10 +26,6 @@ struct SafetensorsEntry {
   uint64_t data_begin = 0;  // byte offsets relative to the data section
   uint64_t data_end = 0;
   std::span<const std::byte> bytes;  // points into the mapped file
-  // dtype "I8": signed 8-bit integers (quantized weights,
-  // docs/checkpoints.md#quantized-weights). The runtime has no int8 DType, so desc says u8
-  // (one byte per element) and this flag tells them apart.
-  bool int8 = false;
 };
 
 class SafetensorsFile {
@@ -61,7 +57,6 @@ struct SafetensorsWriteEntry {
   std::string name;
   TensorDesc desc;                   // must be contiguous
   std::span<const std::byte> bytes;  // exactly desc.nbytes()
-  bool int8 = false;                 // write dtype "I8" (desc must be u8; see SafetensorsEntry)
 };
 
 // Writes `path` atomically (temp file in the same directory, fsync, rename). Tensors are

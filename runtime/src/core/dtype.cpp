@@ -13,6 +13,7 @@ std::string_view dtype_name(DType t) {
     case DType::i32: return "i32";
     case DType::i64: return "i64";
     case DType::u8: return "u8";
+    case DType::i8: return "i8";
   }
   return "?";
 }
@@ -31,6 +32,7 @@ std::string_view dtype_safetensors_name(DType t) {
     case DType::i32: return "I32";
     case DType::i64: return "I64";
     case DType::u8: return "U8";
+    case DType::i8: return "I8";
   }
   return "?";
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "longrun/dtype.h"
+#include "longrun/graph.h"
 #include "longrun/ops/attrs.h"
 #include "longrun/status.h"
 #include "longrun/tensor_desc.h"
@@ -21,7 +22,7 @@ namespace longrun::ops {
 enum class LinearWeight : uint8_t { none, nk, kn };
 
 // The layout when the matmul (inputs `in`, output `out`) is a linear layer: x[..., M, K] f32
-// (rank >= 2, not transposed, rows = every leading index), a rank-2 f32/f16/bf16 weight, an
+// (rank >= 2, not transposed, rows = every leading index), a rank-2 f32/f16/bf16/i8 weight, an
 // f32 bias [N] when present, an f32 C of the output's shape when present, all contiguous, 0 <
 // K <= s8::kMaxK. The caller also requires that the weight is a constant of the model (its
 // role): activations times activations (attention's Q·Kᵀ and P·V) stay f32.
@@ -70,12 +71,28 @@ struct QuantizedWeight {
 Result<QuantizedWeight> quantize_weight(const void* w, DType dtype, LinearWeight layout, int64_t n,
                                         int64_t k);
 
+// Whether a quantized weight's scales (graph.h ChannelScales) are per output channel of a
+// linear layer `layout` with n channels of k: nk: n channels of stride k; kn: n of stride 1.
+bool scales_match(const ChannelScales& s, LinearWeight layout, int64_t n, int64_t k);
+
+// A weight quantized in the model file (dtype i8 with its scales) as the format's
+// QuantizedWeight when the graph uses it as a linear layer `layout` with n channels of k: its
+// values and scales as they are (q and scale are what quantize_weight returns for the
+// unquantized weight, so an int8 session gives the same bytes on either file). Errors: scales
+// for other channels (naming the weight and both layouts), no memory.
+Result<QuantizedWeight> stored_weight(const Value& w, LinearWeight layout, int64_t n, int64_t k);
+
 // The product without the epilogue: y[m, n] (rows ldy apart) from quantized activations qa
 // (row m at qa + m * ldqa) with scales sa and a quantized weight.
 void gemm_s8_reference(const int8_t* qa, int64_t ldqa, const float* sa, int64_t m, const QuantizedWeight& w,
                        float* y, int64_t ldy);
 
 }  // namespace s8
+
+// The f32 values of a quantized weight (dequantize_weight, graph.h) in a new buffer. Errors:
+// no memory (naming the weight).
+Result<std::vector<float>> dequantized_copy(const Value& w);
+
 }  // namespace longrun::ops
 
 namespace longrun::ops::bf16 {

@@ -1,0 +1,20 @@
+// The reference backend's f32 matmul for a quantized B (dtype i8, graph.h ChannelScales): B's
+// f32 values q · scale are made once at prepare and the reference matmul reads them; a matmul
+// whose B is not quantized runs the reference matmul as it is.
+#pragma once
+
+#include <memory>
+
+#include "backends/host/host_executor.h"
+#include "longrun/graph.h"
+#include "longrun/ops/schema.h"
+
+namespace longrun::reference {
+
+Status matmul_dequantized(const KernelArgs& args);
+Result<std::shared_ptr<void>> matmul_dequantized_prepare(const Graph& graph, const Node& node,
+                                                         ThreadPool* pool);
+inline constexpr host::HostKernel matmul_dequantized_with_prepare{matmul_dequantized,
+                                                                  matmul_dequantized_prepare};
+
+}  // namespace longrun::reference

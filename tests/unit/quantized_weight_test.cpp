@@ -1,0 +1,159 @@
+// Quantized weights in the graph (dtype i8 with ChannelScales, longrun/graph.h): what the
+// builder and Graph::verify accept and refuse, the fold of a reshape, and matmul on every
+// host backend and precision against the same layer with the dequantized f32 weight (f32,
+// bf16: the same bytes) or the unquantized source weight (int8: the same bytes, since q and
+// scale are what the int8 format makes of it).
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "longrun/graph.h"
+#include "longrun/ops/reduced_precision.h"
+#include "longrun/planner.h"
+#include "longrun/session.h"
+
+namespace longrun {
+namespace {
+
+constexpr int64_t kN = 24, kK = 40, kRows = 5;
+
+float wave(int64_t i) { return float((i * 37) % 23 - 11) * 0.03125f + float(i % 7) * 0.001f; }
+
+// A linear layer's weight in `layout`: the f32 source, its quantization (q in the weight's
+// own layout, scales per output channel) and the dequantized f32 values.
+struct Layer {
+  ops::LinearWeight layout;
+  std::vector<float> source, dequantized, scale;
+  std::vector<int8_t> q;
+  std::vector<float> bias;
+  explicit Layer(ops::LinearWeight l) : layout(l) {
+    const bool nk = l == ops::LinearWeight::nk;
+    source.resize(size_t(kN * kK));
+    for (int64_t i = 0; i < kN * kK; ++i) source[size_t(i)] = wave(i);
+    auto qw = ops::s8::quantize_weight(source.data(), DType::f32, l, kN, kK);
+    REQUIRE(qw.ok());
+    scale = qw->scale;
+    q.resize(size_t(kN * kK));
+    dequantized.resize(size_t(kN * kK));
+    for (int64_t c = 0; c < kN; ++c)
+      for (int64_t j = 0; j < kK; ++j) {
+        const size_t at = size_t(nk ? c * kK + j : j * kN + c);
+        q[at] = qw->q[size_t(c * kK + j)];
+        dequantized[at] = float(q[at]) * scale[size_t(c)];
+      }
+    for (int64_t c = 0; c < kN; ++c) bias.push_back(float(c) * 0.01f);
+  }
+  TensorDesc desc(DType t) const {
+    return layout == ops::LinearWeight::nk ? TensorDesc(t, {kN, kK}) : TensorDesc(t, {kK, kN});
+  }
+  ChannelScales scales() const { return {scale.data(), kN, layout == ops::LinearWeight::nk ? kK : 1}; }
+  // y = x · op(W) + bias, W the quantized weight (weight == nullptr) or an f32 one.
+  Result<Graph> graph(const std::vector<float>* weight) const {
+    GraphBuilder b;
+    const ValueId x = b.input("x", TensorDesc(DType::f32, {kRows, kK}));
+    const ValueId w = weight == nullptr
+                          ? b.quantized_weight("w", desc(DType::i8), q.data(), scales(), nullptr)
+                          : b.weight("w", desc(DType::f32), weight->data());
+    const ValueId bv = b.weight("b", TensorDesc(DType::f32, {kN}), bias.data());
+    MatmulAttrs at;
+    at.trans_b = layout == ops::LinearWeight::nk;
+    at.has_bias = true;
+    b.output(b.matmul({x, w, bv}, at), "y");
+    return b.build();
+  }
+};
+
+Result<std::vector<float>> run(Result<Graph> g, const std::string& backend, Precision p) {
+  if (!g.ok()) return g.status();
+  SessionOptions o;
+  o.backend = backend;
+  o.precision = p;
+  LR_ASSIGN_OR_RETURN(auto s, Session::create(std::move(*g), o));
+  std::vector<float> x(size_t(kRows * kK));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = wave(int64_t(i) * 3 + 1);
+  const NamedTensorRef in[] = {{"x", TensorView{TensorDesc(DType::f32, {kRows, kK}), x.data()}}};
+  LR_ASSIGN_OR_RETURN(auto out, s->run(in));
+  const Tensor& y = out.at(0).tensor;
+  return std::vector<float>(y.data<float>(), y.data<float>() + y.desc().numel());
+}
+
+TEST_CASE("quantized weight: matmul on every host backend and precision, nk and kn") {
+  for (const auto layout : {ops::LinearWeight::nk, ops::LinearWeight::kn}) {
+    const Layer l(layout);
+    for (const std::string backend : {"reference", "cpu"}) {
+      for (const Precision p : {Precision::f32, Precision::bf16, Precision::int8}) {
+        CAPTURE(backend);
+        CAPTURE(precision_name(p));
+        CAPTURE(layout == ops::LinearWeight::nk);
+        auto got = run(l.graph(nullptr), backend, p);
+        if (!got.ok() && got.status().code() == StatusCode::unsupported) continue;  // no AVX2
+        REQUIRE_MESSAGE(got.ok(), got.status().to_string());
+        auto want = run(l.graph(p == Precision::int8 ? &l.source : &l.dequantized), backend, p);
+        REQUIRE_MESSAGE(want.ok(), want.status().to_string());
+        CHECK(std::memcmp(got->data(), want->data(), got->size() * sizeof(float)) == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("quantized weight: only a matmul reads it; a reshape keeps its scales; it counts 1 byte") {
+  const Layer l(ops::LinearWeight::kn);
+  SUBCASE("another op is refused, naming it and the value") {
+    GraphBuilder b;
+    const ValueId w = b.quantized_weight("w", l.desc(DType::i8), l.q.data(), l.scales(), nullptr);
+    b.output(b.relu({w}, {}, "act"), "y");
+    auto g = b.build();
+    REQUIRE_FALSE(g.ok());
+    CHECK(g.status().message().find("'act' (relu)") != std::string::npos);
+    CHECK(g.status().message().find("'w' is i8") != std::string::npos);
+  }
+  SUBCASE("matmul's A is refused") {
+    GraphBuilder b;
+    const ValueId w = b.quantized_weight("w", l.desc(DType::i8), l.q.data(), l.scales(), nullptr);
+    const ValueId v = b.weight("v", TensorDesc(DType::f32, {kN, 3}), l.source.data());
+    b.output(b.matmul({w, v}, {}, "mm"), "y");
+    auto g = b.build();
+    REQUIRE_FALSE(g.ok());
+    CHECK(g.status().message().find("input 0 'w' is i8") != std::string::npos);
+  }
+  SUBCASE("scales that do not tile the weight, an i8 input or plain i8 weight") {
+    GraphBuilder b;
+    CHECK(b.quantized_weight("w", l.desc(DType::i8), l.q.data(), {l.scale.data(), 7, 1}, nullptr) ==
+          kNoValue);
+    CHECK(b.status().message().find("quantized weight 'w'") != std::string::npos);
+    GraphBuilder c;
+    CHECK(c.input("x", TensorDesc(DType::i8, {2})) == kNoValue);
+    GraphBuilder d;
+    CHECK(d.weight("w", l.desc(DType::i8), l.q.data()) == kNoValue);
+  }
+  SUBCASE("a reshape folds with its scales and runs as the layer") {
+    GraphBuilder b;
+    const ValueId x = b.input("x", TensorDesc(DType::f32, {kRows, kK}));
+    const ValueId w =
+        b.quantized_weight("w", TensorDesc(DType::i8, {kK, 4, kN / 4}), l.q.data(), l.scales(), nullptr);
+    ReshapeAttrs r;
+    r.rank = 2;
+    r.dims[0] = kK;
+    r.dims[1] = kN;
+    const ValueId w2 = b.reshape({w}, r, "view");
+    b.output(b.matmul({x, w2}), "y");
+    auto g = b.build();
+    REQUIRE_MESSAGE(g.ok(), g.status().to_string());
+    const Value& folded = g->value(w2);
+    CHECK(folded.role == ValueRole::weight);
+    CHECK(folded.scales.data == l.scale.data());
+    CHECK(folded.scales.channels == kN);
+    CHECK(folded.scales.stride == 1);
+    auto plan = plan_memory(*g);
+    REQUIRE(plan.ok());
+    CHECK(plan->report.weight_bytes_mapped == kN * kK);  // i8: one byte per element
+    std::vector<float> deq(size_t(kN * kK));
+    dequantize_weight(folded, deq.data());
+    CHECK(deq == l.dequantized);
+  }
+}
+
+}  // namespace
+}  // namespace longrun
