@@ -242,23 +242,49 @@ BufferPtr random_indices(int64_t rows, int64_t range, int64_t kk, uint32_t seed)
   return buf;
 }
 
-// keys: the key rows the indices are drawn from (the first `keys`; n: all of them).
-void sparse_attention_case(int64_t n, int64_t keys, std::vector<CaseSpec>* out) {
+// The f32 values of `buf` rounded to bf16 (f32_to_bf16), as a new buffer of `count` bf16.
+BufferPtr to_bf16(const BufferPtr& buf, int64_t count) {
+  auto out = std::make_shared<HostBuffer>(size_t(count) * sizeof(uint16_t));
+  const auto* x = reinterpret_cast<const float*>(buf->data());
+  auto* y = reinterpret_cast<uint16_t*>(out->data());
+  for (int64_t i = 0; i < count; ++i) y[i] = f32_to_bf16(x[i]);
+  return out;
+}
+
+// keys: the key rows the indices are drawn from (the first `keys`; n: all of them). kv: the
+// dtype of K and V (f32 or bf16); the bf16 case's K and V are the f32 ones rounded, and its
+// peer, dense f32 attention, reads those rounded values widened.
+void sparse_attention_case(int64_t n, int64_t keys, DType kv, std::vector<CaseSpec>* out) {
   const int64_t kk = ceil_frac(n, kSparse);
-  const std::string shape =
-      heads_shape(n) + " k" + std::to_string(kk) + (keys < n ? " keys<" + std::to_string(keys) : "");
-  add(out, "sparse_attention", shape, n, [n, kk, keys, shape]() -> Result<BenchCase> {
+  const std::string shape = heads_shape(n) + " k" + std::to_string(kk) +
+                            (keys < n ? " keys<" + std::to_string(keys) : "") +
+                            (kv == DType::bf16 ? " kv bf16" : "");
+  add(out, "sparse_attention", shape, n, [n, kk, keys, kv, shape]() -> Result<BenchCase> {
     if (keys < kk || keys > n)
       return invalid_argument("--sparse-keys " + std::to_string(keys) + ": " + shape + " needs " +
                               std::to_string(kk) + " .. " + std::to_string(n));
     CaseMaker m("sparse_attention", shape, n);
-    const TensorDesc d(DType::f32, {1, kHeads, n, kHd});
-    BufferPtr q = random_f32(kHeads * n * kHd, 30), k = random_f32(kHeads * n * kHd, 31),
-              v = random_f32(kHeads * n * kHd, 32);
-    const ValueId qi = m.input("q", d, q), ki = m.input("k", d, k), vi = m.input("v", d, v);
+    const int64_t e = kHeads * n * kHd;
+    const TensorDesc d(DType::f32, {1, kHeads, n, kHd}), dkv(kv, {1, kHeads, n, kHd});
+    BufferPtr q = random_f32(e, 30), k = random_f32(e, 31), v = random_f32(e, 32);
+    BufferPtr kin = k, vin = v;
+    if (kv == DType::bf16) {
+      kin = to_bf16(k, e);
+      vin = to_bf16(v, e);
+      auto widen = [e](const BufferPtr& b16) {
+        auto f = std::make_shared<HostBuffer>(size_t(e) * sizeof(float));
+        const auto* h = reinterpret_cast<const uint16_t*>(b16->data());
+        auto* w = reinterpret_cast<float*>(f->data());
+        for (int64_t i = 0; i < e; ++i) w[i] = bf16_to_f32(h[i]);
+        return BufferPtr(f);
+      };
+      k = widen(kin);
+      v = widen(vin);
+    }
+    const ValueId qi = m.input("q", d, q), ki = m.input("k", dkv, kin), vi = m.input("v", dkv, vin);
     const ValueId ii =
         m.input("idx", TensorDesc(DType::i32, {1, kHeads, n, kk}), random_indices(kHeads * n, keys, kk, 33));
-    // The peer: dense attention over the same q, k, v on the same engine.
+    // The peer: dense f32 attention over the same q, k, v values on the same engine.
     GraphBuilder dense;
     const ValueId dq = dense.input("q", d), dk = dense.input("k", d), dv = dense.input("v", d);
     dense.output(dense.attention({dq, dk, dv}, {.scale = kScale}), "y");
@@ -266,12 +292,16 @@ void sparse_attention_case(int64_t n, int64_t keys, std::vector<CaseSpec>* out) 
     std::vector<PeerFactory> peers{graph_peer(
         "attention", std::move(dense_graph),
         {TensorView{d, q->data()}, TensorView{d, k->data()}, TensorView{d, v->data()}}, {q, k, v})};
-    return m.finish(m.b.sparse_attention({qi, ki, vi, ii}, {.scale = kScale}),
-                    4.0 * double(kHeads * n * kk * kHd), kF * double(4 * kHeads * n * kHd + kHeads * n * kk),
-                    std::move(peers));
+    const double kv_bytes = double(dtype_size(kv));
+    return m.finish(
+        m.b.sparse_attention({qi, ki, vi, ii}, {.scale = kScale}), 4.0 * double(kHeads * n * kk * kHd),
+        kF * double(2 * kHeads * n * kHd + kHeads * n * kk) + kv_bytes * double(2 * kHeads * n * kHd),
+        std::move(peers));
   });
 }
-void sparse_attention_cases(int64_t n, std::vector<CaseSpec>* out) { sparse_attention_case(n, n, out); }
+void sparse_attention_cases(int64_t n, std::vector<CaseSpec>* out) {
+  for (DType kv : {DType::f32, DType::bf16}) sparse_attention_case(n, n, kv, out);
+}
 
 // The Combiner axial joint softmax at segment 128: both passes (direct keys of the row, then
 // the column slots), and the column pass alone continuing a given direct state (the
@@ -403,7 +433,8 @@ const std::vector<Family>& families() {
        {4096},
        1024,
        sparse_attention_cases,
-       "8 heads, hd 64, k = ceil(0.05 N) random keys per query; peer attention (dense, same inputs)"},
+       "8 heads, hd 64, k = ceil(0.05 N) random keys per query, K/V f32 and bf16; peer attention "
+       "(dense f32, same values)"},
       {OpKind::axial_attention,
        {8192},
        1024,
@@ -455,7 +486,7 @@ std::vector<CaseSpec> select_cases(const CaseSelection& sel) {
                                                     : f->sizes;
     for (int64_t n : ns) {
       if (f->op == OpKind::sparse_attention && sel.sparse_keys > 0)
-        sparse_attention_case(n, sel.sparse_keys, &specs);
+        for (DType kv : {DType::f32, DType::bf16}) sparse_attention_case(n, sel.sparse_keys, kv, &specs);
       else
         f->add(n, &specs);
     }
