@@ -31,23 +31,27 @@ Result<std::shared_ptr<void>> matmul_dequantized_prepare(const Graph& graph, con
   return std::shared_ptr<void>(state);
 }
 
+Status reference_matmul_reading(const KernelArgs& args, const float* a, const float* b) {
+  std::vector<TensorView> in(args.inputs.begin(), args.inputs.end());
+  if (a != nullptr) in[0].data = const_cast<float*>(a);
+  if (b != nullptr) {
+    in[1].desc = TensorDesc(DType::f32, in[1].desc.dims());
+    in[1].data = const_cast<float*>(b);
+  }
+  KernelArgs read = args;
+  read.inputs = in;
+  read.prepared = nullptr;
+  return op_schema(OpKind::matmul).reference(read);
+}
+
 Status matmul_dequantized(const KernelArgs& args) {
-  const KernelFn f32 = op_schema(OpKind::matmul).reference;
   const auto* state = static_cast<const DequantizedState*>(args.prepared);
   if (args.inputs.size() >= 2 && args.inputs[1].desc.dtype() == DType::i8) {
     if (state == nullptr || args.inputs[1].data != state->weight || args.inputs[1].desc != state->w_desc)
       return invalid_argument("reference matmul: a quantized (i8) B other than the one prepared");
-    std::vector<TensorView> in(args.inputs.begin(), args.inputs.end());
-    in[1].desc = TensorDesc(DType::f32, state->w_desc.dims());
-    in[1].data = const_cast<float*>(state->values.data());
-    KernelArgs read = args;
-    read.inputs = in;
-    read.prepared = nullptr;
-    return f32(read);
+    return reference_matmul_reading(args, nullptr, state->values.data());
   }
-  KernelArgs plain = args;
-  plain.prepared = nullptr;
-  return f32(plain);
+  return reference_matmul_reading(args, nullptr, nullptr);
 }
 
 }  // namespace longrun::reference

@@ -12,6 +12,10 @@
 namespace longrun::reference {
 
 Status matmul_dequantized(const KernelArgs& args);
+
+// The f32 reference matmul on `args` with A read from `a` (contiguous, A's dims) and B from
+// the f32 values `b` (contiguous, B's dims); nullptr keeps that input as it is.
+Status reference_matmul_reading(const KernelArgs& args, const float* a, const float* b);
 Result<std::shared_ptr<void>> matmul_dequantized_prepare(const Graph& graph, const Node& node,
                                                          ThreadPool* pool);
 inline constexpr host::HostKernel matmul_dequantized_with_prepare{matmul_dequantized,

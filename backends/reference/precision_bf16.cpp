@@ -12,6 +12,7 @@
 #include "longrun/graph.h"
 #include "longrun/ops/reduced_precision.h"
 #include "longrun/ops/schema.h"
+#include "reference/matmul_dequantized.h"
 
 namespace longrun {
 namespace {
@@ -79,16 +80,8 @@ Status run_bf16(const KernelArgs& args) {
     return out_of_memory("reference bf16 matmul: cannot allocate the rounded input " + x.desc.to_string());
   }
   for (size_t i = 0; i < xr.size(); ++i) xr[i] = ops::bf16::round(x.ptr<const float>()[i]);  // contiguous
-  std::vector<TensorView> in(args.inputs.begin(), args.inputs.end());
-  in[0].data = xr.data();
-  if (!state->w_rounded.empty()) {
-    in[1].desc = TensorDesc(DType::f32, state->w_desc.dims());
-    in[1].data = const_cast<float*>(state->w_rounded.data());
-  }
-  KernelArgs rounded = args;
-  rounded.inputs = in;
-  rounded.prepared = nullptr;
-  return f32(rounded);
+  return reference::reference_matmul_reading(args, xr.data(),
+                                             state->w_rounded.empty() ? nullptr : state->w_rounded.data());
 }
 
 }  // namespace
