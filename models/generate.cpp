@@ -61,8 +61,9 @@ Result<Tensor> zeros(DType t, std::initializer_list<int64_t> dims) {
   return Tensor::zeros(t, std::span<const int64_t>(dims.begin(), dims.size()));
 }
 
-// The self-attention KV cache's and cross K/V's dtype: bf16 in a bf16 session (attention
-// widens the values exactly; half the bytes of f32), else f32.
+// The self-attention KV cache's and cross K/V's dtype (and the causal LMs' growing caches'):
+// bf16 in a bf16 session (attention and casts widen the values exactly; half the bytes of
+// f32), else f32.
 DType kv_cache_dtype(const SessionOptions& options) {
   return options.precision == Precision::bf16 ? DType::bf16 : DType::f32;
 }
@@ -160,7 +161,7 @@ Result<GenerateResult> Generator::generate(const TensorView& ids, const TensorVi
     if (mask != nullptr)
       return invalid_argument("generate: " + m.model->arch() +
                               " is a causal LM without an attention_mask input");
-    return models::generate_causal_lm(*m.lm, *m.model, *m.step, ids, o);
+    return models::generate_causal_lm(*m.lm, *m.model, *m.step, ids, o, kv_cache_dtype(m.options));
   }
   if (mask != nullptr && g.padding_from_tokens)
     return invalid_argument("generate: " + m.model->arch() + " takes padding from input_ids == pad (" +

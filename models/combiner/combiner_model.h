@@ -42,21 +42,31 @@ std::string combiner_layer_prefix(int64_t l);
 
 // One layer's caches in a step graph (lm/causal_lm.h): "past.<layer><name>" are inputs; the
 // step sets each cache's next value, and emit() outputs them as "present.<layer><name>" in the
-// order of the step spec (the order CachedSteps feeds them back in).
+// order of the step spec (the order CachedSteps feeds them back in). A cache's dtype is its
+// past input's (bf16 for some caches in a bf16 session, lm/causal_lm.h): the step computes
+// in f32, so a bf16 cache is read through a cast to f32 and a new value is rounded to bf16
+// before it is stored; an f32 cache gets no cast.
 class StepCaches {
  public:
   StepCaches(GraphContext& c, std::string layer, std::string node_prefix)
       : c_(c), layer_(std::move(layer)), prefix_(std::move(node_prefix)) {}
-  ValueId past(const std::string& name) const { return c_.input("past." + layer_ + name); }
-  // where(at, now, past(name)) (at broadcasts: the slots written this step), as the next value.
+  // The cache's value before this step, in f32.
+  ValueId past(const std::string& name);
+  // where(at, now, past(name)) (at broadcasts: the slots written this step) in the cache's
+  // dtype, as the next value; returned in f32.
   ValueId update(ValueId now, const std::string& name, ValueId at);
+  // `value` (f32) as the cache's next value; returned as stored, in f32.
   ValueId set(ValueId value, const std::string& name);
   void emit(const LmStepSpec& spec);
 
  private:
+  ValueId stored(const std::string& name) const { return c_.input("past." + layer_ + name); }
+  DType dtype(const std::string& name) const;
+  ValueId to_f32(ValueId v, const std::string& node) const;
+
   GraphContext& c_;
   std::string layer_, prefix_;
-  std::map<std::string, ValueId> next_;
+  std::map<std::string, ValueId> next_, past_f32_;
 };
 
 class Combiner final : public Architecture, public CausalLm {

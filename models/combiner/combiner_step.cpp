@@ -13,13 +13,40 @@ namespace longrun::models {
 
 using combiner::Variant;
 
+DType StepCaches::dtype(const std::string& name) const {
+  const ValueId v = stored(name);
+  return c_.ok() ? c_.desc(v).dtype() : DType::f32;
+}
+
+ValueId StepCaches::to_f32(ValueId v, const std::string& node) const {
+  return c_.b.cast({v}, {.to = DType::f32}, node);
+}
+
+ValueId StepCaches::past(const std::string& name) {
+  const ValueId v = stored(name);
+  if (dtype(name) == DType::f32) return v;
+  auto [it, fresh] = past_f32_.try_emplace(name, kNoValue);
+  if (fresh) it->second = to_f32(v, prefix_ + "past." + name + ".to_f32");
+  return it->second;
+}
+
 ValueId StepCaches::update(ValueId now, const std::string& name, ValueId at) {
-  return set(c_.b.where({at, now, past(name)}, {}, prefix_ + "cache." + name), name);
+  const DType t = dtype(name);
+  const std::string node = prefix_ + "cache." + name;
+  if (t == DType::f32) return set(c_.b.where({at, now, stored(name)}, {}, node), name);
+  const ValueId rounded = c_.b.cast({now}, {.to = t}, node + ".to_cache");
+  next_[name] = c_.b.where({at, rounded, stored(name)}, {}, node);
+  return to_f32(next_[name], node + ".to_f32");
 }
 
 ValueId StepCaches::set(ValueId value, const std::string& name) {
-  next_[name] = value;
-  return value;
+  const DType t = dtype(name);
+  if (t == DType::f32) {
+    next_[name] = value;
+    return value;
+  }
+  next_[name] = c_.b.cast({value}, {.to = t}, prefix_ + "cache." + name + ".to_cache");
+  return to_f32(next_[name], prefix_ + "cache." + name + ".to_f32");
 }
 
 void StepCaches::emit(const LmStepSpec& spec) {
@@ -129,7 +156,7 @@ ValueId max_of(GraphContext& c, ValueId x, ValueId y, const std::string& name) {
 
 // Running maxima [R, H, M, hd] of cache `name` with this step's [R, H, 1, hd] vector in every
 // slot; slots where `restart` is set start again from the vector.
-ValueId running_max(GraphContext& c, const StepCaches& caches, const std::string& name, ValueId now,
+ValueId running_max(GraphContext& c, StepCaches& caches, const std::string& name, ValueId now,
                     ValueId restart, const std::string& a) {
   const ValueId prev = caches.past(name);
   if (!c.ok()) return kNoValue;

@@ -15,7 +15,8 @@ struct LmStepSpec {
   int64_t vocab = 0, max_len = 0, segment = 1;
   int64_t summaries = 0;  // M: per-segment summary slots (max_len / segment); logsparse: levels
   // Cache tensors, each [R, heads, dim2, head_dim]: dim2 = S (the slot capacity, grows) when
-  // grows is true, else fixed.
+  // grows is true, else fixed. A growing cache is f32 or, in a bf16 session, bf16 (the step
+  // graph follows its past input's dtype); a fixed one is f32.
   struct Cache {
     std::string name;
     int64_t heads = 0, dim2 = 0, head_dim = 0;

@@ -111,15 +111,20 @@ Result<Tensor> step_input(const std::string& name, int64_t p, int64_t slots, con
 // full (rows copied once), as generate.cpp's decoder steps.
 class CachedSteps {
  public:
-  CachedSteps(const LmStepSpec& spec, Session& step, int64_t rows, int64_t positions)
-      : spec_(spec), step_(step), rows_(rows), positions_(positions), names_(step_names(spec)) {}
+  CachedSteps(const LmStepSpec& spec, Session& step, int64_t rows, int64_t positions, DType grows_dtype)
+      : spec_(spec),
+        step_(step),
+        rows_(rows),
+        positions_(positions),
+        grows_dtype_(grows_dtype),
+        names_(step_names(spec)) {}
 
   Status init() {
     slots_ = round_up(std::min(kFirstCacheSlots, positions_), spec_.segment);
     for (const LmStepSpec::Cache& c : spec_.caches) {
+      const DType t = c.grows ? grows_dtype_ : DType::f32;
       LR_ASSIGN_OR_RETURN(
-          Tensor z,
-          Tensor::zeros(TensorDesc(DType::f32, {rows_, c.heads, c.grows ? slots_ : c.dim2, c.head_dim})));
+          Tensor z, Tensor::zeros(TensorDesc(t, {rows_, c.heads, c.grows ? slots_ : c.dim2, c.head_dim})));
       caches_.push_back(std::move(z));
     }
     return Status();
@@ -173,6 +178,7 @@ class CachedSteps {
   const LmStepSpec& spec_;
   Session& step_;
   int64_t rows_, positions_, slots_ = 0;
+  DType grows_dtype_;
   int shapes_ = 1;
   std::vector<std::string> names_;
   std::vector<Tensor> caches_;
@@ -220,7 +226,8 @@ Result<std::optional<CausalLmSpec>> causal_lm_spec(const Model& model) {
 }
 
 Result<GenerateResult> generate_causal_lm(const CausalLmSpec& spec, const Model& model, Session& step,
-                                          const TensorView& ids, const GenerateOptions& o) {
+                                          const TensorView& ids, const GenerateOptions& o,
+                                          DType cache_dtype) {
   const int64_t batch = ids.desc.dim(0), n = ids.desc.dim(1), k = o.num_beams, rows = batch * k;
   if (n < 1)
     return invalid_argument("generate: input 'input_ids' has N = 0 tokens: a causal LM needs a prompt");
@@ -248,7 +255,9 @@ Result<GenerateResult> generate_causal_lm(const CausalLmSpec& spec, const Model&
   GenerateResult result;
   LR_ASSIGN_OR_RETURN(Tensor last, Tensor::zeros(TensorDesc(DType::f32, {rows, spec.vocab})));
   const LmStepSpec step_spec = dynamic_cast<const CausalLm&>(model.architecture()).step_spec();
-  CachedSteps cached(step_spec, step, rows, n + steps);
+  if (cache_dtype != DType::f32 && cache_dtype != DType::bf16)
+    return internal_error("causal LM generation: cache dtype must be f32 or bf16");
+  CachedSteps cached(step_spec, step, rows, n + steps, cache_dtype);
   LR_RETURN_IF_ERROR(cached.init());
   for (int64_t p = 0; p + 1 < n; ++p) {  // prefill: the prompt's positions but the last
     std::vector<int64_t> col(static_cast<size_t>(rows));

@@ -28,9 +28,11 @@ Result<std::optional<CausalLmSpec>> causal_lm_spec(const Model& model);
 Result<std::unique_ptr<Session>> causal_lm_step_session(std::shared_ptr<const Model> model,
                                                         const SessionOptions& options);
 
-// `step` is causal_lm_step_session's session for `model`.
+// `step` is causal_lm_step_session's session for `model`. The caches that grow with the
+// sequence (LmStepSpec::Cache::grows) are kept in `cache_dtype` (f32 or bf16), the others in f32.
 Result<GenerateResult> generate_causal_lm(const CausalLmSpec& spec, const Model& model, Session& step,
-                                          const TensorView& input_ids, const GenerateOptions& options);
+                                          const TensorView& input_ids, const GenerateOptions& options,
+                                          DType cache_dtype);
 
 // out[r] = in[rows[r]] along axis 0 of a rank-4 [R, H, S_in, hd] tensor, each [H, S_in, hd]
 // block placed in [H, S_out, hd] (S_out >= S_in; the new slots are zero). Any dtype.
