@@ -6,9 +6,11 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "backends/reference/matmul_dequantized.h"
 #include "longrun/graph.h"
 #include "longrun/ops/reduced_precision.h"
 #include "longrun/planner.h"
@@ -153,6 +155,63 @@ TEST_CASE("quantized weight: only a matmul reads it; a reshape keeps its scales;
     dequantize_weight(folded, deq.data());
     CHECK(deq == l.dequantized);
   }
+}
+
+TEST_CASE("quantized weight: the reference backend makes one f32 copy per weight, shared") {
+  const Layer l(ops::LinearWeight::nk);
+  // Two matmuls read the one weight, quantized (weight == nullptr) or f32: y = x·Wᵀ + b, z = x·Wᵀ.
+  auto factory = [&](const std::vector<float>* weight) -> GraphFactory {
+    return [&l, weight](std::span<const TensorDesc> in) -> Result<Graph> {
+      GraphBuilder b;
+      const ValueId x = b.input("x", in[0]);
+      const ValueId w = weight == nullptr
+                            ? b.quantized_weight("w", l.desc(DType::i8), l.q.data(), l.scales(), nullptr)
+                            : b.weight("w", l.desc(DType::f32), weight->data());
+      const ValueId bv = b.weight("b", TensorDesc(DType::f32, {kN}), l.bias.data());
+      MatmulAttrs at;
+      at.trans_b = true;
+      MatmulAttrs biased = at;
+      biased.has_bias = true;
+      b.output(b.matmul({x, w, bv}, biased, "with_bias"), "y");
+      b.output(b.matmul({x, w}, at, "without_bias"), "z");
+      return b.build();
+    };
+  };
+  auto report = [](Session& s, int64_t rows) {
+    const TensorDesc d(DType::f32, {rows, kK});
+    auto r = s.memory_report({&d, 1});
+    REQUIRE_MESSAGE(r.ok(), r.status().to_string());
+    return *r;
+  };
+  const size_t before = reference::dequantized_weight_entries();
+  {
+    const SessionOptions o{.backend = "reference"};
+    auto a = Session::create(factory(nullptr), {"x"}, o);
+    auto b = Session::create(factory(nullptr), {"x"}, o);
+    auto f32 = Session::create(factory(&l.dequantized), {"x"}, o);
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    REQUIRE(f32.ok());
+    CHECK(report(**a, kRows).weight_bytes_copied == kN * kK * int64_t(sizeof(float)));  // one copy, not two
+    CHECK(reference::dequantized_weight_entries() == before + 1);
+    CHECK(report(**a, 3).weight_bytes_copied == 0);      // another shape
+    CHECK(report(**b, kRows).weight_bytes_copied == 0);  // another session
+    CHECK(reference::dequantized_weight_entries() == before + 1);
+    std::vector<float> x(size_t(kRows * kK));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = wave(int64_t(i) * 3 + 1);
+    const NamedTensorRef in[] = {{"x", TensorView{TensorDesc(DType::f32, {kRows, kK}), x.data()}}};
+    auto got = (*b)->run(in);
+    auto want = (*f32)->run(in);
+    REQUIRE_MESSAGE(got.ok(), got.status().to_string());
+    REQUIRE_MESSAGE(want.ok(), want.status().to_string());
+    for (size_t i = 0; i < 2; ++i) {  // y and z: both matmuls read the shared copy
+      const Tensor& g = got->at(i).tensor;
+      const Tensor& w = want->at(i).tensor;
+      REQUIRE(g.desc() == w.desc());
+      CHECK(std::memcmp(g.data<float>(), w.data<float>(), size_t(w.desc().nbytes())) == 0);
+    }
+  }
+  CHECK(reference::dequantized_weight_entries() == before);  // released with the last plan
 }
 
 }  // namespace
