@@ -214,5 +214,65 @@ TEST_CASE("quantized weight: the reference backend makes one f32 copy per weight
   CHECK(reference::dequantized_weight_entries() == before);  // released with the last plan
 }
 
+TEST_CASE("quantized weight: a cpu memory limit counts the f32 values a weight is packed from") {
+  // An f32 or bf16 session packs the weight from its dequantized f32 values, which exist only
+  // while it packs: the limit must hold the packed copy and them at once.
+  constexpr int64_t n = 256, k = 128, rows = 2;
+  std::vector<int8_t> q(size_t(n * k));
+  for (size_t i = 0; i < q.size(); ++i) q[i] = int8_t(int(i * 37 % 255) - 127);
+  std::vector<float> scale(size_t(n), 0.0f);
+  for (size_t c = 0; c < scale.size(); ++c) scale[c] = 0.01f + float(c) * 1e-4f;
+  auto graph = [&]() -> Result<Graph> {
+    GraphBuilder b;
+    const ValueId x = b.input("x", TensorDesc(DType::f32, {rows, k}));
+    const ValueId w =
+        b.quantized_weight("w", TensorDesc(DType::i8, {n, k}), q.data(), {scale.data(), n, k}, nullptr);
+    MatmulAttrs at;
+    at.trans_b = true;
+    b.output(b.matmul({x, w}, at), "y");
+    return b.build();
+  };
+  std::vector<float> x(size_t(rows * k), 0.5f);
+  const NamedTensorRef in[] = {{"x", TensorView{TensorDesc(DType::f32, {rows, k}), x.data()}}};
+  // Runs a fresh session under `limit` (0: none); each one packs anew, as the packed copy
+  // lives only while a session holds it.
+  auto run_under = [&](Precision p, int64_t limit, MemoryReport* report) -> Status {
+    auto g = graph();
+    LR_RETURN_IF_ERROR(g.status());
+    SessionOptions o{.backend = "cpu", .threads = 1, .precision = p, .memory_limit_bytes = limit};
+    LR_ASSIGN_OR_RETURN(auto s, Session::create(std::move(*g), o));
+    LR_ASSIGN_OR_RETURN(auto out, s->run(in));
+    if (report != nullptr) {
+      const TensorDesc d(DType::f32, {rows, k});
+      LR_ASSIGN_OR_RETURN(*report, s->memory_report({&d, 1}));
+    }
+    return {};
+  };
+  const int64_t transient = n * k * int64_t(sizeof(float));
+  for (const Precision p : {Precision::f32, Precision::bf16}) {
+    CAPTURE(precision_name(p));
+    MemoryReport r;
+    const Status unlimited = run_under(p, 0, &r);
+    if (unlimited.code() == StatusCode::unsupported) continue;  // no AVX2
+    REQUIRE_MESSAGE(unlimited.ok(), unlimited.to_string());
+    const int64_t total = r.arena_bytes + r.workspace_bytes + r.weight_bytes_copied;
+    REQUIRE(r.weight_bytes_copied > 0);
+    // The least limit that prepares, found by bisection: it holds the transient values
+    // beside the packed copy, beyond what the report keeps.
+    int64_t lo = 0, hi = total + transient;  // lo fails, hi prepares
+    REQUIRE(run_under(p, hi, nullptr).ok());
+    while (hi - lo > 1) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      (run_under(p, mid, nullptr).ok() ? hi : lo) = mid;
+    }
+    CHECK(hi >= r.weight_bytes_copied + transient);
+    CHECK(hi > total);
+    const Status below = run_under(p, hi - 1, nullptr);
+    CHECK(below.code() == StatusCode::out_of_memory);
+    CHECK_MESSAGE(below.message().find("the f32 values it is packed from (transient)") != std::string::npos,
+                  below.to_string());
+  }
+}
+
 }  // namespace
 }  // namespace longrun
