@@ -7,15 +7,24 @@
 using longrun::capi::fail;
 using longrun::capi::guarded;
 
+// lr_dtype mirrors DType code for code, both ways: lr_tensor_create casts an lr_dtype to a
+// DType and lr_tensor_dtype casts back.
+static_assert(int(LR_F32) == int(longrun::DType::f32) && int(LR_F16) == int(longrun::DType::f16) &&
+                  int(LR_BF16) == int(longrun::DType::bf16) && int(LR_I32) == int(longrun::DType::i32) &&
+                  int(LR_I64) == int(longrun::DType::i64) && int(LR_U8) == int(longrun::DType::u8) &&
+                  int(LR_I8) == int(longrun::DType::i8),
+              "lr_dtype must mirror DType");
+static_assert(int(LR_I8) + 1 == longrun::kNumDTypes, "every DType needs an lr_dtype code");
+
 extern "C" {
 
 lr_status lr_tensor_create(lr_dtype dtype, const int64_t* dims, size_t rank, const void* data,
                            lr_ownership ownership, lr_tensor** out_tensor) {
   return guarded("lr_tensor_create", [&] {
     LR_CAPI_REQUIRE(out_tensor, "lr_tensor_create");
-    if (int(dtype) < 0 || int(dtype) > int(longrun::DType::u8))  // i8 is a quantized weight's only
+    if (int(dtype) < 0 || int(dtype) > int(LR_I8))
       return fail(LR_INVALID_ARGUMENT, "lr_tensor_create: unknown dtype code " + std::to_string(int(dtype)) +
-                                           " (LR_F32 .. LR_U8)");
+                                           " (LR_F32 .. LR_I8)");
     if (ownership != LR_COPY && ownership != LR_BORROW)
       return fail(LR_INVALID_ARGUMENT, "lr_tensor_create: ownership must be LR_COPY or LR_BORROW, found " +
                                            std::to_string(int(ownership)));

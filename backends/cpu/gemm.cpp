@@ -633,7 +633,8 @@ Result<std::shared_ptr<void>> matmul_prepare(const GemmIsaKernels& isa, const Gr
         packed_weight(
             weight_key(isa, p, b), floats,
             [&]() -> Status {
-              LR_RETURN_IF_ERROR(host::reserve_weight_copy_bytes(floats * int64_t(sizeof(float))));
+              LR_RETURN_IF_ERROR(host::reserve_weight_copy_bytes(
+                  floats * int64_t(sizeof(float)), quantized ? b.desc.numel() * int64_t(sizeof(float)) : 0));
               if (!quantized) return {};
               LR_ASSIGN_OR_RETURN(dequantized, ops::dequantized_copy(b));
               p.b = reinterpret_cast<const char*>(dequantized.data());

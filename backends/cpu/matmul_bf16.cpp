@@ -43,7 +43,7 @@ Result<std::shared_ptr<void>> cpu_matmul_bf16_prepare_avx2(const Graph& graph, c
                                                            ThreadPool* pool) {
   auto state = std::make_shared<BF16State>();
   LR_RETURN_IF_ERROR(linear::prepare_linear(graph, node, pool, "bf16x16", bf16::packed_weight_bytes,
-                                            round_and_pack, *state));
+                                            round_and_pack, *state, /*dequantizes=*/true));
   return std::shared_ptr<void>(state);
 }
 

@@ -41,10 +41,12 @@ struct Prepared {
 // `format` comes from the process's cache (gemm::shared_weight), made on a miss by
 // pack(w, layout, n, k) after reserving packed_bytes(n, k) bytes, and the weight's file pages
 // are released once this call has made the copy (runs read the packed copy alone, as on the
-// f32 path). Any other matmul prepares the f32 kernel.
+// f32 path). With dequantizes, pack() makes a quantized (i8) weight's n·k f32 values while it
+// packs: reserved as transient bytes beside the copy. Any other matmul prepares the f32 kernel.
 template <class Packed, class PackedBytes, class Pack>
 Status prepare_linear(const Graph& graph, const Node& node, ThreadPool* pool, const char* format,
-                      PackedBytes packed_bytes, Pack pack, Prepared<Packed>& state) {
+                      PackedBytes packed_bytes, Pack pack, Prepared<Packed>& state,
+                      bool dequantizes = false) {
   std::vector<TensorDesc> in;
   for (ValueId v : node.inputs) in.push_back(graph.value(v).desc);
   const Value* w = node.inputs.size() >= 2 ? &graph.value(node.inputs[1]) : nullptr;
@@ -63,7 +65,12 @@ Status prepare_linear(const Graph& graph, const Node& node, ThreadPool* pool, co
   bool created = false;
   LR_ASSIGN_OR_RETURN(state.packed, gemm::shared_weight<Packed>(
                                         weight_key(*w, layout, format),
-                                        [&] { return host::reserve_weight_copy_bytes(packed_bytes(n, k)); },
+                                        [&] {
+                                          const bool f32_values = dequantizes && w->desc.dtype() == DType::i8;
+                                          return host::reserve_weight_copy_bytes(
+                                              packed_bytes(n, k),
+                                              f32_values ? n * k * int64_t(sizeof(float)) : 0);
+                                        },
                                         [&] { return pack(*w, layout, n, k); }, &created));
   if (created) gemm::release_packed_weight_pages(graph, node.inputs[1]);
   state.weight = w->weight_data;

@@ -82,6 +82,9 @@ class CudaBackend final : public Backend {
       const Value& value = values[v];
       if (size_t(plan.storage[v]) != v) continue;  // a view: resolved through its root below
       const int64_t bytes = value.desc.nbytes();
+      // A quantized weight is only a matmul's B, which reads its f32 copy (matmul_prepare
+      // dequantizes on the host and uploads that): the i8 bytes never go to the device.
+      if (value.role == ValueRole::weight && value.desc.dtype() == DType::i8) continue;
       if (value.role == ValueRole::weight) {
         LR_ASSIGN_OR_RETURN(std::shared_ptr<void> w, upload_weight(value, &budget, &p->report));
         data[v] = w.get();

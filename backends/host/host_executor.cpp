@@ -83,9 +83,15 @@ Status reserve_workspace_bytes(int64_t bytes) {
   preparing->report->workspace_bytes += bytes;
   return {};
 }
-Status reserve_weight_copy_bytes(int64_t bytes) {
+Status reserve_weight_copy_bytes(int64_t bytes, int64_t transient_bytes) {
   if (preparing == nullptr) return {};
-  LR_RETURN_IF_ERROR(preparing->check(bytes, "a weight copy"));
+  int64_t peak = 0;
+  if (transient_bytes < 0 || __builtin_add_overflow(bytes, transient_bytes, &peak))
+    return internal_error("reserve_weight_copy_bytes: " + std::to_string(bytes) + " + " +
+                          std::to_string(transient_bytes) + " transient bytes");
+  LR_RETURN_IF_ERROR(preparing->check(
+      peak, transient_bytes > 0 ? "a weight copy with the f32 values it is packed from (transient)"
+                                : "a weight copy"));
   preparing->report->weight_bytes_copied += bytes;
   return {};
 }

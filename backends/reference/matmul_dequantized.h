@@ -1,6 +1,7 @@
 // The reference backend's f32 matmul for a quantized B (dtype i8, graph.h ChannelScales): B's
-// f32 values q · scale are made once at prepare and the reference matmul reads them; a matmul
-// whose B is not quantized runs the reference matmul as it is.
+// f32 values q · scale are made at prepare, one copy per weight shared by every prepared
+// matmul that reads it (in any plan or session, while one lives), and the reference matmul
+// reads them; a matmul whose B is not quantized runs the reference matmul as it is.
 #pragma once
 
 #include <memory>
@@ -18,6 +19,8 @@ Status matmul_dequantized(const KernelArgs& args);
 Status reference_matmul_reading(const KernelArgs& args, const float* a, const float* b);
 Result<std::shared_ptr<void>> matmul_dequantized_prepare(const Graph& graph, const Node& node,
                                                          ThreadPool* pool);
+// Live shared f32 copies of quantized weights (tests).
+size_t dequantized_weight_entries();
 inline constexpr host::HostKernel matmul_dequantized_with_prepare{matmul_dequantized,
                                                                   matmul_dequantized_prepare};
 

@@ -2,6 +2,7 @@
 // session stays usable afterwards. Also run under ASan+UBSan (tools/dev/test.sh).
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <string>
 
 #include "support/capi_test_util.h"
@@ -96,6 +97,28 @@ TEST_CASE("C API errors: wrong dtype, rank, vocabulary, length; unknown names; b
   CHECK(run_ids(session.get(), LR_F32, {1, 8}, floats.data()) == LR_INVALID_ARGUMENT);
   CHECK(error_mentions("input_ids"));
   CHECK(error_mentions("f32"));
+  // LR_I8 is a dtype code like the others (its tensor reports LR_I8); no model input is i8.
+  const std::vector<int8_t> bytes(8, 1);
+  {
+    const int64_t dims[2] = {1, 8};
+    lr_tensor* t = nullptr;
+    REQUIRE(lr_tensor_create(LR_I8, dims, 2, bytes.data(), LR_COPY, &t) == LR_OK);
+    TensorPtr owner(t);
+    lr_dtype dt = LR_F32;
+    size_t nbytes = 0;
+    CHECK(lr_tensor_dtype(t, &dt) == LR_OK);
+    CHECK(dt == LR_I8);
+    CHECK(lr_tensor_nbytes(t, &nbytes) == LR_OK);
+    CHECK(nbytes == 8);
+    lr_tensor* u = nullptr;
+    CHECK(lr_tensor_create(static_cast<lr_dtype>(int(LR_I8) + 1), dims, 2, bytes.data(), LR_COPY, &u) ==
+          LR_INVALID_ARGUMENT);
+    CHECK(error_mentions("unknown dtype code 7 (LR_F32 .. LR_I8)"));
+    CHECK(u == nullptr);
+  }
+  CHECK(run_ids(session.get(), LR_I8, {1, 8}, bytes.data()) == LR_INVALID_ARGUMENT);
+  CHECK(error_mentions("input_ids"));
+  CHECK(error_mentions("i8"));
 
   const std::vector<int64_t> ids = make_ids(8, 5);
   CHECK(run_ids(session.get(), LR_I64, {8}, ids.data()) == LR_INVALID_ARGUMENT);

@@ -6,9 +6,11 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "backends/reference/matmul_dequantized.h"
 #include "longrun/graph.h"
 #include "longrun/ops/reduced_precision.h"
 #include "longrun/planner.h"
@@ -152,6 +154,123 @@ TEST_CASE("quantized weight: only a matmul reads it; a reshape keeps its scales;
     std::vector<float> deq(size_t(kN * kK));
     dequantize_weight(folded, deq.data());
     CHECK(deq == l.dequantized);
+  }
+}
+
+TEST_CASE("quantized weight: the reference backend makes one f32 copy per weight, shared") {
+  const Layer l(ops::LinearWeight::nk);
+  // Two matmuls read the one weight, quantized (weight == nullptr) or f32: y = x·Wᵀ + b, z = x·Wᵀ.
+  auto factory = [&](const std::vector<float>* weight) -> GraphFactory {
+    return [&l, weight](std::span<const TensorDesc> in) -> Result<Graph> {
+      GraphBuilder b;
+      const ValueId x = b.input("x", in[0]);
+      const ValueId w = weight == nullptr
+                            ? b.quantized_weight("w", l.desc(DType::i8), l.q.data(), l.scales(), nullptr)
+                            : b.weight("w", l.desc(DType::f32), weight->data());
+      const ValueId bv = b.weight("b", TensorDesc(DType::f32, {kN}), l.bias.data());
+      MatmulAttrs at;
+      at.trans_b = true;
+      MatmulAttrs biased = at;
+      biased.has_bias = true;
+      b.output(b.matmul({x, w, bv}, biased, "with_bias"), "y");
+      b.output(b.matmul({x, w}, at, "without_bias"), "z");
+      return b.build();
+    };
+  };
+  auto report = [](Session& s, int64_t rows) {
+    const TensorDesc d(DType::f32, {rows, kK});
+    auto r = s.memory_report({&d, 1});
+    REQUIRE_MESSAGE(r.ok(), r.status().to_string());
+    return *r;
+  };
+  const size_t before = reference::dequantized_weight_entries();
+  {
+    const SessionOptions o{.backend = "reference"};
+    auto a = Session::create(factory(nullptr), {"x"}, o);
+    auto b = Session::create(factory(nullptr), {"x"}, o);
+    auto f32 = Session::create(factory(&l.dequantized), {"x"}, o);
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    REQUIRE(f32.ok());
+    CHECK(report(**a, kRows).weight_bytes_copied == kN * kK * int64_t(sizeof(float)));  // one copy, not two
+    CHECK(reference::dequantized_weight_entries() == before + 1);
+    CHECK(report(**a, 3).weight_bytes_copied == 0);      // another shape
+    CHECK(report(**b, kRows).weight_bytes_copied == 0);  // another session
+    CHECK(reference::dequantized_weight_entries() == before + 1);
+    std::vector<float> x(size_t(kRows * kK));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = wave(int64_t(i) * 3 + 1);
+    const NamedTensorRef in[] = {{"x", TensorView{TensorDesc(DType::f32, {kRows, kK}), x.data()}}};
+    auto got = (*b)->run(in);
+    auto want = (*f32)->run(in);
+    REQUIRE_MESSAGE(got.ok(), got.status().to_string());
+    REQUIRE_MESSAGE(want.ok(), want.status().to_string());
+    for (size_t i = 0; i < 2; ++i) {  // y and z: both matmuls read the shared copy
+      const Tensor& g = got->at(i).tensor;
+      const Tensor& w = want->at(i).tensor;
+      REQUIRE(g.desc() == w.desc());
+      CHECK(std::memcmp(g.data<float>(), w.data<float>(), size_t(w.desc().nbytes())) == 0);
+    }
+  }
+  CHECK(reference::dequantized_weight_entries() == before);  // released with the last plan
+}
+
+TEST_CASE("quantized weight: a cpu memory limit counts the f32 values a weight is packed from") {
+  // An f32 or bf16 session packs the weight from its dequantized f32 values, which exist only
+  // while it packs: the limit must hold the packed copy and them at once.
+  constexpr int64_t n = 256, k = 128, rows = 2;
+  std::vector<int8_t> q(size_t(n * k));
+  for (size_t i = 0; i < q.size(); ++i) q[i] = int8_t(int(i * 37 % 255) - 127);
+  std::vector<float> scale(size_t(n), 0.0f);
+  for (size_t c = 0; c < scale.size(); ++c) scale[c] = 0.01f + float(c) * 1e-4f;
+  auto graph = [&]() -> Result<Graph> {
+    GraphBuilder b;
+    const ValueId x = b.input("x", TensorDesc(DType::f32, {rows, k}));
+    const ValueId w =
+        b.quantized_weight("w", TensorDesc(DType::i8, {n, k}), q.data(), {scale.data(), n, k}, nullptr);
+    MatmulAttrs at;
+    at.trans_b = true;
+    b.output(b.matmul({x, w}, at), "y");
+    return b.build();
+  };
+  std::vector<float> x(size_t(rows * k), 0.5f);
+  const NamedTensorRef in[] = {{"x", TensorView{TensorDesc(DType::f32, {rows, k}), x.data()}}};
+  // Runs a fresh session under `limit` (0: none); each one packs anew, as the packed copy
+  // lives only while a session holds it.
+  auto run_under = [&](Precision p, int64_t limit, MemoryReport* report) -> Status {
+    auto g = graph();
+    LR_RETURN_IF_ERROR(g.status());
+    SessionOptions o{.backend = "cpu", .threads = 1, .precision = p, .memory_limit_bytes = limit};
+    LR_ASSIGN_OR_RETURN(auto s, Session::create(std::move(*g), o));
+    LR_ASSIGN_OR_RETURN(auto out, s->run(in));
+    if (report != nullptr) {
+      const TensorDesc d(DType::f32, {rows, k});
+      LR_ASSIGN_OR_RETURN(*report, s->memory_report({&d, 1}));
+    }
+    return {};
+  };
+  const int64_t transient = n * k * int64_t(sizeof(float));
+  for (const Precision p : {Precision::f32, Precision::bf16}) {
+    CAPTURE(precision_name(p));
+    MemoryReport r;
+    const Status unlimited = run_under(p, 0, &r);
+    if (unlimited.code() == StatusCode::unsupported) continue;  // no AVX2
+    REQUIRE_MESSAGE(unlimited.ok(), unlimited.to_string());
+    const int64_t total = r.arena_bytes + r.workspace_bytes + r.weight_bytes_copied;
+    REQUIRE(r.weight_bytes_copied > 0);
+    // The least limit that prepares, found by bisection: it holds the transient values
+    // beside the packed copy, beyond what the report keeps.
+    int64_t lo = 0, hi = total + transient;  // lo fails, hi prepares
+    REQUIRE(run_under(p, hi, nullptr).ok());
+    while (hi - lo > 1) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      (run_under(p, mid, nullptr).ok() ? hi : lo) = mid;
+    }
+    CHECK(hi >= r.weight_bytes_copied + transient);
+    CHECK(hi > total);
+    const Status below = run_under(p, hi - 1, nullptr);
+    CHECK(below.code() == StatusCode::out_of_memory);
+    CHECK_MESSAGE(below.message().find("the f32 values it is packed from (transient)") != std::string::npos,
+                  below.to_string());
   }
 }
 

@@ -59,6 +59,8 @@ typedef enum lr_dtype {
   LR_I32 = 3,
   LR_I64 = 4,
   LR_U8 = 5,
+  LR_I8 = 6, /* a quantized weight's values (per-channel f32 scales beside them): no model input
+                or output is i8, so a run refuses an LR_I8 input like any other wrong dtype */
   LR_DTYPE_MAX_ENUM = 0x7fffffff
 } lr_dtype;
 
