@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "host/host_executor.h"
+#include "backends/host/host_executor.h"
 #include "longrun/ops/schema.h"
 
 namespace longrun::cpu {
