@@ -19,7 +19,8 @@ int64_t round16(int64_t n) { return (n + 15) / 16 * 16; }
 struct AttentionScratch {
   int64_t chunks = 0;
   int64_t per_chunk = 0;
-  int64_t extra = 0;  // floats after the chunks' buffers (axial_attention's log-sum-exps)
+  int64_t extra = 0;  // floats after the chunks' buffers (axial_attention's log-sum-exps,
+                      // sparse_attention's bf16 copies of K and V in bf16 sessions)
   std::shared_ptr<const host::SharedScratch> data;
 };
 
@@ -201,6 +202,12 @@ bool run_chunks(const KernelArgs& args, int64_t items, const ChunkBuffers& b, Fn
   return ok.load();
 }
 }  // namespace
+
+float* prepared_attention_extra(const KernelArgs& args, int64_t floats) {
+  const auto* prepared = static_cast<const AttentionScratch*>(args.prepared);
+  if (prepared == nullptr || prepared->data == nullptr || prepared->extra < floats) return nullptr;
+  return prepared->data->floats() + prepared->chunks * prepared->per_chunk;
+}
 
 bool run_attention_items(const KernelArgs& args, const AttentionProblem& p, int64_t items, int64_t floats,
                          AttentionItemsFn fn, int chunks_per_thread) {

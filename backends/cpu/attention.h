@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "host/host_executor.h"
+#include "backends/host/host_executor.h"
 #include "longrun/ops/schema.h"
 
 namespace longrun::cpu {
@@ -121,6 +121,9 @@ Result<std::shared_ptr<void>> make_attention_scratch(int64_t items, int64_t floa
                                                      int chunks_per_thread = 4, int64_t extra_floats = 0);
 bool run_attention_items(const KernelArgs& args, const AttentionProblem& p, int64_t items, int64_t floats,
                          AttentionItemsFn fn, int chunks_per_thread = 4);
+// The extra_floats of the run's prepared scratch (after its chunk buffers, which
+// run_attention_items uses) when there are at least `floats` of them; else null.
+float* prepared_attention_extra(const KernelArgs& args, int64_t floats);
 
 // Kernel entry points (kernels.inc). Views the kernels do not vectorise (a dim-3 stride
 // other than 1) go to the reference kernel; so do invalid indices (found while running),
@@ -129,6 +132,10 @@ Status cpu_attention_f32_avx2(const KernelArgs& args);
 Status cpu_attention_f32_avx512(const KernelArgs& args);
 Status cpu_sparse_attention_f32_avx2(const KernelArgs& args);
 Status cpu_sparse_attention_f32_avx512(const KernelArgs& args);
+// sparse_attention in bf16 sessions (pick_cpu): f32 K and V are rounded to bf16 once per run
+// (sparse_attention.h) and the bf16 kernel runs on the copies; bf16 K and V run as given.
+Status cpu_sparse_attention_bf16_avx2(const KernelArgs& args);
+Status cpu_sparse_attention_bf16_avx512(const KernelArgs& args);
 Status cpu_axial_attention_f32_avx2(const KernelArgs& args);
 Status cpu_axial_attention_f32_avx512(const KernelArgs& args);
 
@@ -137,6 +144,8 @@ Status cpu_axial_attention_f32_avx512(const KernelArgs& args);
 Result<std::shared_ptr<void>> prepare_attention(const Graph& graph, const Node& node, ThreadPool* pool);
 Result<std::shared_ptr<void>> prepare_sparse_attention(const Graph& graph, const Node& node,
                                                        ThreadPool* pool);
+Result<std::shared_ptr<void>> prepare_sparse_attention_bf16(const Graph& graph, const Node& node,
+                                                            ThreadPool* pool);
 Result<std::shared_ptr<void>> prepare_axial_attention(const Graph& graph, const Node& node, ThreadPool* pool);
 
 inline constexpr host::HostKernel cpu_attention_f32_avx2_with_prepare{cpu_attention_f32_avx2,
@@ -147,6 +156,10 @@ inline constexpr host::HostKernel cpu_sparse_attention_f32_avx2_with_prepare{cpu
                                                                              prepare_sparse_attention};
 inline constexpr host::HostKernel cpu_sparse_attention_f32_avx512_with_prepare{
     cpu_sparse_attention_f32_avx512, prepare_sparse_attention};
+inline constexpr host::HostKernel cpu_sparse_attention_bf16_avx2_with_prepare{cpu_sparse_attention_bf16_avx2,
+                                                                              prepare_sparse_attention_bf16};
+inline constexpr host::HostKernel cpu_sparse_attention_bf16_avx512_with_prepare{
+    cpu_sparse_attention_bf16_avx512, prepare_sparse_attention_bf16};
 inline constexpr host::HostKernel cpu_axial_attention_f32_avx2_with_prepare{cpu_axial_attention_f32_avx2,
                                                                             prepare_axial_attention};
 inline constexpr host::HostKernel cpu_axial_attention_f32_avx512_with_prepare{cpu_axial_attention_f32_avx512,

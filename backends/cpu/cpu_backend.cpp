@@ -60,6 +60,13 @@ HostKernel pick_cpu(const Node& node, const void* state, std::string* why) {
   if (node.kind == OpKind::matmul && cpu_state->precision == Precision::bf16)
     return cpu_matmul_bf16_avx2_with_prepare;
 #endif
+#if LONGRUN_OP_ENABLED_sparse_attention
+  // bf16: f32 K and V rounded to bf16, gathered at half the bytes (docs/cpu-kernels.md#bf16-k-and-v).
+  // Dense attention and axial_attention stay f32: AVX2 has no bf16 dot product to gain from it.
+  if (node.kind == OpKind::sparse_attention && cpu_state->precision == Precision::bf16)
+    return cpu_state->isa >= cpu::Isa::avx512 ? cpu_sparse_attention_bf16_avx512_with_prepare
+                                              : cpu_sparse_attention_bf16_avx2_with_prepare;
+#endif
   const auto& row = cpu_kernel_table()[size_t(node.kind)];
   for (int level = int(cpu_state->isa); level >= 0; --level)
     if (row.by_isa[level]) return row.by_isa[level];

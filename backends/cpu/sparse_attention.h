@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "longrun/tensor_desc.h"
+
 namespace longrun::cpu {
 
 // Floats of softmax weights kept per block between the two passes (256 KB: 315 queries at
@@ -75,6 +77,18 @@ inline SparseScratchLayout sparse_scratch_layout(int64_t Nq, int64_t Nk, int64_t
   s.counts = s.sums + sparse_round16(bq);
   s.floats = s.counts + sparse_round16(bq);
   return s;
+}
+
+// bf16 sessions: f32 K [B, H, Nk, hd] and V [B, H, Nk, hv] are rounded to bf16
+// (f32_to_bf16, round to nearest even) into contiguous copies, K's then V's, once per run,
+// and the bf16 kernel gathers from them: B·H·Nk·(hd + hv) conversions against the
+// B·H·Nq·kk·(hd + hv) gathered elements, which then move half the bytes. The copies live in
+// the prepared scratch after the chunk buffers; this is their size in floats (0 unless K
+// and V are both f32 of rank 4). K's copy is padded to whole 32-byte lines.
+inline int64_t sparse_rounded_kv_elements(int64_t k_numel) { return (k_numel + 15) / 16 * 16; }
+inline int64_t sparse_rounded_kv_floats(const TensorDesc& k, const TensorDesc& v) {
+  if (k.dtype() != DType::f32 || v.dtype() != DType::f32 || k.rank() != 4 || v.rank() != 4) return 0;
+  return (sparse_rounded_kv_elements(k.numel()) + v.numel() + 1) / 2;
 }
 
 }  // namespace longrun::cpu

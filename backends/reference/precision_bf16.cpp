@@ -1,5 +1,6 @@
 // The reference backend at bf16 precision (docs/usage.md#precision): ops::bf16's definition
-// run by the f32 reference matmul on rounded operands. A bf16 value is exact in f32 and each
+// run by the f32 reference matmul on rounded operands, and sparse_attention on K and V
+// rounded to bf16. A bf16 value is exact in f32 and each
 // product of two is exact in double, so the reference matmul's double sums and epilogue give
 // act(alpha · Σ_k round(x) · round(W) + bias + beta · C) with one rounding of the sum.
 #include "reference/precision_bf16.h"
@@ -7,6 +8,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "longrun/graph.h"
@@ -84,7 +86,47 @@ Status run_bf16(const KernelArgs& args) {
                                              state->w_rounded.empty() ? nullptr : state->w_rounded.data());
 }
 
+// sparse_attention: f32 K and V rounded to bf16 copies, then the reference kernel, which
+// widens them exactly as it reads them.
+Status run_sparse_attention_bf16(const KernelArgs& args) {
+  const KernelFn f32 = op_schema(OpKind::sparse_attention).reference;
+  if (args.inputs.size() != 4) return f32(args);
+  const TensorView &k = args.inputs[1], &v = args.inputs[2];
+  if (k.desc.dtype() != DType::f32 || v.desc.dtype() != DType::f32 || k.desc.rank() != 4 ||
+      v.desc.rank() != 4)
+    return f32(args);
+  std::vector<uint16_t> k16, v16;
+  for (auto [t, out] : {std::pair{&k, &k16}, std::pair{&v, &v16}}) {
+    const TensorDesc& d = t->desc;
+    try {
+      out->resize(size_t(d.numel()));
+    } catch (const std::bad_alloc&) {
+      return out_of_memory("reference bf16 sparse_attention: cannot allocate the rounded input " +
+                           d.to_string());
+    }
+    size_t o = 0;
+    for (int64_t a = 0; a < d.dim(0); ++a)
+      for (int64_t b = 0; b < d.dim(1); ++b)
+        for (int64_t c = 0; c < d.dim(2); ++c)
+          for (int64_t e = 0; e < d.dim(3); ++e)
+            (*out)[o++] = f32_to_bf16(
+                t->ptr<const float>()[a * d.stride(0) + b * d.stride(1) + c * d.stride(2) + e * d.stride(3)]);
+  }
+  const TensorView in[4] = {args.inputs[0],
+                            {TensorDesc(DType::bf16, k.desc.dims()), k16.data()},
+                            {TensorDesc(DType::bf16, v.desc.dims()), v16.data()},
+                            args.inputs[3]};
+  KernelArgs rounded = args;
+  rounded.inputs = in;
+  return f32(rounded);
+}
+
 }  // namespace
+
+host::HostKernel reference_sparse_attention_bf16_kernel() {
+  if (!op_schema(OpKind::sparse_attention).reference) return {};
+  return {&run_sparse_attention_bf16};
+}
 
 host::HostKernel reference_matmul_bf16_kernel() {
   if (!op_schema(OpKind::matmul).reference) return {};

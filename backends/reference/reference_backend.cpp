@@ -1,7 +1,8 @@
 // The reference backend: the scalar oracle kernels of ops/, single-threaded. It exists to
 // be compared against. At int8 precision its matmuls run matmul_int8.cpp (the format's scalar
 // definition for linear layers, f32 otherwise); at f32 a matmul with a quantized weight reads
-// its dequantized values (matmul_dequantized.cpp).
+// its dequantized values (matmul_dequantized.cpp). At bf16 precision its linear layers and
+// sparse_attention's K and V are rounded to bf16 (precision_bf16.cpp).
 #include <string>
 
 #include "backend_factories.h"
@@ -22,6 +23,8 @@ host::HostKernel pick_reference(const Node& node, const void* state, std::string
   const auto* s = static_cast<const ReferenceState*>(state);
   if (node.kind == OpKind::matmul && s != nullptr && s->precision == Precision::bf16)
     if (host::HostKernel k = reference_matmul_bf16_kernel()) return k;
+  if (node.kind == OpKind::sparse_attention && s != nullptr && s->precision == Precision::bf16)
+    if (host::HostKernel k = reference_sparse_attention_bf16_kernel()) return k;
 #if LONGRUN_OP_ENABLED_matmul
   if (node.kind == OpKind::matmul && s != nullptr && s->precision == Precision::int8)
     return reference::matmul_int8_with_prepare;

@@ -10,9 +10,11 @@
 //     the f32 bounds of tolerances.cpp. Also reported here: the worst error of the bf16
 //     cases against the reference backend (on bf16 inputs).
 // A backend that refuses bf16 K and V (cuda: unsupported) is checked to say so, naming the op.
+//   bf16kv.session: a bf16 session's sparse_attention rounds f32 K and V to bf16 (below).
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -22,6 +24,8 @@
 #include "conformance/diff_case.h"
 #include "conformance/run_case.h"
 #include "conformance/tolerances.h"
+#include "longrun/backend.h"
+#include "longrun/dtype.h"
 #include "longrun/ops/schema.h"
 
 namespace longrun::conformance {
@@ -124,6 +128,85 @@ TEST_CASE("bf16kv.widening: attention with bf16 K/V equals attention on the wide
 
 TEST_CASE("bf16kv.widening: sparse_attention with bf16 K/V equals sparse_attention on the widened values") {
   check_op(OpKind::sparse_attention);
+}
+
+// A bf16 session's sparse_attention (docs/cpu-kernels.md#bf16-k-and-v): f32 K and V are
+// rounded to bf16 and the op runs on the rounded values. On every sparse_attention case with
+// f32 K and V, a bf16 instance of the backend under test gives bit for bit the output of the
+// f32 instance on the same case with K and V rounded (f32_to_bf16) and passed as bf16; a
+// case whose K and V are bf16 already is run as given. The cpu's bf16 session is also compared
+// with the reference backend's bf16 session under the f32 bounds (both compute on the same
+// rounded values). A backend without bf16 sessions (cuda; cpu at the scalar level) says so.
+HostTensor rounded(const HostTensor& t) {
+  if (t.desc.dtype() != DType::f32) return t;
+  HostTensor r = diff::zeros(DType::bf16, t.desc.dims());
+  const auto* src = reinterpret_cast<const float*>(t.buf->data());
+  auto* dst = reinterpret_cast<uint16_t*>(r.buf->data());
+  for (int64_t i = 0; i < t.desc.numel(); ++i) dst[i] = f32_to_bf16(src[i]);
+  return r;
+}
+
+TEST_CASE("bf16kv.session: a bf16 session's sparse_attention equals the op on K and V rounded to bf16") {
+  const OpKind op = OpKind::sparse_attention;
+  Backend& f32_backend = conformance_backend();
+  const std::string name = conformance_backend_name().empty() ? "reference" : conformance_backend_name();
+  BackendOptions options = conformance_backend_options();
+  options.precision = Precision::bf16;
+  auto created = create_backend(name, options);
+  if (!created.ok()) {
+    CHECK_MESSAGE(created.status().code() == StatusCode::unsupported, created.status().to_string());
+    std::printf("bf16kv.session: no bf16 sessions here: %s\n", created.status().to_string().c_str());
+    return;
+  }
+  Backend& bf16_backend = **created;
+  std::unique_ptr<Backend> reference;
+  if (name != "reference") {
+    BackendOptions ro;
+    ro.precision = Precision::bf16;
+    auto r = create_backend("reference", ro);
+    REQUIRE_MESSAGE(r.ok(), r.status().to_string());
+    reference = std::move(r).value();
+  }
+  int n = 0, rounded_cases = 0;
+  ErrorStats worst;
+  std::string worst_case;
+  for (const DiffCase& c : diff::generate_cases(op)) {
+    CAPTURE(c.name);
+    std::vector<HostTensor> r = c.inputs;
+    r[1] = rounded(c.inputs[1]);
+    r[2] = rounded(c.inputs[2]);
+    const OpCase given = op_case(op, c, c.inputs), as_bf16 = op_case(op, c, r);
+    const RunOutcome got = run(bf16_backend, given);
+    const RunOutcome want = run(f32_backend, as_bf16);
+    if (c.expect_error) {
+      CHECK_FALSE(got.status.ok());
+      CHECK(got.status.code() == want.status.code());
+      continue;
+    }
+    REQUIRE_MESSAGE(got.status.ok(), got.status.to_string());
+    REQUIRE_MESSAGE(want.status.ok(), want.status.to_string());
+    std::vector<TensorDesc> outs;
+    REQUIRE(infer_op(op, c.attrs, given.descs, &outs).ok());
+    const std::string diff = bitwise_difference(outs[0], want.bytes, got.bytes);
+    CHECK_MESSAGE(diff.empty(), "bf16 session vs K/V rounded to bf16: " << diff);
+    ++n;
+    rounded_cases += c.inputs[1].desc.dtype() == DType::f32;
+    if (reference) {
+      const RunOutcome oracle = run(*reference, given);
+      REQUIRE_MESSAGE(oracle.status.ok(), oracle.status.to_string());
+      ErrorStats e;
+      const std::string far =
+          compare_outputs(outs[0], oracle.bytes, got.bytes, tolerance_for(op, DType::f32), &e);
+      CHECK_MESSAGE(far.empty(), "against the reference's bf16 session: " << far);
+      if (e.norm_err >= worst.norm_err) worst.norm_err = e.norm_err, worst_case = c.name;
+      worst.elem_err = std::max(worst.elem_err, e.elem_err);
+    }
+  }
+  CHECK(rounded_cases > 0);
+  std::printf(
+      "bf16kv.session: %d sparse_attention cases (%d with f32 K/V) bit for bit as on K/V rounded to bf16; "
+      "against the reference's bf16 session: norm %.3g (%s), elem %.3g\n",
+      n, rounded_cases, worst.norm_err, worst_case.c_str(), worst.elem_err);
 }
 
 }  // namespace

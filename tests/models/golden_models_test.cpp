@@ -199,7 +199,8 @@ TEST_CASE("models: cpu int8 precision agrees with the reference backend's int8")
 }
 
 // bf16 precision (cpu backend): linear layers (a constant [N, K] or [K, N] weight) take x
-// and W rounded to bf16 with f32 sums, everything else f32. The headline output of every
+// and W rounded to bf16 with f32 sums, sparse attention K and V rounded to bf16, everything
+// else f32. The headline output of every
 // golden case against the f32 oracle, and the cpu backend against the reference backend at
 // bf16 (the same rounded operands, summed in double there), which isolates the kernels from
 // the format's own error. Measured norm_err against the oracle: 1.1e-3 .. 7e-3 for most

@@ -6,12 +6,16 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "backends/cpu/attention.h"
+#include "backends/cpu/cpu_isa.h"
 #include "backends/cpu/sparse_attention.h"
+#include "longrun/dtype.h"
 #include "support/scoped_override.h"
 #include "unit/cpu_attention_test_util.h"
 
@@ -383,4 +387,68 @@ TEST_CASE("cpu sparse_attention: non-finite unselected keys never leak; bad indi
       CHECK(out.status().message().find(std::to_string(bad)) != std::string::npos);
     }
   }
+}
+
+// The bf16-session kernels called directly (no prepared scratch: the run allocates the bf16
+// copies itself) on strided f32 K and V: K rows padded, V with a dim-3 stride of 2. They give
+// bit for bit the f32-session kernel's output on contiguous bf16 K and V holding
+// f32_to_bf16 of the same values, and K and V given as bf16 run as given.
+TEST_CASE("cpu sparse_attention bf16 session: strided f32 K/V rounded to bf16, no prepared scratch") {
+  using Fn = Status (*)(const KernelArgs&);
+  struct Level {
+    cpu::Isa isa;
+    Fn bf16_session, f32_session;
+  };
+  const Level levels[] = {
+      {cpu::Isa::avx2, cpu::cpu_sparse_attention_bf16_avx2, cpu::cpu_sparse_attention_f32_avx2},
+      {cpu::Isa::avx512, cpu::cpu_sparse_attention_bf16_avx512, cpu::cpu_sparse_attention_f32_avx512}};
+  const int64_t B = 2, H = 3, Nq = 37, Nk = 70, hd = 19, hv = 24, kk = 13, kpad = hd + 5;
+  std::mt19937 rng(4242);
+  const std::vector<float> q = uniform(rng, B * H * Nq * hd, -2.0f, 2.0f);
+  const std::vector<float> kbuf = uniform(rng, B * H * Nk * kpad, -2.0f, 2.0f);
+  const std::vector<float> vbuf = uniform(rng, B * H * Nk * hv * 2, -2.0f, 2.0f);
+  std::vector<int32_t> ix(size_t(B * H * Nq * kk));
+  for (size_t i = 0; i < ix.size(); ++i) ix[i] = int32_t(rng() % (Nk + 1)) - 1;  // -1: unused slot
+  const int64_t kd[] = {B, H, Nk, hd}, ks[] = {H * Nk * kpad, Nk * kpad, kpad, 1};
+  const int64_t vd[] = {B, H, Nk, hv}, vs[] = {H * Nk * hv * 2, Nk * hv * 2, hv * 2, 2};
+  auto kdesc = TensorDesc::make_strided(DType::f32, kd, ks);
+  auto vdesc = TensorDesc::make_strided(DType::f32, vd, vs);
+  REQUIRE(kdesc.ok());
+  REQUIRE(vdesc.ok());
+  std::vector<uint16_t> k16(size_t(B * H * Nk * hd)), v16(size_t(B * H * Nk * hv));
+  for (int64_t r = 0; r < B * H * Nk; ++r) {
+    for (int64_t e = 0; e < hd; ++e) k16[size_t(r * hd + e)] = f32_to_bf16(kbuf[size_t(r * kpad + e)]);
+    for (int64_t e = 0; e < hv; ++e) v16[size_t(r * hv + e)] = f32_to_bf16(vbuf[size_t((r * hv + e) * 2)]);
+  }
+  const TensorDesc qd(DType::f32, {B, H, Nq, hd}), id(DType::i32, {B, H, Nq, kk}),
+      yd(DType::f32, {B, H, Nq, hv});
+  const OpAttrs attrs = SparseAttentionAttrs{.scale = 0.3f};
+  const TensorView strided[4] = {{qd, const_cast<float*>(q.data())},
+                                 {*kdesc, const_cast<float*>(kbuf.data())},
+                                 {*vdesc, const_cast<float*>(vbuf.data())},
+                                 {id, ix.data()}};
+  const TensorView as_bf16[4] = {strided[0],
+                                 {TensorDesc(DType::bf16, kd), k16.data()},
+                                 {TensorDesc(DType::bf16, vd), v16.data()},
+                                 strided[3]};
+  auto run = [&](Fn fn, const TensorView* ins) {
+    std::vector<float> y(size_t(yd.numel()), -7.0f);
+    const TensorView out{yd, y.data()};
+    KernelArgs args;
+    args.attrs = &attrs;
+    args.inputs = {ins, 4};
+    args.outputs = {&out, 1};
+    REQUIRE(fn(args).ok());
+    return y;
+  };
+  int levels_run = 0;
+  for (const Level& l : levels) {
+    if (int(cpu::detect_isa()) < int(l.isa)) continue;
+    CAPTURE(cpu::isa_name(l.isa));
+    const std::vector<float> want = run(l.f32_session, as_bf16);
+    CHECK(bitwise_equal(run(l.bf16_session, strided), want));
+    CHECK(bitwise_equal(run(l.bf16_session, as_bf16), want));
+    ++levels_run;
+  }
+  if (levels_run == 0) MESSAGE("no AVX2: the bf16-session kernels are not run");
 }
