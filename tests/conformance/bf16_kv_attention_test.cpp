@@ -64,6 +64,42 @@ HostTensor widened(const HostTensor& t) {
   return w;
 }
 
+// The worst error seen against the reference, and the case it came from.
+struct Worst {
+  ErrorStats stats;
+  std::string case_name;
+};
+
+// Checks one case: `got` (the bf16 path) gives bit for bit `want`'s output, or the same error
+// status where the case expects one; when `reference` is given, `got` is also compared with
+// its run of `given` under the op's f32 bounds (recorded in `worst`). Returns whether the case
+// produced an output.
+bool check_same_bits(OpKind op, const DiffCase& c, const OpCase& given, const RunOutcome& got,
+                     const RunOutcome& want, Backend* reference, const char* what, Worst* worst) {
+  if (c.expect_error) {
+    CHECK_FALSE(got.status.ok());
+    CHECK(got.status.code() == want.status.code());
+    return false;
+  }
+  REQUIRE_MESSAGE(got.status.ok(), got.status.to_string());
+  REQUIRE_MESSAGE(want.status.ok(), want.status.to_string());
+  std::vector<TensorDesc> outs;
+  REQUIRE(infer_op(op, c.attrs, given.descs, &outs).ok());
+  const std::string diff = bitwise_difference(outs[0], want.bytes, got.bytes);
+  CHECK_MESSAGE(diff.empty(), what << ": " << diff);
+  if (reference != nullptr) {
+    const RunOutcome oracle = run(*reference, given);
+    REQUIRE_MESSAGE(oracle.status.ok(), oracle.status.to_string());
+    ErrorStats e;
+    const std::string far =
+        compare_outputs(outs[0], oracle.bytes, got.bytes, tolerance_for(op, DType::f32), &e);
+    CHECK_MESSAGE(far.empty(), "against the reference: " << far);
+    if (e.norm_err >= worst->stats.norm_err) worst->stats.norm_err = e.norm_err, worst->case_name = c.name;
+    worst->stats.elem_err = std::max(worst->stats.elem_err, e.elem_err);
+  }
+  return true;
+}
+
 void check_op(OpKind op) {
   Backend& backend = conformance_backend();
   const bool is_reference = conformance_backend_name().empty() || conformance_backend_name() == "reference";
@@ -74,8 +110,7 @@ void check_op(OpKind op) {
     reference = std::move(r).value();
   }
   int n = 0;
-  ErrorStats worst;
-  std::string worst_case;
+  Worst worst;
   for (const DiffCase& c : diff::generate_cases(op)) {
     if (!c.name.starts_with("bf16kv_")) continue;
     CAPTURE(c.name);
@@ -93,33 +128,13 @@ void check_op(OpKind op) {
       continue;
     }
     const RunOutcome want = run(backend, f32);
-    if (c.expect_error) {
-      CHECK_FALSE(got.status.ok());
-      CHECK(got.status.code() == want.status.code());
-      continue;
-    }
-    REQUIRE_MESSAGE(got.status.ok(), got.status.to_string());
-    REQUIRE_MESSAGE(want.status.ok(), want.status.to_string());
-    std::vector<TensorDesc> outs;
-    REQUIRE(infer_op(op, c.attrs, bf.descs, &outs).ok());
-    const std::string diff = bitwise_difference(outs[0], want.bytes, got.bytes);
-    CHECK_MESSAGE(diff.empty(), "bf16 K/V vs the same values in f32: " << diff);
-    ++n;
-    if (reference) {
-      const RunOutcome oracle = run(*reference, bf);
-      REQUIRE_MESSAGE(oracle.status.ok(), oracle.status.to_string());
-      ErrorStats e;
-      const std::string far =
-          compare_outputs(outs[0], oracle.bytes, got.bytes, tolerance_for(op, DType::f32), &e);
-      CHECK_MESSAGE(far.empty(), "against the reference: " << far);
-      if (e.norm_err >= worst.norm_err) worst.norm_err = e.norm_err, worst_case = c.name;
-      worst.elem_err = std::max(worst.elem_err, e.elem_err);
-    }
+    n += check_same_bits(op, c, bf, got, want, reference.get(), "bf16 K/V vs the same values in f32", &worst);
   }
   std::printf(
       "bf16kv.%s: %d cases bit for bit as on widened f32 K/V; against the reference: norm %.3g (%s), "
       "elem %.3g\n",
-      std::string(op_name(op)).c_str(), n, worst.norm_err, worst_case.c_str(), worst.elem_err);
+      std::string(op_name(op)).c_str(), n, worst.stats.norm_err, worst.case_name.c_str(),
+      worst.stats.elem_err);
 }
 
 TEST_CASE("bf16kv.widening: attention with bf16 K/V equals attention on the widened values") {
@@ -168,8 +183,7 @@ TEST_CASE("bf16kv.session: a bf16 session's sparse_attention equals the op on K 
     reference = std::move(r).value();
   }
   int n = 0, rounded_cases = 0;
-  ErrorStats worst;
-  std::string worst_case;
+  Worst worst;
   for (const DiffCase& c : diff::generate_cases(op)) {
     CAPTURE(c.name);
     std::vector<HostTensor> r = c.inputs;
@@ -178,35 +192,17 @@ TEST_CASE("bf16kv.session: a bf16 session's sparse_attention equals the op on K 
     const OpCase given = op_case(op, c, c.inputs), as_bf16 = op_case(op, c, r);
     const RunOutcome got = run(bf16_backend, given);
     const RunOutcome want = run(f32_backend, as_bf16);
-    if (c.expect_error) {
-      CHECK_FALSE(got.status.ok());
-      CHECK(got.status.code() == want.status.code());
+    if (!check_same_bits(op, c, given, got, want, reference.get(), "bf16 session vs K/V rounded to bf16",
+                         &worst))
       continue;
-    }
-    REQUIRE_MESSAGE(got.status.ok(), got.status.to_string());
-    REQUIRE_MESSAGE(want.status.ok(), want.status.to_string());
-    std::vector<TensorDesc> outs;
-    REQUIRE(infer_op(op, c.attrs, given.descs, &outs).ok());
-    const std::string diff = bitwise_difference(outs[0], want.bytes, got.bytes);
-    CHECK_MESSAGE(diff.empty(), "bf16 session vs K/V rounded to bf16: " << diff);
     ++n;
     rounded_cases += c.inputs[1].desc.dtype() == DType::f32;
-    if (reference) {
-      const RunOutcome oracle = run(*reference, given);
-      REQUIRE_MESSAGE(oracle.status.ok(), oracle.status.to_string());
-      ErrorStats e;
-      const std::string far =
-          compare_outputs(outs[0], oracle.bytes, got.bytes, tolerance_for(op, DType::f32), &e);
-      CHECK_MESSAGE(far.empty(), "against the reference's bf16 session: " << far);
-      if (e.norm_err >= worst.norm_err) worst.norm_err = e.norm_err, worst_case = c.name;
-      worst.elem_err = std::max(worst.elem_err, e.elem_err);
-    }
   }
   CHECK(rounded_cases > 0);
   std::printf(
       "bf16kv.session: %d sparse_attention cases (%d with f32 K/V) bit for bit as on K/V rounded to bf16; "
       "against the reference's bf16 session: norm %.3g (%s), elem %.3g\n",
-      n, rounded_cases, worst.norm_err, worst_case.c_str(), worst.elem_err);
+      n, rounded_cases, worst.stats.norm_err, worst.case_name.c_str(), worst.stats.elem_err);
 }
 
 }  // namespace
