@@ -146,7 +146,7 @@ struct Run {
       if (cache) cached[i] = *pt;
       if (!pt->ok()) {
         std::fprintf(stderr, "longrun-bench: peer %s of %s %s failed: %s\n", f.name.c_str(), c.op.c_str(),
-                     c.shape.c_str(), pt->status().to_string().c_str());
+                     r.shape.c_str(), pt->status().to_string().c_str());
         continue;
       }
       Row pr = r;
