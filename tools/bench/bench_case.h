@@ -77,12 +77,22 @@ struct BenchCase {
   std::vector<PeerFactory> peers;
 };
 
+// A session precision a case's op uses, and the text its rows add to the shape at that
+// precision ("" for none; e.g. " kv f32->bf16" where the session rounds f32 K and V).
+struct PrecisionUse {
+  Precision precision = Precision::f32;
+  std::string shape_note;
+};
+
 // A case before its (possibly GiB-sized) inputs exist: built on demand, one at a time.
 struct CaseSpec {
   std::string op;
   std::string shape;
   int64_t n = 0;
   std::function<Result<BenchCase>()> build;
+  // The precisions at which the op runs differently (f32 first): ops --precision runs the
+  // case once per listed one; at any other precision it would repeat the f32 run.
+  std::vector<PrecisionUse> precisions = {PrecisionUse{}};
 };
 
 }  // namespace longrun::bench

@@ -31,11 +31,11 @@ void usage(std::FILE* f) {
       "usage: longrun-bench ops [options]\n"
       "\n"
       "Runs each op on model-shaped inputs (width 512, 8 heads of 64, sequence length N) and\n"
-      "prints one table row per (case, threads, isa): median wall time of the backend's run\n"
-      "(graph build, planning and prepare are not timed), GFLOP/s where the flop count is\n"
-      "meaningful, GB/s (bytes read + written once each over the median time), and each\n"
-      "peer measured in the same run with the same thread count (ratio = peer ms / longrun ms,\n"
-      "> 1: longrun is faster).\n"
+      "prints one table row per (case, threads, isa, precision): median wall time of the\n"
+      "backend's run (graph build, planning and prepare are not timed), GFLOP/s where the flop\n"
+      "count is meaningful (the case's counts, the same at every precision), GB/s (bytes read\n"
+      "+ written once each over the median time), and each peer measured in the same run with\n"
+      "the same thread count (ratio = peer ms / longrun ms, > 1: longrun is faster).\n"
       "\n"
       "options (lists are comma-separated):\n"
       "  --backend NAME     cpu (default), reference or cuda\n"
@@ -49,6 +49,16 @@ void usage(std::FILE* f) {
       "  --no-auto-affinity cpu only: without --cpus, never pin our pool's threads (by default a\n"
       "                     pool of as many threads as allowed CPUs pins each call's caller to its\n"
       "                     CPU and the workers to the others: SessionOptions::auto_affinity)\n"
+      "  --precision LIST   session precisions f32, bf16, int8 (default f32): SessionOptions::\n"
+      "                     precision (docs/usage.md#precision), run in that order. A case runs\n"
+      "                     once per listed precision its op uses (below: matmul's x*W^T cases\n"
+      "                     take bf16 and int8, sparse_attention's f32-K/V cases bf16, their shape\n"
+      "                     then ending in kv f32->bf16; every other case f32 only), and at f32\n"
+      "                     alone when it uses none of them. With f32 listed, a bf16 or int8 row\n"
+      "                     has the extra peer longrun-f32, the same case's f32 run on the same\n"
+      "                     engine, so its ratio is the speedup over f32. A precision the backend\n"
+      "                     or ISA does not implement (cuda, --isa scalar) gives skipped rows with\n"
+      "                     its message\n"
       "  --op LIST          ops to run (default: all listed below)\n"
       "  --n LIST           sequence lengths N, overriding every op's defaults\n"
       "  --shape TEXT       only the cases whose shape (as printed) contains TEXT, e.g. ^T\n"
@@ -59,8 +69,8 @@ void usage(std::FILE* f) {
       "  --warmup W         untimed runs first (default 2)\n"
       "  --json FILE|-      also write one JSON object per line (- = stdout; the table then\n"
       "                     goes to stderr). Fields: op, shape, n, backend, isa, threads, warmup,\n"
-      "                     repeat, median_ms, min_ms, max_ms, flops, gflops, bytes, gbps, and\n"
-      "                     with a peer: peer, peer_median_ms, ratio (one line per peer);\n"
+      "                     repeat, precision, median_ms, min_ms, max_ms, flops, gflops, bytes,\n"
+      "                     gbps, and with a peer: peer, peer_median_ms, ratio (one line per peer);\n"
       "                     a failed case has error instead of timings, an unsupported one skipped;\n"
       "                     every line ends with the provenance (below)\n"
       "  --paired           also pair ours with each peer round by round: R rounds (R = --repeat)\n"
@@ -218,6 +228,17 @@ OpsOptions parse_ops(int argc, char** argv) {
         }
         o.cases.ops.push_back(op);
       }
+    } else if (a == "--precision") {
+      std::vector<longrun::Precision> listed;
+      for (const std::string& v : split(a, value())) {
+        const auto p = longrun::parse_precision(v);
+        if (!p) usage_error("--precision: unknown precision '" + v + "' (f32, bf16 or int8)");
+        listed.push_back(*p);
+      }
+      o.precisions.clear();  // in f32, bf16, int8 order: f32 runs first, the others' peer
+      for (const longrun::Precision p :
+           {longrun::Precision::f32, longrun::Precision::bf16, longrun::Precision::int8})
+        if (std::find(listed.begin(), listed.end(), p) != listed.end()) o.precisions.push_back(p);
     } else if (a == "--n") {
       for (const std::string& n : split(a, value())) o.cases.ns.push_back(integer(a, n, 1, 1 << 20));
     } else if (a == "--shape") {

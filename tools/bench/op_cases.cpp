@@ -62,25 +62,37 @@ class CaseMaker {
 
 using Adder = void (*)(int64_t n, std::vector<CaseSpec>* out);
 
+// A case whose op runs differently at `precisions` (f32 first).
 void add(std::vector<CaseSpec>* out, const std::string& op, std::string shape, int64_t n,
-         std::function<Result<BenchCase>()> build) {
-  out->push_back(CaseSpec{op, shape, n, [op, shape, build = std::move(build)]() -> Result<BenchCase> {
+         std::vector<PrecisionUse> precisions, std::function<Result<BenchCase>()> build) {
+  out->push_back(CaseSpec{op, shape, n,
+                          [op, shape, build = std::move(build)]() -> Result<BenchCase> {
                             try {
                               return build();
                             } catch (const std::bad_alloc&) {
                               return out_of_memory("cannot allocate the inputs of " + op + " " + shape);
                             }
-                          }});
+                          },
+                          std::move(precisions)});
+}
+// A case that runs the same at every precision.
+void add(std::vector<CaseSpec>* out, const std::string& op, std::string shape, int64_t n,
+         std::function<Result<BenchCase>()> build) {
+  add(out, op, std::move(shape), n, {PrecisionUse{}}, std::move(build));
 }
 
 // --- matmul: the model's linear layers (B a prepacked weight) and attention's two GEMMs.
+// Only a linear layer runs differently at bf16 and int8 (the cpu backend's reduced-precision
+// GEMMs take a prepacked weight); attention's GEMMs multiply activations in f32 at any precision.
 void matmul_cases(int64_t n, std::vector<CaseSpec>* out) {
+  const std::vector<PrecisionUse> linear_precisions = {
+      {Precision::f32, ""}, {Precision::bf16, ""}, {Precision::int8, ""}};
   struct Linear {
     int64_t out, in;
   };
   for (const Linear l : {Linear{3 * kD, kD}, Linear{4 * kD, kD}, Linear{kD, 4 * kD}, Linear{kD, kD}}) {
     const std::string shape = "x" + dims({n, l.in}) + "*W" + dims({l.out, l.in}) + "^T";
-    add(out, "matmul", shape, n, [n, l, shape]() -> Result<BenchCase> {
+    add(out, "matmul", shape, n, linear_precisions, [n, l, shape]() -> Result<BenchCase> {
       CaseMaker m("matmul", shape, n);
       BufferPtr x = random_f32(n * l.in, 1), w = random_f32(l.out * l.in, 2, -0.05f, 0.05f);
       const ValueId xi = m.input("x", TensorDesc(DType::f32, {n, l.in}), x);
@@ -253,13 +265,17 @@ BufferPtr to_bf16(const BufferPtr& buf, int64_t count) {
 
 // keys: the key rows the indices are drawn from (the first `keys`; n: all of them). kv: the
 // dtype of K and V (f32 or bf16); the bf16 case's K and V are the f32 ones rounded, and its
-// peer, dense f32 attention, reads those rounded values widened.
+// peer, dense f32 attention, reads those rounded values widened. A bf16 session rounds f32 K
+// and V to bf16 before the gather (those rows' shape ends in "kv f32->bf16"); K and V given in
+// bf16 run the same at every precision.
 void sparse_attention_case(int64_t n, int64_t keys, DType kv, std::vector<CaseSpec>* out) {
   const int64_t kk = ceil_frac(n, kSparse);
   const std::string shape = heads_shape(n) + " k" + std::to_string(kk) +
                             (keys < n ? " keys<" + std::to_string(keys) : "") +
                             (kv == DType::bf16 ? " kv bf16" : "");
-  add(out, "sparse_attention", shape, n, [n, kk, keys, kv, shape]() -> Result<BenchCase> {
+  std::vector<PrecisionUse> precisions{PrecisionUse{}};
+  if (kv == DType::f32) precisions.push_back({Precision::bf16, " kv f32->bf16"});
+  add(out, "sparse_attention", shape, n, precisions, [n, kk, keys, kv, shape]() -> Result<BenchCase> {
     if (keys < kk || keys > n)
       return invalid_argument("--sparse-keys " + std::to_string(keys) + ": " + shape + " needs " +
                               std::to_string(kk) + " .. " + std::to_string(n));
@@ -390,8 +406,9 @@ const std::vector<Family>& families() {
        {128, 512, 1024, 4096},
        128,
        matmul_cases,
-       "x[N,512]*W^T for W [1536,512], [2048,512], [512,2048] (prepacked weight); 8 heads of "
-       "[N,64]*[N,64]^T and [N,N]*[N,64]; peers openblas, onednn"},
+       "x[N,512]*W^T for W [1536,512], [2048,512], [512,2048], [512,512] (prepacked weight; "
+       "precision f32, bf16, int8; peers also the int8 and bf16 GEMM kernels alone); 8 heads of "
+       "[N,64]*[N,64]^T and [N,N]*[N,64] (f32 only); peers openblas, onednn"},
       {OpKind::add, {4096, 32768}, 4096, add_cases, "[N,512]+[N,512]; peers memcpy, store_copy"},
       {OpKind::gelu, {4096, 32768}, 4096, gelu_cases, "[N,512]; peers memcpy, store_copy"},
       {OpKind::softmax,
@@ -433,7 +450,8 @@ const std::vector<Family>& families() {
        {4096},
        1024,
        sparse_attention_cases,
-       "8 heads, hd 64, k = ceil(0.05 N) random keys per query, K/V f32 and bf16; peer attention "
+       "8 heads, hd 64, k = ceil(0.05 N) random keys per query, K/V f32 (precision f32, bf16: "
+       "the session rounds K/V, shape kv f32->bf16) and bf16 (f32 only); peer attention "
        "(dense f32, same values)"},
       {OpKind::axial_attention,
        {8192},

@@ -31,6 +31,7 @@ struct Run {
     r.backend = e.backend;
     r.isa = e.isa.empty() ? "-" : e.isa;
     r.threads = e.threads;
+    r.precision = std::string(precision_name(e.precision));
     r.warmup = o.warmup;
     r.repeat = o.repeat;
     r.flops = c.flops;
@@ -82,55 +83,78 @@ struct Run {
     return out;
   }
 
-  // One case on every (threads, isa) engine, with its peers at the same thread count.
-  void run_case(const BenchCase& c) {
+  // One case on every (threads, isa, precision) engine, with its peers at the same thread
+  // count. `precisions`: those to run, f32 first; a later one's rows get the f32 run on the
+  // same (threads, isa) as the extra peer longrun-f32 (ratio = f32 ms / this ms).
+  void run_case(const BenchCase& c, const std::vector<PrecisionUse>& precisions) {
     for (const int threads : o.threads) {
       // External peers depend only on the thread count: measured once per count.
       std::vector<std::optional<Result<Timing>>> cached(c.peers.size());
       for (const std::string& isa : o.isas) {
-        const Engine e{o.backend, isa, threads, o.cpus, o.spin_us, o.auto_affinity};
-        Row r = base_row(c, e);
-        Result<std::unique_ptr<GraphRun>> run = GraphRun::create(c.graph, c.inputs, e);
-        if (!run.ok()) {
-          fail(r, run.status());
-          continue;
+        std::optional<Timing> f32_timing;
+        for (const PrecisionUse& use : precisions) {
+          run_engine(c, Engine{o.backend, isa, threads, o.cpus, o.spin_us, o.auto_affinity, use.precision},
+                     use.shape_note, cached, f32_timing);
         }
-        const EngineLabel label = engine_label((*run)->backend(), e);
-        r.isa = label.isa;
-        r.threads = label.threads;
-        Result<Timing> t = measure([&] { return (*run)->run(); }, nullptr, o.warmup, o.repeat,
-                                   [&] { return (*run)->last_device_ms(); });
-        // Peers run with the threads the backend really used (the reference backend is serial).
-        const Engine peer_engine{o.backend, isa, label.threads, o.cpus, o.spin_us, o.auto_affinity};
-        std::vector<std::optional<PairedRatio>> paired(c.peers.size());
-        if (t.ok() && o.paired) paired = pair_with_peers(c, **run, peer_engine);
-        run->reset();  // frees the arena before the peers allocate theirs
-        if (!t.ok()) {
-          fail(r, t.status());
-          continue;
-        }
-        r.timing = *t;
-        bool printed = false;
-        for (size_t i = 0; i < c.peers.size(); ++i) {
-          const PeerFactory& f = c.peers[i];
-          const bool cache = !f.uses_engine && label.threads == threads;
-          std::optional<Result<Timing>> pt;
-          if (cache && cached[i]) pt = *cached[i];
-          if (!pt) pt = measure_peer(f, peer_engine);
-          if (cache) cached[i] = *pt;
-          if (!pt->ok()) {
-            std::fprintf(stderr, "longrun-bench: peer %s of %s %s failed: %s\n", f.name.c_str(), c.op.c_str(),
-                         c.shape.c_str(), pt->status().to_string().c_str());
-            continue;
-          }
-          Row pr = r;
-          pr.peer = PeerResult{f.name, **pt, paired[i]};
-          rep.row(pr, printed);
-          printed = true;
-        }
-        if (!printed) rep.row(r, false);
       }
     }
+  }
+
+  // One case on one engine, then its peers. `cached`: the external peers' timings at this
+  // thread count; `f32_timing`: this (threads, isa)'s f32 run, set here when `e` is f32.
+  void run_engine(const BenchCase& c, const Engine& e, const std::string& shape_note,
+                  std::vector<std::optional<Result<Timing>>>& cached, std::optional<Timing>& f32_timing) {
+    const int threads = e.threads;
+    Row r = base_row(c, e);
+    r.shape += shape_note;
+    Result<std::unique_ptr<GraphRun>> run = GraphRun::create(c.graph, c.inputs, e);
+    if (!run.ok()) {
+      fail(r, run.status());
+      return;
+    }
+    const EngineLabel label = engine_label((*run)->backend(), e);
+    r.isa = label.isa;
+    r.threads = label.threads;
+    Result<Timing> t = measure([&] { return (*run)->run(); }, nullptr, o.warmup, o.repeat,
+                               [&] { return (*run)->last_device_ms(); });
+    // Peers run with the threads the backend really used (the reference backend is serial).
+    Engine peer_engine = e;
+    peer_engine.threads = label.threads;
+    std::vector<std::optional<PairedRatio>> paired(c.peers.size());
+    if (t.ok() && o.paired) paired = pair_with_peers(c, **run, peer_engine);
+    run->reset();  // frees the arena before the peers allocate theirs
+    if (!t.ok()) {
+      fail(r, t.status());
+      return;
+    }
+    r.timing = *t;
+    bool printed = false;
+    if (e.precision == Precision::f32) {
+      f32_timing = *t;
+    } else if (f32_timing) {
+      Row pr = r;
+      pr.peer = PeerResult{"longrun-f32", *f32_timing, std::nullopt};
+      rep.row(pr, false);
+      printed = true;
+    }
+    for (size_t i = 0; i < c.peers.size(); ++i) {
+      const PeerFactory& f = c.peers[i];
+      const bool cache = !f.uses_engine && label.threads == threads;
+      std::optional<Result<Timing>> pt;
+      if (cache && cached[i]) pt = *cached[i];
+      if (!pt) pt = measure_peer(f, peer_engine);
+      if (cache) cached[i] = *pt;
+      if (!pt->ok()) {
+        std::fprintf(stderr, "longrun-bench: peer %s of %s %s failed: %s\n", f.name.c_str(), c.op.c_str(),
+                     r.shape.c_str(), pt->status().to_string().c_str());
+        continue;
+      }
+      Row pr = r;
+      pr.peer = PeerResult{f.name, **pt, paired[i]};
+      rep.row(pr, printed);
+      printed = true;
+    }
+    if (!printed) rep.row(r, false);
   }
 };
 
@@ -139,10 +163,17 @@ constexpr int kOpsMachineRounds = 21;  // about 0.1 s on a build VM
 std::string title(const OpsOptions& o, const std::string& isas) {
   std::string threads;
   for (int t : o.threads) threads += (threads.empty() ? "" : ",") + std::to_string(t);
+  std::string precisions;
+  for (Precision p : o.precisions)
+    precisions += (precisions.empty() ? "" : ",") + std::string(precision_name(p));
   std::string t = "longrun-bench ops: backend " + o.backend + (isas.empty() ? "" : ", isa " + isas) +
                   ", threads " + threads + pool_settings_text(o.cpus, o.spin_us, o.auto_affinity) +
-                  "; median of " + std::to_string(o.repeat) + " runs after " + std::to_string(o.warmup) +
+                  (precisions == "f32" ? "" : ", precision " + precisions) + "; median of " +
+                  std::to_string(o.repeat) + " runs after " + std::to_string(o.warmup) +
                   " warm-up runs; ratio = peer ms / longrun ms (> 1: longrun is faster)";
+  if (precisions != "f32")
+    t += "\n  a case runs at the listed precisions its op uses (f32 alone when none); peer longrun-f32 is"
+         "\n  its f32 run on the same engine (ratio = f32 ms / this ms: the speedup over f32)";
   if (o.paired)
     t += "\n  paired: median (min-max) of " + std::to_string(o.repeat) +
          " round-by-round ratios, each round " + std::to_string(std::max(1, o.warmup)) +
@@ -188,7 +219,12 @@ int run_ops(const OpsOptions& o) {
     return 2;
   }
   if (o.list) {
-    for (const CaseSpec& s : specs) std::printf("%-16s %s\n", s.op.c_str(), s.shape.c_str());
+    for (const CaseSpec& s : specs) {
+      std::string precisions;
+      for (const PrecisionUse& u : s.precisions)
+        precisions += (precisions.empty() ? "" : ",") + std::string(precision_name(u.precision));
+      std::printf("%-16s %-40s precision %s\n", s.op.c_str(), s.shape.c_str(), precisions.c_str());
+    }
     return 0;
   }
 
@@ -215,7 +251,13 @@ int run_ops(const OpsOptions& o) {
       run.fail(run.base_row(stub, Engine{o.backend, o.isas.front(), o.threads.front()}), c.status());
       continue;
     }
-    run.run_case(*c);
+    // The listed precisions the case's op uses, in its (f32-first) order; f32 alone when none.
+    std::vector<PrecisionUse> uses;
+    for (const PrecisionUse& u : s.precisions)
+      if (std::find(o.precisions.begin(), o.precisions.end(), u.precision) != o.precisions.end())
+        uses.push_back(u);
+    if (uses.empty()) uses.push_back(PrecisionUse{});
+    run.run_case(*c, uses);
   }
   std::fprintf(json.table(), "%s\n", machine_check("end").c_str());
   return run.failures ? 1 : 0;

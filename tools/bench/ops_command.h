@@ -1,4 +1,5 @@
-// `longrun-bench ops`: every selected case on every (threads, isa) engine, then its peers.
+// `longrun-bench ops`: every selected case on every (threads, isa, precision) engine, then its
+// peers.
 #pragma once
 
 #include <string>
@@ -15,6 +16,9 @@ struct OpsOptions {
   std::vector<int> cpus;      // pin our pool's threads (the peers' threads stay unpinned)
   int spin_us = 0;            // keep our pool's workers spinning (BackendOptions::spin_us)
   bool auto_affinity = true;  // BackendOptions::auto_affinity
+  // Session precisions (BackendOptions::precision), run in f32, bf16, int8 order: a case runs
+  // at those of them its op uses (CaseSpec::precisions), at f32 alone when it uses none.
+  std::vector<Precision> precisions = {Precision::f32};
   CaseSelection cases;
   int repeat = 7;
   int warmup = 2;

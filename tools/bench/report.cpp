@@ -85,8 +85,8 @@ std::string json_string(const std::string& s) {
 
 void Reporter::header(const std::string& title) {
   std::fprintf(table_, "%s\n", title.c_str());
-  std::fprintf(table_, "%-16s %-27s %-14s %10s %8s %7s  %-10s %10s %6s%s\n", "op", "shape", "engine",
-               "median ms", "GFLOP/s", "GB/s", "peer", "peer ms", "ratio",
+  std::fprintf(table_, "%-16s %-34s %-14s %-4s %10s %8s %7s  %-11s %10s %6s%s\n", "op", "shape", "engine",
+               "prec", "median ms", "GFLOP/s", "GB/s", "peer", "peer ms", "ratio",
                paired_ ? "  paired (min-max)" : "");
   std::fflush(table_);
 }
@@ -95,8 +95,8 @@ void Reporter::row(const Row& r, bool continuation) {
   if (json_) json_line(r);
   const std::string engine = r.backend + "/" + r.isa + "/" + std::to_string(r.threads) + "t";
   if (!r.error.empty()) {
-    std::fprintf(table_, "%-16s %-27s %-14s %s: %s\n", r.op.c_str(), r.shape.c_str(), engine.c_str(),
-                 r.skipped ? "skipped" : "FAILED", r.error.c_str());
+    std::fprintf(table_, "%-16s %-34s %-14s %-4s %s: %s\n", r.op.c_str(), r.shape.c_str(), engine.c_str(),
+                 r.precision.c_str(), r.skipped ? "skipped" : "FAILED", r.error.c_str());
   } else {
     std::string peer = "-", peer_ms = "", ratio = "", paired = "";
     if (r.peer) {
@@ -111,11 +111,11 @@ void Reporter::row(const Row& r, bool continuation) {
       }
     }
     if (continuation)
-      std::fprintf(table_, "%-16s %-27s %-14s %10s %8s %7s  %-10s %10s %6s%s\n", "", "", "", "", "", "",
-                   peer.c_str(), peer_ms.c_str(), ratio.c_str(), paired.c_str());
+      std::fprintf(table_, "%-16s %-34s %-14s %-4s %10s %8s %7s  %-11s %10s %6s%s\n", "", "", "", "", "", "",
+                   "", peer.c_str(), peer_ms.c_str(), ratio.c_str(), paired.c_str());
     else
-      std::fprintf(table_, "%-16s %-27s %-14s %10s %8s %7s  %-10s %10s %6s%s\n", r.op.c_str(),
-                   r.shape.c_str(), engine.c_str(), ms_text(r.timing.median_ms).c_str(),
+      std::fprintf(table_, "%-16s %-34s %-14s %-4s %10s %8s %7s  %-11s %10s %6s%s\n", r.op.c_str(),
+                   r.shape.c_str(), engine.c_str(), r.precision.c_str(), ms_text(r.timing.median_ms).c_str(),
                    rate_text(giga_per_s(r.flops, r.timing.median_ms)).c_str(),
                    rate_text(giga_per_s(r.bytes, r.timing.median_ms)).c_str(), peer.c_str(), peer_ms.c_str(),
                    ratio.c_str(), paired.c_str());
@@ -126,7 +126,8 @@ void Reporter::row(const Row& r, bool continuation) {
 void Reporter::json_line(const Row& r) {
   std::string j = "{\"op\":" + json_string(r.op) + ",\"shape\":" + json_string(r.shape) +
                   ",\"n\":" + std::to_string(r.n) +
-                  json_engine_fields(r.backend, r.isa, r.threads, r.warmup, r.repeat);
+                  json_engine_fields(r.backend, r.isa, r.threads, r.warmup, r.repeat) +
+                  ",\"precision\":" + json_string(r.precision);
   if (!r.error.empty()) {
     j += json_failure_field(r.error, r.skipped);
   } else {

@@ -24,6 +24,7 @@ struct Row {
   int64_t n = 0;
   std::string backend, isa;  // isa "-" where the backend has none
   int threads = 1;
+  std::string precision = "f32";  // BackendOptions::precision (precision_name)
   int warmup = 0, repeat = 0;
   Timing timing;
   double flops = 0, bytes = 0;

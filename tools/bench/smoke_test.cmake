@@ -207,10 +207,59 @@ if(NOT rc EQUAL 1 OR NOT o MATCHES "--sparse-keys 8: .* needs 13 .. 256")
   message(FATAL_ERROR "longrun-bench ops --sparse-keys 8 exited ${rc}, expected 1 naming the range\n${o}${e}")
 endif()
 
+# --precision: the matmul cases with a prepacked weight run at f32, bf16 and int8 (each bf16
+# and int8 row with the peer longrun-f32, or skipped below AVX2), attention's two GEMMs at f32
+# alone; every line says its precision.
+execute_process(COMMAND ${BENCH} ops --quick --op matmul --precision f32,bf16,int8 --repeat 5 --warmup 0 --json -
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE table)
+if(NOT rc EQUAL 0 OR NOT table MATCHES "precision f32,bf16,int8")
+  message(FATAL_ERROR "longrun-bench ops --precision f32,bf16,int8 exited ${rc}\nstdout:\n${out}\nstderr:\n${table}")
+endif()
+string(REGEX MATCHALL "[^\n]+" all_lines "${out}")
+set(runs "")
+set(with_f32_peer "")
+foreach(line IN LISTS all_lines)
+  if(line MATCHES "^{\"probe\":")
+    continue()
+  endif()
+  require_json("${line}" "precision ops line" FIELDS op shape precision threads ${provenance})
+  string(JSON shape GET "${line}" shape)
+  string(JSON precision GET "${line}" precision)
+  string(JSON skipped ERROR_VARIABLE not_skipped GET "${line}" skipped)
+  string(JSON peer ERROR_VARIABLE no_peer GET "${line}" peer)
+  if(NOT not_skipped)
+    set(precision "${precision}-skipped")
+  elseif(peer STREQUAL "longrun-f32")
+    require_json("${line}" "longrun-f32 line" NUMBERS median_ms peer_median_ms ratio)
+    list(APPEND with_f32_peer "${shape}/${precision}")
+  endif()
+  list(APPEND runs "${shape}/${precision}")
+endforeach()
+list(REMOVE_DUPLICATES runs)
+set(expected "")
+foreach(w "[1536,512]" "[2048,512]" "[512,2048]" "[512,512]")
+  string(REGEX REPLACE "^\\[([0-9]+),([0-9]+)\\]$" "\\2" in "${w}")
+  foreach(p f32 bf16 int8)
+    list(APPEND expected "x[128,${in}]*W${w}^T/${p}")
+  endforeach()
+endforeach()
+list(APPEND expected "8x [128,64]*[128,64]^T/f32" "8x [128,128]*[128,64]/f32")
+string(REPLACE "bf16-skipped" "bf16" runs_any "${runs}")
+string(REPLACE "int8-skipped" "int8" runs_any "${runs_any}")
+if(NOT runs_any STREQUAL "${expected}")
+  message(FATAL_ERROR "--precision f32,bf16,int8: expected the runs\n${expected}\ngot\n${runs}")
+endif()
+foreach(run IN LISTS runs)
+  list(FIND with_f32_peer "${run}" at)
+  if(run MATCHES "/(bf16|int8)$" AND at EQUAL -1)
+    message(FATAL_ERROR "--precision: ${run} has no longrun-f32 peer line:\n${out}")
+  endif()
+endforeach()
+
 # Usage errors name the flag and exit 2.
 foreach(args "ops;--repeat;3" "ops;--op;no_such_op" "ops;--backend;nope" "ops;--n;12x" "nope"
              "ops;--cpus;x" "ops;--cpus;65535;--op;add" "ops;--backend;reference;--cpus;0"
-             "ops;--spin-us;1000001" "ops;--backend;reference;--spin-us;10" "ops;--sparse-keys;0" "pool;--spin-us;-1"
+             "ops;--spin-us;1000001" "ops;--backend;reference;--spin-us;10" "ops;--sparse-keys;0" "ops;--precision;fp16" "pool;--spin-us;-1"
              "pool;--rounds;2" "pool;--gaps;1,x" "pool;--cpus;x" "pool;--bogus" "tokenizer;--mib;0"
              "tokenizer;--repeat;0" "tokenizer;--bogus")
   execute_process(COMMAND ${BENCH} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e)
