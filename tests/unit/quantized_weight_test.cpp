@@ -214,6 +214,28 @@ TEST_CASE("quantized weight: the reference backend makes one f32 copy per weight
   CHECK(reference::dequantized_weight_entries() == before);  // released with the last plan
 }
 
+TEST_CASE("quantized weight: the reference bf16 matmul rounds a weight as ops::bf16::round_weight") {
+  // A weight already on the bf16 grid rounds to itself, so a session on round_weight's values
+  // gives the same bits as one on the weight it rounded, quantized or not.
+  for (const auto layout : {ops::LinearWeight::nk, ops::LinearWeight::kn}) {
+    const Layer l(layout);
+    for (const bool quantized : {false, true}) {
+      CAPTURE(layout == ops::LinearWeight::nk);
+      CAPTURE(quantized);
+      const std::vector<float>& values = quantized ? l.dequantized : l.source;
+      auto r = ops::bf16::round_weight(values.data(), DType::f32, ops::LinearWeight::nk, 1, kN * kK);
+      REQUIRE(r.ok());
+      std::vector<float> rounded(values.size());
+      for (size_t i = 0; i < rounded.size(); ++i) rounded[i] = bf16_to_f32(r->w[i]);
+      auto got = run(l.graph(quantized ? nullptr : &l.source), "reference", Precision::bf16);
+      auto want = run(l.graph(&rounded), "reference", Precision::bf16);
+      REQUIRE_MESSAGE(got.ok(), got.status().to_string());
+      REQUIRE_MESSAGE(want.ok(), want.status().to_string());
+      CHECK(std::memcmp(got->data(), want->data(), got->size() * sizeof(float)) == 0);
+    }
+  }
+}
+
 TEST_CASE("quantized weight: a memory limit counts the buffers a weight copy is made from") {
   // A reduced-precision or quantized weight copy is made through buffers that exist only
   // while it is made (a quantized weight's f32 values, bf16 rounded values, int8 stored values
