@@ -54,6 +54,27 @@ Result<PackedWeightS8> quantize_then_pack(const void* w, DType dtype, ops::Linea
 
 }  // namespace
 
+Result<int64_t> quantize_pack_weight_transient_bytes(DType dtype, ops::LinearWeight layout, int64_t n,
+                                                     int64_t k, ThreadPool* pool) {
+  if (n <= 0 || k <= 0 || k > kMaxK || (dtype != DType::f32 && dtype != DType::f16 && dtype != DType::bf16) ||
+      (layout != ops::LinearWeight::nk && layout != ops::LinearWeight::kn))
+    return int64_t(0);
+  // k <= kMaxK, so one thread's buffers fit easily; the thread count is at most an int.
+  const bool in_place = dtype == DType::f32 && layout == ops::LinearWeight::nk;
+  const int64_t ldq = std::max<int64_t>(8, ceil_div(k, 8) * 8);
+  const int64_t one = (in_place ? 0 : kPanelWidth * k * int64_t(sizeof(float))) +
+                      kPanelWidth * ldq * int64_t(sizeof(int16_t));
+  const int64_t panels = ceil_div(n, kPanelWidth);
+  const int64_t threads = pool != nullptr && pool->num_threads() > 1 && panels > 1
+                              ? std::min<int64_t>(pool->num_threads(), panels)
+                              : 1;
+  int64_t all = 0;
+  if (__builtin_mul_overflow(one, threads, &all))
+    return invalid_argument("int8 weight: the quantization buffers of [" + std::to_string(n) + ", " +
+                            std::to_string(k) + "] overflow int64");
+  return all;
+}
+
 Result<PackedWeightS8> quantize_pack_weight_avx2(const void* w, DType dtype, ops::LinearWeight layout,
                                                  int64_t n, int64_t k, ThreadPool* pool) {
   // Anything but a valid weight takes the reference path for its error.

@@ -59,6 +59,13 @@ Result<PackedWeightS8> pack_weight_s8x16(const QuantizedWeight& w);
 Result<PackedWeightS8> quantize_pack_weight_avx2(const void* w, DType dtype, ops::LinearWeight layout,
                                                  int64_t n, int64_t k, ThreadPool* pool);
 
+// What quantize_pack_weight_avx2(w, dtype, layout, n, k, pool) holds besides its result while
+// it runs: each of up to min(pool's threads, panels) threads its channels' f32 rows (unless
+// the weight is f32 nk, read in place) and their quantized values; 0 for arguments it rejects.
+// Errors: a size past int64.
+Result<int64_t> quantize_pack_weight_transient_bytes(DType dtype, ops::LinearWeight layout, int64_t n,
+                                                     int64_t k, ThreadPool* pool);
+
 // The scratch gemm_s8_avx2 needs for A[m, K]: the quantized rows (int16, round_up(K, 8)
 // apart) from offset 0, then the row scales (float) from the next multiple of 64 bytes.
 // Errors: a negative or too large shape.

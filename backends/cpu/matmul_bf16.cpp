@@ -37,13 +37,24 @@ Result<std::shared_ptr<const bf16::PackedWeightBF16>> round_and_pack(const Value
   return std::make_shared<const bf16::PackedWeightBF16>(std::move(packed));
 }
 
+// What round_and_pack holds at once besides the packed copy: the rounded n·k bf16 values and,
+// for a quantized weight, its n·k f32 values.
+Result<int64_t> round_and_pack_transient_bytes(const Value& w, ops::LinearWeight, int64_t n, int64_t k) {
+  int64_t elems = 0;
+  if (__builtin_mul_overflow(n, k, &elems))
+    return invalid_argument("bf16 weight '" + w.name + "': [" + std::to_string(n) + ", " + std::to_string(k) +
+                            "] overflows int64");
+  const int64_t each = int64_t(sizeof(uint16_t)) + (w.desc.dtype() == DType::i8 ? int64_t(sizeof(float)) : 0);
+  return linear::checked_bytes(elems, each, 0, "bf16 weight '" + w.name + "'");
+}
+
 }  // namespace
 
 Result<std::shared_ptr<void>> cpu_matmul_bf16_prepare_avx2(const Graph& graph, const Node& node,
                                                            ThreadPool* pool) {
   auto state = std::make_shared<BF16State>();
   LR_RETURN_IF_ERROR(linear::prepare_linear(graph, node, pool, "bf16x16", bf16::packed_weight_bytes,
-                                            round_and_pack, *state, /*dequantizes=*/true));
+                                            round_and_pack, round_and_pack_transient_bytes, *state));
   return std::shared_ptr<void>(state);
 }
 

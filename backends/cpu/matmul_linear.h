@@ -41,12 +41,13 @@ struct Prepared {
 // `format` comes from the process's cache (gemm::shared_weight), made on a miss by
 // pack(w, layout, n, k) after reserving packed_bytes(n, k) bytes, and the weight's file pages
 // are released once this call has made the copy (runs read the packed copy alone, as on the
-// f32 path). With dequantizes, pack() makes a quantized (i8) weight's n·k f32 values while it
-// packs: reserved as transient bytes beside the copy. Any other matmul prepares the f32 kernel.
-template <class Packed, class PackedBytes, class Pack>
+// f32 path). transient_bytes(w, layout, n, k) (a Result<int64_t>) is what pack() holds at
+// once beside the copy while it makes it: reserved as the peak, not kept in the report. Any
+// other matmul prepares the f32 kernel.
+template <class Packed, class PackedBytes, class Pack, class TransientBytes>
 Status prepare_linear(const Graph& graph, const Node& node, ThreadPool* pool, const char* format,
-                      PackedBytes packed_bytes, Pack pack, Prepared<Packed>& state,
-                      bool dequantizes = false) {
+                      PackedBytes packed_bytes, Pack pack, TransientBytes transient_bytes,
+                      Prepared<Packed>& state) {
   std::vector<TensorDesc> in;
   for (ValueId v : node.inputs) in.push_back(graph.value(v).desc);
   const Value* w = node.inputs.size() >= 2 ? &graph.value(node.inputs[1]) : nullptr;
@@ -63,19 +64,30 @@ Status prepare_linear(const Graph& graph, const Node& node, ThreadPool* pool, co
   const bool nk = layout == ops::LinearWeight::nk;
   const int64_t n = w->desc.dim(nk ? 0 : 1), k = w->desc.dim(nk ? 1 : 0);
   bool created = false;
-  LR_ASSIGN_OR_RETURN(state.packed, gemm::shared_weight<Packed>(
-                                        weight_key(*w, layout, format),
-                                        [&] {
-                                          const bool f32_values = dequantizes && w->desc.dtype() == DType::i8;
-                                          return host::reserve_weight_copy_bytes(
-                                              packed_bytes(n, k),
-                                              f32_values ? n * k * int64_t(sizeof(float)) : 0);
-                                        },
-                                        [&] { return pack(*w, layout, n, k); }, &created));
+  LR_ASSIGN_OR_RETURN(state.packed,
+                      gemm::shared_weight<Packed>(
+                          weight_key(*w, layout, format),
+                          [&]() -> Status {
+                            LR_ASSIGN_OR_RETURN(const int64_t transient, transient_bytes(*w, layout, n, k));
+                            return host::reserve_weight_copy_bytes(packed_bytes(n, k), transient);
+                          },
+                          [&] { return pack(*w, layout, n, k); }, &created));
   if (created) gemm::release_packed_weight_pages(graph, node.inputs[1]);
   state.weight = w->weight_data;
   state.w_desc = w->desc;
   return {};
+}
+
+// elems · bytes_each + extra, or invalid_argument naming `what` when it does not fit in int64.
+inline Result<int64_t> checked_bytes(int64_t elems, int64_t bytes_each, int64_t extra,
+                                     const std::string& what) {
+  int64_t product = 0, sum = 0;
+  if (elems < 0 || bytes_each < 0 || extra < 0 || __builtin_mul_overflow(elems, bytes_each, &product) ||
+      __builtin_add_overflow(product, extra, &sum))
+    return invalid_argument(what + ": " + std::to_string(elems) + " elements of " +
+                            std::to_string(bytes_each) + " bytes + " + std::to_string(extra) +
+                            " bytes overflow int64");
+  return sum;
 }
 
 // Whether this call takes the route `state` prepared: its weight operand is the one the

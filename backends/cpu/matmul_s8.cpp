@@ -46,6 +46,19 @@ Result<std::shared_ptr<const s8::PackedWeightS8>> quantize_and_pack(const Value&
   return std::make_shared<const s8::PackedWeightS8>(std::move(packed));
 }
 
+// What quantize_and_pack holds at once besides the packed copy: a quantized weight's stored
+// q and scales (stored_weight), else quantize_pack_weight_avx2's per-thread buffers.
+Result<int64_t> quantize_and_pack_transient_bytes(const Value& w, ops::LinearWeight layout, int64_t n,
+                                                  int64_t k, ThreadPool* pool) {
+  if (w.desc.dtype() != DType::i8)
+    return s8::quantize_pack_weight_transient_bytes(w.desc.dtype(), layout, n, k, pool);
+  int64_t elems = 0;
+  if (__builtin_mul_overflow(n, k, &elems))
+    return invalid_argument("int8 weight '" + w.name + "': [" + std::to_string(n) + ", " + std::to_string(k) +
+                            "] overflows int64");
+  return linear::checked_bytes(n, int64_t(sizeof(float)), elems, "int8 weight '" + w.name + "'");
+}
+
 }  // namespace
 
 Result<std::shared_ptr<void>> cpu_matmul_s8_prepare_avx2(const Graph& graph, const Node& node,
@@ -55,7 +68,11 @@ Result<std::shared_ptr<void>> cpu_matmul_s8_prepare_avx2(const Graph& graph, con
   auto pack = [pool](const Value& w, ops::LinearWeight layout, int64_t n, int64_t k) {
     return quantize_and_pack(w, layout, n, k, pool);
   };
-  LR_RETURN_IF_ERROR(linear::prepare_linear(graph, node, pool, "s8x16", packed_weight_bytes, pack, *state));
+  auto transient = [pool](const Value& w, ops::LinearWeight layout, int64_t n, int64_t k) {
+    return quantize_and_pack_transient_bytes(w, layout, n, k, pool);
+  };
+  LR_RETURN_IF_ERROR(
+      linear::prepare_linear(graph, node, pool, "s8x16", packed_weight_bytes, pack, transient, *state));
   if (state->weight != nullptr) {
     const TensorDesc& x = graph.value(node.inputs[0]).desc;
     LR_ASSIGN_OR_RETURN(const int64_t scratch_bytes,

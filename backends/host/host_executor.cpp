@@ -90,7 +90,7 @@ Status reserve_weight_copy_bytes(int64_t bytes, int64_t transient_bytes) {
     return internal_error("reserve_weight_copy_bytes: " + std::to_string(bytes) + " + " +
                           std::to_string(transient_bytes) + " transient bytes");
   LR_RETURN_IF_ERROR(preparing->check(
-      peak, transient_bytes > 0 ? "a weight copy with the f32 values it is packed from (transient)"
+      peak, transient_bytes > 0 ? "a weight copy with the buffers held while it is made (transient)"
                                 : "a weight copy"));
   preparing->report->weight_bytes_copied += bytes;
   return {};

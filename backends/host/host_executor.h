@@ -63,8 +63,9 @@ Result<std::unique_ptr<Prepared>> prepare(const Graph& graph, const Plan& plan, 
 // kernel tests) they allow anything.
 //   workspace: per-node state that is not shared scratch (FFT tables, selection scratch);
 //   weight copy: a copy of a weight this preparation makes (prepacked GEMM weights; a copy
-//   shared with an earlier preparation is not counted again). transient_bytes: memory held
-//   only while the copy is made (a quantized weight's f32 values while they are packed),
+//   shared with an earlier preparation is not counted again). transient_bytes: the sum of
+//   the buffers held at once while the copy is made (a quantized weight's f32 values, a bf16
+//   route's rounded values, an int8 route's stored or per-thread quantization buffers),
 //   checked against the budget on top of the copy, as the peak, and not counted after.
 Status reserve_workspace_bytes(int64_t bytes);
 Status reserve_weight_copy_bytes(int64_t bytes, int64_t transient_bytes = 0);

@@ -42,7 +42,9 @@ Result<std::shared_ptr<void>> matmul_int8_prepare(const Graph& graph, const Node
   }
   const bool nk = layout == ops::LinearWeight::nk;
   const int64_t n = nk ? w.desc.dim(0) : w.desc.dim(1), k = nk ? w.desc.dim(1) : w.desc.dim(0);
-  LR_RETURN_IF_ERROR(host::reserve_weight_copy_bytes(n * k + n * int64_t(sizeof(float))));
+  // quantize_weight gathers one channel's K values as f32 while it quantizes.
+  LR_RETURN_IF_ERROR(host::reserve_weight_copy_bytes(
+      n * k + n * int64_t(sizeof(float)), w.desc.dtype() == DType::i8 ? 0 : k * int64_t(sizeof(float))));
   auto state = std::make_shared<Int8State>();
   if (w.desc.dtype() == DType::i8) {  // quantized in the model file: its q and scales as they are
     LR_ASSIGN_OR_RETURN(state->qw, ops::s8::stored_weight(w, layout, n, k));

@@ -45,25 +45,25 @@ Result<std::shared_ptr<void>> prepare_bf16(const Graph& graph, const Node& node,
   state->w_desc = w->desc;
   if (w->desc.dtype() != DType::bf16) {
     const int64_t n = w->desc.numel();
+    if (w->desc.dtype() == DType::i8 && !scales_tile(w->desc, w->scales))
+      return internal_error("reference bf16 matmul: '" + w->name + "' " + w->desc.to_string() +
+                            " is not a quantized weight");
     LR_RETURN_IF_ERROR(host::reserve_weight_copy_bytes(n * int64_t(sizeof(float))));
-    // Rounded in the stored order: as an [n·k] "nk" matrix of one channel.
-    // A quantized weight: its f32 values q · scale, rounded like any f32 weight.
-    const bool deq = w->desc.dtype() == DType::i8;
-    std::vector<float> dequantized;
-    if (deq) {
-      LR_ASSIGN_OR_RETURN(dequantized, ops::dequantized_copy(*w));
-    }
-    LR_ASSIGN_OR_RETURN(
-        ops::bf16::RoundedWeight r,
-        ops::bf16::round_weight(deq ? dequantized.data() : w->weight_data, deq ? DType::f32 : w->desc.dtype(),
-                                ops::LinearWeight::nk, 1, n));
     try {
       state->w_rounded.resize(size_t(n));
     } catch (const std::bad_alloc&) {
       return out_of_memory("reference bf16 matmul: cannot allocate the rounded weight " +
                            w->desc.to_string());
     }
-    for (int64_t i = 0; i < n; ++i) state->w_rounded[size_t(i)] = bf16_to_f32(r.w[size_t(i)]);
+    // Widened (a quantized weight: its f32 values q · scale) and rounded in place, in the
+    // stored order, so the copy is all the memory this takes.
+    float* r = state->w_rounded.data();
+    if (w->desc.dtype() == DType::i8) {
+      dequantize_weight(*w, r);
+    } else {
+      for (int64_t i = 0; i < n; ++i) r[i] = float_element(w->weight_data, w->desc.dtype(), i);
+    }
+    for (int64_t i = 0; i < n; ++i) r[i] = ops::bf16::round(r[i]);
   }
   return std::shared_ptr<void>(state);
 }

@@ -214,19 +214,45 @@ TEST_CASE("quantized weight: the reference backend makes one f32 copy per weight
   CHECK(reference::dequantized_weight_entries() == before);  // released with the last plan
 }
 
-TEST_CASE("quantized weight: a cpu memory limit counts the f32 values a weight is packed from") {
-  // An f32 or bf16 session packs the weight from its dequantized f32 values, which exist only
-  // while it packs: the limit must hold the packed copy and them at once.
+TEST_CASE("quantized weight: the reference bf16 matmul rounds a weight as ops::bf16::round_weight") {
+  // A weight already on the bf16 grid rounds to itself, so a session on round_weight's values
+  // gives the same bits as one on the weight it rounded, quantized or not.
+  for (const auto layout : {ops::LinearWeight::nk, ops::LinearWeight::kn}) {
+    const Layer l(layout);
+    for (const bool quantized : {false, true}) {
+      CAPTURE(layout == ops::LinearWeight::nk);
+      CAPTURE(quantized);
+      const std::vector<float>& values = quantized ? l.dequantized : l.source;
+      auto r = ops::bf16::round_weight(values.data(), DType::f32, ops::LinearWeight::nk, 1, kN * kK);
+      REQUIRE(r.ok());
+      std::vector<float> rounded(values.size());
+      for (size_t i = 0; i < rounded.size(); ++i) rounded[i] = bf16_to_f32(r->w[i]);
+      auto got = run(l.graph(quantized ? nullptr : &l.source), "reference", Precision::bf16);
+      auto want = run(l.graph(&rounded), "reference", Precision::bf16);
+      REQUIRE_MESSAGE(got.ok(), got.status().to_string());
+      REQUIRE_MESSAGE(want.ok(), want.status().to_string());
+      CHECK(std::memcmp(got->data(), want->data(), got->size() * sizeof(float)) == 0);
+    }
+  }
+}
+
+TEST_CASE("quantized weight: a memory limit counts the buffers a weight copy is made from") {
+  // A reduced-precision or quantized weight copy is made through buffers that exist only
+  // while it is made (a quantized weight's f32 values, bf16 rounded values, int8 stored values
+  // or quantization rows): the limit must hold the copy and them at once.
   constexpr int64_t n = 256, k = 128, rows = 2;
   std::vector<int8_t> q(size_t(n * k));
   for (size_t i = 0; i < q.size(); ++i) q[i] = int8_t(int(i * 37 % 255) - 127);
   std::vector<float> scale(size_t(n), 0.0f);
   for (size_t c = 0; c < scale.size(); ++c) scale[c] = 0.01f + float(c) * 1e-4f;
-  auto graph = [&]() -> Result<Graph> {
+  std::vector<float> wf(size_t(n * k));
+  for (size_t i = 0; i < wf.size(); ++i) wf[i] = wave(int64_t(i) * 5 + 2);
+  auto graph = [&](bool quantized) -> Result<Graph> {
     GraphBuilder b;
     const ValueId x = b.input("x", TensorDesc(DType::f32, {rows, k}));
-    const ValueId w =
-        b.quantized_weight("w", TensorDesc(DType::i8, {n, k}), q.data(), {scale.data(), n, k}, nullptr);
+    const ValueId w = quantized ? b.quantized_weight("w", TensorDesc(DType::i8, {n, k}), q.data(),
+                                                     {scale.data(), n, k}, nullptr)
+                                : b.weight("w", TensorDesc(DType::f32, {n, k}), wf.data());
     MatmulAttrs at;
     at.trans_b = true;
     b.output(b.matmul({x, w}, at), "y");
@@ -234,12 +260,13 @@ TEST_CASE("quantized weight: a cpu memory limit counts the f32 values a weight i
   };
   std::vector<float> x(size_t(rows * k), 0.5f);
   const NamedTensorRef in[] = {{"x", TensorView{TensorDesc(DType::f32, {rows, k}), x.data()}}};
-  // Runs a fresh session under `limit` (0: none); each one packs anew, as the packed copy
+  // Runs a fresh session under `limit` (0: none); each one makes its copy anew, as the copy
   // lives only while a session holds it.
-  auto run_under = [&](Precision p, int64_t limit, MemoryReport* report) -> Status {
-    auto g = graph();
+  auto run_under = [&](const char* backend, Precision p, bool quantized, int64_t limit,
+                       MemoryReport* report) -> Status {
+    auto g = graph(quantized);
     LR_RETURN_IF_ERROR(g.status());
-    SessionOptions o{.backend = "cpu", .threads = 1, .precision = p, .memory_limit_bytes = limit};
+    SessionOptions o{.backend = backend, .threads = 1, .precision = p, .memory_limit_bytes = limit};
     LR_ASSIGN_OR_RETURN(auto s, Session::create(std::move(*g), o));
     LR_ASSIGN_OR_RETURN(auto out, s->run(in));
     if (report != nullptr) {
@@ -248,29 +275,55 @@ TEST_CASE("quantized weight: a cpu memory limit counts the f32 values a weight i
     }
     return {};
   };
-  const int64_t transient = n * k * int64_t(sizeof(float));
-  for (const Precision p : {Precision::f32, Precision::bf16}) {
-    CAPTURE(precision_name(p));
+  const std::string node = graph(false)->nodes().at(0).name;
+  struct Case {
+    const char* backend;
+    Precision precision;
+    bool quantized;
+    int64_t transient;  // bytes held beside the copy while it is made
+  };
+  const int64_t ldq = 128;  // round_up(k, 8): the int8 route's quantized row stride
+  const Case cases[] = {
+      {"cpu", Precision::f32, true, n * k * 4},               // f32 values, packed
+      {"cpu", Precision::bf16, true, n * k * 4 + n * k * 2},  // f32 values and bf16 rounded
+      {"cpu", Precision::bf16, false, n * k * 2},             // bf16 rounded
+      {"cpu", Precision::int8, false, 16 * ldq * 2},          // one thread's quantized rows
+      {"cpu", Precision::int8, true, n * k + n * 4},          // the stored q and scales
+      {"reference", Precision::bf16, true, 0},                // rounded in place in the copy
+      {"reference", Precision::bf16, false, 0},
+      {"reference", Precision::int8, false, k * 4},  // one channel's f32 row
+      {"reference", Precision::int8, true, 0},       // the stored q and scales are the copy
+  };
+  for (const Case& c : cases) {
+    const std::string backend = c.backend;
+    CAPTURE(backend);
+    CAPTURE(precision_name(c.precision));
+    CAPTURE(c.quantized);
     MemoryReport r;
-    const Status unlimited = run_under(p, 0, &r);
+    const Status unlimited = run_under(c.backend, c.precision, c.quantized, 0, &r);
     if (unlimited.code() == StatusCode::unsupported) continue;  // no AVX2
     REQUIRE_MESSAGE(unlimited.ok(), unlimited.to_string());
     const int64_t total = r.arena_bytes + r.workspace_bytes + r.weight_bytes_copied;
     REQUIRE(r.weight_bytes_copied > 0);
-    // The least limit that prepares, found by bisection: it holds the transient values
-    // beside the packed copy, beyond what the report keeps.
-    int64_t lo = 0, hi = total + transient;  // lo fails, hi prepares
-    REQUIRE(run_under(p, hi, nullptr).ok());
+    // The least limit that prepares, found by bisection: the arena, the copy and the
+    // transient buffers at once, beyond what the report keeps.
+    int64_t lo = 0, hi = total + c.transient;  // lo fails, hi prepares
+    REQUIRE(run_under(c.backend, c.precision, c.quantized, hi, nullptr).ok());
     while (hi - lo > 1) {
       const int64_t mid = lo + (hi - lo) / 2;
-      (run_under(p, mid, nullptr).ok() ? hi : lo) = mid;
+      (run_under(c.backend, c.precision, c.quantized, mid, nullptr).ok() ? hi : lo) = mid;
     }
-    CHECK(hi >= r.weight_bytes_copied + transient);
-    CHECK(hi > total);
-    const Status below = run_under(p, hi - 1, nullptr);
+    CAPTURE(hi);  // the least limit, for a failure's report
+    const Status below = run_under(c.backend, c.precision, c.quantized, hi - 1, nullptr);
     CHECK(below.code() == StatusCode::out_of_memory);
-    CHECK_MESSAGE(below.message().find("the f32 values it is packed from (transient)") != std::string::npos,
-                  below.to_string());
+    if (c.transient == 0) {
+      CHECK(hi == total);
+      continue;
+    }
+    CHECK(hi == r.arena_bytes + r.weight_bytes_copied + c.transient);
+    CHECK(hi > total);
+    CHECK_MESSAGE(below.message().find("node '" + node + "'") != std::string::npos, below.to_string());
+    CHECK_MESSAGE(below.message().find("(transient)") != std::string::npos, below.to_string());
   }
 }
 
