@@ -40,12 +40,8 @@ Result<std::shared_ptr<const bf16::PackedWeightBF16>> round_and_pack(const Value
 // What round_and_pack holds at once besides the packed copy: the rounded n·k bf16 values and,
 // for a quantized weight, its n·k f32 values.
 Result<int64_t> round_and_pack_transient_bytes(const Value& w, ops::LinearWeight, int64_t n, int64_t k) {
-  int64_t elems = 0;
-  if (__builtin_mul_overflow(n, k, &elems))
-    return invalid_argument("bf16 weight '" + w.name + "': [" + std::to_string(n) + ", " + std::to_string(k) +
-                            "] overflows int64");
   const int64_t each = int64_t(sizeof(uint16_t)) + (w.desc.dtype() == DType::i8 ? int64_t(sizeof(float)) : 0);
-  return linear::checked_bytes(elems, each, 0, "bf16 weight '" + w.name + "'");
+  return linear::checked_bytes(n, k, each, 0, "bf16 weight '" + w.name + "'");
 }
 
 }  // namespace

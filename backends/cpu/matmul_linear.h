@@ -78,13 +78,14 @@ Status prepare_linear(const Graph& graph, const Node& node, ThreadPool* pool, co
   return {};
 }
 
-// elems · bytes_each + extra, or invalid_argument naming `what` when it does not fit in int64.
-inline Result<int64_t> checked_bytes(int64_t elems, int64_t bytes_each, int64_t extra,
+// n · k · bytes_each + extra (the bytes of a buffer over an [n, k] weight), or invalid_argument
+// naming `what` when it does not fit in int64.
+inline Result<int64_t> checked_bytes(int64_t n, int64_t k, int64_t bytes_each, int64_t extra,
                                      const std::string& what) {
-  int64_t product = 0, sum = 0;
-  if (elems < 0 || bytes_each < 0 || extra < 0 || __builtin_mul_overflow(elems, bytes_each, &product) ||
-      __builtin_add_overflow(product, extra, &sum))
-    return invalid_argument(what + ": " + std::to_string(elems) + " elements of " +
+  int64_t elems = 0, product = 0, sum = 0;
+  if (n < 0 || k < 0 || bytes_each < 0 || extra < 0 || __builtin_mul_overflow(n, k, &elems) ||
+      __builtin_mul_overflow(elems, bytes_each, &product) || __builtin_add_overflow(product, extra, &sum))
+    return invalid_argument(what + ": [" + std::to_string(n) + ", " + std::to_string(k) + "] elements of " +
                             std::to_string(bytes_each) + " bytes + " + std::to_string(extra) +
                             " bytes overflow int64");
   return sum;

@@ -52,11 +52,7 @@ Result<int64_t> quantize_and_pack_transient_bytes(const Value& w, ops::LinearWei
                                                   int64_t k, ThreadPool* pool) {
   if (w.desc.dtype() != DType::i8)
     return s8::quantize_pack_weight_transient_bytes(w.desc.dtype(), layout, n, k, pool);
-  int64_t elems = 0;
-  if (__builtin_mul_overflow(n, k, &elems))
-    return invalid_argument("int8 weight '" + w.name + "': [" + std::to_string(n) + ", " + std::to_string(k) +
-                            "] overflows int64");
-  return linear::checked_bytes(n, int64_t(sizeof(float)), elems, "int8 weight '" + w.name + "'");
+  return linear::checked_bytes(n, k, 1, n * int64_t(sizeof(float)), "int8 weight '" + w.name + "'");
 }
 
 }  // namespace
