@@ -63,6 +63,10 @@ class StepCaches {
   ValueId stored(const std::string& name) const { return c_.input("past." + layer_ + name); }
   DType dtype(const std::string& name) const;
   ValueId to_f32(ValueId v, const std::string& node) const;
+  // v (f32) in the cache's dtype: a cast named node + ".to_cache" unless the cache is f32.
+  ValueId to_cache(ValueId v, const std::string& name, const std::string& node) const;
+  // Sets v (in the cache's dtype) as the cache's next value; returns it in f32.
+  ValueId keep(ValueId v, const std::string& name, const std::string& node);
 
   GraphContext& c_;
   std::string layer_, prefix_;

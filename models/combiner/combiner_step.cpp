@@ -30,23 +30,24 @@ ValueId StepCaches::past(const std::string& name) {
   return it->second;
 }
 
-ValueId StepCaches::update(ValueId now, const std::string& name, ValueId at) {
+ValueId StepCaches::to_cache(ValueId v, const std::string& name, const std::string& node) const {
   const DType t = dtype(name);
+  return t == DType::f32 ? v : c_.b.cast({v}, {.to = t}, node + ".to_cache");
+}
+
+ValueId StepCaches::keep(ValueId v, const std::string& name, const std::string& node) {
+  next_[name] = v;
+  return dtype(name) == DType::f32 ? v : to_f32(v, node + ".to_f32");
+}
+
+ValueId StepCaches::update(ValueId now, const std::string& name, ValueId at) {
   const std::string node = prefix_ + "cache." + name;
-  if (t == DType::f32) return set(c_.b.where({at, now, stored(name)}, {}, node), name);
-  const ValueId rounded = c_.b.cast({now}, {.to = t}, node + ".to_cache");
-  next_[name] = c_.b.where({at, rounded, stored(name)}, {}, node);
-  return to_f32(next_[name], node + ".to_f32");
+  return keep(c_.b.where({at, to_cache(now, name, node), stored(name)}, {}, node), name, node);
 }
 
 ValueId StepCaches::set(ValueId value, const std::string& name) {
-  const DType t = dtype(name);
-  if (t == DType::f32) {
-    next_[name] = value;
-    return value;
-  }
-  next_[name] = c_.b.cast({value}, {.to = t}, prefix_ + "cache." + name + ".to_cache");
-  return to_f32(next_[name], prefix_ + "cache." + name + ".to_f32");
+  const std::string node = prefix_ + "cache." + name;
+  return keep(to_cache(value, name, node), name, node);
 }
 
 void StepCaches::emit(const LmStepSpec& spec) {
